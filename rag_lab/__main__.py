@@ -1,0 +1,3 @@
+from rag_lab.cli import main
+
+raise SystemExit(main())

@@ -1,0 +1,82 @@
+"""Sub-commands. Each ``add_*`` registers a parser whose handler calls into the library."""
+
+from __future__ import annotations
+
+import json
+import sys
+
+from rag_lab.config import get_settings
+
+
+def _dataset(name: str):
+    from rag_lab.datasets import resolve_dataset
+
+    return resolve_dataset(name, get_settings().datasets_dir)
+
+
+def add_index(sub, common) -> None:
+    p = sub.add_parser("index", help="build or refresh a dataset's index (idempotent)")
+    p.add_argument("dataset", help="a name under datasets/ or a folder path")
+    p.add_argument("--force", action="store_true", help="rebuild even if nothing changed (embeddings still reused)")
+    common(p)
+    p.set_defaults(handler=run_index)
+
+
+def run_index(args) -> int:
+    from rag_lab.index import build_index
+
+    settings = get_settings()
+    result = build_index(_dataset(args.dataset), settings, force=args.force, progress=sys.stderr.isatty() or True)
+    print(result.summary())
+    for skipped in result.manifest.skipped:
+        print(f"  skipped {skipped['path']}: {skipped['reason']}")
+    return 0
+
+
+def add_retrieval_options(p) -> None:
+    p.add_argument("--top-k", type=int, default=None, help="results to return (default 5)")
+    p.add_argument("--fusion-k", type=int, default=None, help="RRF k, ranks from 1 (default 60)")
+    p.add_argument("--prefetch", type=int, default=None, help="candidates per leg for fusion/hybrid (default 100)")
+    p.add_argument("--dense-weight", type=float, default=None)
+    p.add_argument("--sparse-weight", type=float, default=None)
+
+
+def retrieval_params(args, explain: bool = False) -> dict:
+    return {
+        "top_k": args.top_k, "rrf_k": args.fusion_k, "prefetch": args.prefetch,
+        "dense_weight": args.dense_weight, "sparse_weight": args.sparse_weight, "explain": explain or None,
+    }
+
+
+def add_search(sub, common) -> None:
+    from rag_lab.retrieve import ALL_MODES
+
+    p = sub.add_parser("search", help="ranked chunks for a query")
+    p.add_argument("dataset")
+    p.add_argument("query")
+    p.add_argument("--mode", choices=ALL_MODES, default="hybrid")
+    add_retrieval_options(p)
+    p.add_argument("--explain", action="store_true", help="show each leg's rank, score and RRF term (fusion, hybrid)")
+    p.add_argument("--json", action="store_true", help="print JSON")
+    common(p)
+    p.set_defaults(handler=run_search)
+
+
+def run_search(args) -> int:
+    from rag_lab.cli.render import render_results, results_json
+    from rag_lab.retrieve import build_retriever
+
+    settings = get_settings()
+    dataset = _dataset(args.dataset) if args.mode != "kendra" else None
+    params = retrieval_params(args, explain=args.explain)
+    params["top_k"] = params["top_k"] or 5
+    retriever = build_retriever(args.mode, settings, dataset, **params)
+    results = retriever.retrieve(args.query)
+    if args.json:
+        print(json.dumps(results_json(results, include_explanation=args.explain), indent=2, ensure_ascii=False))
+    else:
+        print(render_results(results, explain=args.explain))
+    return 0
+
+
+REGISTRY = [add_index, add_search]

@@ -1,0 +1,65 @@
+"""`rag-lab` entry point: argument parsing, and one clear message per user error."""
+
+from __future__ import annotations
+
+import argparse
+import logging
+import os
+import sys
+import warnings
+
+from rag_lab.errors import RagLabError
+
+
+def _common(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument("--debug", action="store_true", help="show tracebacks and debug logs")
+
+
+def build_parser() -> argparse.ArgumentParser:
+    from rag_lab.cli import commands
+
+    parser = argparse.ArgumentParser(prog="rag-lab", description="Which retrieval strategy works best on this corpus, and why?")
+    _common(parser)
+    sub = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")
+    for register in commands.REGISTRY:
+        register(sub, _common)
+    return parser
+
+
+def main(argv: list[str] | None = None) -> int:
+    argv = list(sys.argv[1:] if argv is None else argv)
+    debug = "--debug" in argv
+    if not debug:
+        # Library chatter (HF, llama.cpp, tqdm-less warnings) is noise for CLI users.
+        warnings.filterwarnings("ignore")
+        logging.basicConfig(level=logging.ERROR)
+        for noisy in ("bm25s", "httpx", "sentence_transformers", "transformers"):
+            logging.getLogger(noisy).setLevel(logging.ERROR)
+        os.environ.setdefault("TOKENIZERS_PARALLELISM", "false")
+    else:
+        logging.basicConfig(level=logging.INFO)
+    parser = build_parser()
+    args = parser.parse_args(argv)
+    try:
+        return int(args.handler(args) or 0)
+    except RagLabError as exc:
+        if debug:
+            raise
+        print(f"error: {exc}", file=sys.stderr)
+        return 2
+    except ValueError as exc:  # bad user input caught by a library check (empty query, top_k < 1 …)
+        if debug:
+            raise
+        print(f"error: {exc}", file=sys.stderr)
+        return 2
+    except KeyboardInterrupt:
+        print("interrupted", file=sys.stderr)
+        return 130
+    finally:
+        from rag_lab.index.store import close_all
+
+        close_all()
+
+
+if __name__ == "__main__":  # pragma: no cover
+    sys.exit(main())

@@ -1,0 +1,50 @@
+"""Plain-text and JSON views of retrieval results."""
+
+from __future__ import annotations
+
+import textwrap
+
+from llama_index.core.schema import NodeWithScore
+
+
+def result_record(rank: int, result: NodeWithScore, include_explanation: bool = False) -> dict:
+    meta = result.node.metadata
+    record = {
+        "rank": rank, "score": result.score, "doc_id": meta.get("doc_id"),
+        "filename": meta.get("filename"), "page": meta.get("page"), "text": result.node.get_content(),
+    }
+    if include_explanation and meta.get("explanation"):
+        record["explanation"] = meta["explanation"]
+    return record
+
+
+def results_json(results: list[NodeWithScore], include_explanation: bool = False) -> list[dict]:
+    return [result_record(i, r, include_explanation) for i, r in enumerate(results, start=1)]
+
+
+def _fmt(value, spec: str = ".4f") -> str:
+    return "—" if value is None else format(value, spec)
+
+
+def render_results(results: list[NodeWithScore], explain: bool = False) -> str:
+    if not results:
+        return "no results"
+    lines = []
+    for rank, result in enumerate(results, start=1):
+        meta = result.node.metadata
+        page = f", page {meta['page']}" if meta.get("page") is not None else ""
+        lines.append(f"{rank:>2}. [{result.score:.4f}] {meta.get('filename')}{page}")
+        snippet = " ".join(result.node.get_content().split())[:240]
+        lines.append(textwrap.indent(textwrap.fill(snippet, 96), "     "))
+        e = meta.get("explanation")
+        if explain and e:
+            lines.append(
+                f"     dense rank {_fmt(e['dense_rank'], 'd') if e['dense_rank'] else '—'} "
+                f"(score {_fmt(e['dense_score'])}) → term {e['dense_term']:.6f} | "
+                f"sparse rank {_fmt(e['sparse_rank'], 'd') if e['sparse_rank'] else '—'} "
+                f"(score {_fmt(e['sparse_score'])}) → term {e['sparse_term']:.6f} | "
+                f"fused {e['fused_score']:.6f} = {e['dense_term']:.6f} + {e['sparse_term']:.6f} [{e['source']}]"
+            )
+        elif explain:
+            lines.append("     (no explanation: only fusion and hybrid results carry one)")
+    return "\n".join(lines)

@@ -1,0 +1,134 @@
+"""Typed configuration from environment variables and `.env`.
+
+Lab settings use the ``RAG_LAB_`` prefix; provider credentials use the names their SDKs use
+(``OPENAI_API_KEY``, ``GROQ_API_KEY``, ``QDRANT_URL``, ``KENDRA_INDEX_ID``, ``AWS_REGION`` …).
+Secrets are ``SecretStr`` so they never leak through reprs, logs or reports.
+"""
+
+from __future__ import annotations
+
+from functools import lru_cache
+from pathlib import Path
+from typing import Literal
+
+from pydantic import AliasChoices, Field, SecretStr, ValidationError, field_validator, model_validator
+from pydantic_settings import BaseSettings, SettingsConfigDict
+
+from rag_lab.errors import ConfigError
+
+EmbedProvider = Literal["local", "openai", "bedrock"]
+LLMProvider = Literal["local", "openai", "groq", "bedrock"]
+
+DEFAULT_EMBED_MODELS: dict[str, str] = {
+    "local": "sentence-transformers/all-MiniLM-L6-v2",
+    "openai": "text-embedding-3-small",
+    "bedrock": "amazon.titan-embed-text-v2:0",
+}
+DEFAULT_LLM_MODELS: dict[str, str] = {
+    "local": "SmolLM2-135M-Instruct.Q4_1",
+    "openai": "gpt-5-mini",
+    "groq": "llama-3.3-70b-versatile",
+    "bedrock": "amazon.nova-pro-v1:0",
+}
+
+
+def _alias(*names: str) -> AliasChoices:
+    return AliasChoices(*names)
+
+
+class Settings(BaseSettings):
+    model_config = SettingsConfigDict(
+        env_prefix="RAG_LAB_",
+        env_file=".env",
+        env_file_encoding="utf-8",
+        extra="ignore",
+        populate_by_name=True,
+    )
+
+    # Where indexes, caches and run checkpoints live, and where named datasets are looked up.
+    data_dir: Path = Path(".rag_lab")
+    datasets_dir: Path = Path("datasets")
+
+    embed_provider: EmbedProvider = "local"
+    embed_model: str | None = None
+    embed_batch_size: int = Field(32, ge=1)
+
+    llm_provider: LLMProvider = "local"
+    llm_model: str | None = None
+    agent_model: str | None = None
+    llm_temperature: float = Field(0.0, ge=0.0, le=2.0)
+    llm_max_tokens: int = Field(512, ge=1)
+    request_timeout: float = Field(60.0, gt=0)
+    max_retries: int = Field(3, ge=0, le=10)
+
+    chunk_words: int = Field(500, ge=20)
+    chunk_overlap_words: int = Field(0, ge=0)
+
+    openai_api_key: SecretStr | None = Field(None, validation_alias=_alias("OPENAI_API_KEY"))
+    groq_api_key: SecretStr | None = Field(None, validation_alias=_alias("GROQ_API_KEY"))
+    aws_region: str | None = Field(
+        None, validation_alias=_alias("AWS_REGION", "AWS_DEFAULT_REGION")
+    )
+
+    qdrant_url: str | None = Field(None, validation_alias=_alias("QDRANT_URL"))
+    qdrant_api_key: SecretStr | None = Field(None, validation_alias=_alias("QDRANT_API_KEY"))
+
+    kendra_index_id: str | None = Field(None, validation_alias=_alias("KENDRA_INDEX_ID"))
+    kendra_region: str | None = Field(None, validation_alias=_alias("KENDRA_REGION"))
+
+    @field_validator("qdrant_url", "kendra_index_id", "kendra_region", "aws_region", "embed_model",
+                     "llm_model", "agent_model", mode="before")
+    @classmethod
+    def _blank_is_none(cls, value: object) -> object:
+        return None if isinstance(value, str) and not value.strip() else value
+
+    @model_validator(mode="after")
+    def _overlap_below_size(self) -> "Settings":
+        if self.chunk_overlap_words >= self.chunk_words:
+            raise ValueError(
+                f"chunk_overlap_words ({self.chunk_overlap_words}) must be smaller than "
+                f"chunk_words ({self.chunk_words})"
+            )
+        return self
+
+    @property
+    def embed_model_name(self) -> str:
+        return self.embed_model or DEFAULT_EMBED_MODELS[self.embed_provider]
+
+    @property
+    def llm_model_name(self) -> str:
+        return self.llm_model or DEFAULT_LLM_MODELS[self.llm_provider]
+
+    @property
+    def kendra_region_name(self) -> str | None:
+        return self.kendra_region or self.aws_region
+
+    @property
+    def index_dir(self) -> Path:
+        return self.data_dir / "indexes"
+
+    @property
+    def cache_dir(self) -> Path:
+        return self.data_dir / "cache"
+
+
+def load_settings(**overrides: object) -> Settings:
+    """Build settings, turning pydantic's validation errors into one readable ConfigError."""
+    try:
+        return Settings(**overrides)
+    except ValidationError as exc:
+        problems = []
+        for err in exc.errors():
+            where = ".".join(str(p) for p in err["loc"]) or "settings"
+            env = f"RAG_LAB_{where.upper()}" if where != "settings" else "settings"
+            shown = "<hidden>" if "key" in where.lower() else repr(err.get("input"))
+            problems.append(f"{env}: {err['msg']} (got {shown})")
+        raise ConfigError(
+            "Invalid configuration: " + "; ".join(problems),
+            "fix the environment variable or the .env entry named above",
+        ) from None
+
+
+@lru_cache(maxsize=1)
+def get_settings() -> Settings:
+    return load_settings()

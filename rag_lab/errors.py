@@ -1,0 +1,31 @@
+"""User-facing errors: what was wrong and what to do about it."""
+
+from __future__ import annotations
+
+
+class RagLabError(Exception):
+    """An error the user can fix. The CLI prints it without a traceback (unless --debug)."""
+
+    def __init__(self, message: str, hint: str | None = None) -> None:
+        super().__init__(message)
+        self.message = message
+        self.hint = hint
+
+    def __str__(self) -> str:
+        return f"{self.message}\n  → {self.hint}" if self.hint else self.message
+
+
+class ConfigError(RagLabError):
+    """A missing or invalid configuration value."""
+
+
+class DatasetError(RagLabError):
+    """An unknown, empty or malformed dataset."""
+
+
+class IndexNotReadyError(RagLabError):
+    """The index is missing, incomplete or was built with other settings."""
+
+
+class ProviderError(RagLabError):
+    """A model or search provider failed after bounded retries."""

@@ -1,0 +1,12 @@
+"""Fusion math shared by the `fusion` and `hybrid` retrievers and by the ablations.
+
+One convention for RRF: ``weight / (k + rank)`` with ranks counted from 1 (Cormack et al. 2009,
+ranx). See :mod:`rag_lab.fusion.rrf` for how Qdrant's convention is converted.
+"""
+
+from rag_lab.fusion.explain import Explanation, explain_fusion, explanations_frame
+from rag_lab.fusion.rrf import DEFAULT_RRF_K, qdrant_rrf_k, rrf_fuse, rrf_term
+
+__all__ = [
+    "DEFAULT_RRF_K", "Explanation", "explain_fusion", "explanations_frame", "qdrant_rrf_k", "rrf_fuse", "rrf_term",
+]

@@ -1,0 +1,50 @@
+"""Reciprocal rank fusion with one documented convention.
+
+Our k: ``term = weight / (k + rank)``, rank counted **from 1**, as in the original paper and in
+ranx. qdrant-client (local mode and server) scores ``1 / (k_q + rank0)`` with rank counted from
+0, so the same fusion needs ``k_q = k + 1`` (:func:`qdrant_rrf_k`). LlamaIndex's stock
+``QueryFusionRetriever`` uses ``1 / (60 + rank0)``, i.e. our k = 59.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Hashable, Mapping, Sequence
+
+DEFAULT_RRF_K = 60
+
+
+def rrf_term(rank: int, k: float = DEFAULT_RRF_K, weight: float = 1.0) -> float:
+    """The contribution of one list in which an item sits at 1-based ``rank``."""
+    if rank < 1:
+        raise ValueError(f"ranks count from 1, got {rank}")
+    if k < 0:
+        raise ValueError(f"RRF k must be ≥ 0, got {k}")
+    return weight / (k + rank)
+
+
+def qdrant_rrf_k(k: int) -> int:
+    """The k to give Qdrant's ``Rrf`` so that it computes our ``1/(k + rank1)``."""
+    return int(k) + 1
+
+
+def rrf_fuse(
+    rankings: Mapping[str, Sequence[Hashable]],
+    k: float = DEFAULT_RRF_K,
+    weights: Mapping[str, float] | None = None,
+) -> list[tuple[Hashable, float]]:
+    """Fuse ranked id lists (best first) into ``[(id, score)]``, best first.
+
+    An id repeated inside one list counts once, at its best rank. Ties keep first-seen order.
+    """
+    weights = weights or {}
+    scores: dict[Hashable, float] = {}
+    for leg, ids in rankings.items():
+        seen: set[Hashable] = set()
+        rank = 0
+        for item in ids:
+            if item in seen:
+                continue
+            seen.add(item)
+            rank += 1
+            scores[item] = scores.get(item, 0.0) + rrf_term(rank, k, weights.get(leg, 1.0))
+    return sorted(scores.items(), key=lambda pair: pair[1], reverse=True)

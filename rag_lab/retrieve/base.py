@@ -1,0 +1,58 @@
+"""What every rag-lab retriever shares: argument checks and the metadata contract.
+
+Subclasses implement ``_search(query, top_k) -> list[NodeWithScore]``; ``_retrieve`` validates
+first so that every mode rejects bad input the same way.
+"""
+
+from __future__ import annotations
+
+from llama_index.core.base.base_retriever import BaseRetriever
+from llama_index.core.schema import NodeWithScore, QueryBundle
+
+# Metadata every result node carries (the contract suite checks it).
+REQUIRED_METADATA = ("doc_id", "chunk_id", "filename", "page")
+# Metadata the LLM and the embedder must not see.
+INTERNAL_METADATA = ("chunk_id", "doc_id", "explanation")
+MAX_QUERY_CHARS = 20_000
+
+
+def check_top_k(top_k: int, name: str = "top_k") -> int:
+    if not isinstance(top_k, int) or isinstance(top_k, bool) or top_k < 1:
+        raise ValueError(f"{name} must be a whole number ≥ 1, got {top_k!r}")
+    return top_k
+
+
+def check_query(query: str) -> str:
+    if not isinstance(query, str) or not query.strip():
+        raise ValueError("The query is empty: pass a question or keywords to search for")
+    # Very long queries are cut, not rejected: embedders and Qdrant handle the first part.
+    return query.strip()[:MAX_QUERY_CHARS]
+
+
+def finalize_results(results: list[NodeWithScore]) -> list[NodeWithScore]:
+    """Guarantee the metadata contract and hide internal keys from the LLM and embedder."""
+    for result in results:
+        node = result.node
+        node.metadata.setdefault("page", None)
+        for key in INTERNAL_METADATA:
+            for excluded in (node.excluded_llm_metadata_keys, node.excluded_embed_metadata_keys):
+                if key not in excluded:
+                    excluded.append(key)
+    return results
+
+
+class LabRetriever(BaseRetriever):
+    """Base class for rag-lab's retrievers."""
+
+    mode_name: str = "base"
+
+    def __init__(self, top_k: int = 10, **kwargs) -> None:
+        self.top_k = check_top_k(top_k)
+        super().__init__(**kwargs)
+
+    def _retrieve(self, query_bundle: QueryBundle) -> list[NodeWithScore]:
+        query = check_query(query_bundle.query_str)
+        return finalize_results(self._search(query, self.top_k))[: self.top_k]
+
+    def _search(self, query: str, top_k: int) -> list[NodeWithScore]:  # pragma: no cover - abstract
+        raise NotImplementedError

@@ -1,0 +1,102 @@
+"""`fusion`: LlamaIndex's ``QueryFusionRetriever`` over dense + BM25, client-side, made exact.
+
+What the stock class gets wrong and this subclass fixes:
+- RRF's k is hard-coded to 60 with 0-based ranks → ``rrf_k`` is exposed, ranks count from 1;
+- ``retriever_weights`` are ignored by RRF → they weight each leg's RRF term;
+- results are de-duplicated by content hash, so two chunks with the same text merge and their
+  scores add → de-duplicated by node id;
+- an LLM is demanded even with ``num_queries=1`` → a ``MockLLM`` (no query generation).
+Every result carries an explanation: both legs' ranks, scores and terms.
+"""
+
+from __future__ import annotations
+
+from typing import Literal
+
+from llama_index.core.llms import MockLLM
+from llama_index.core.retrievers import QueryFusionRetriever
+from llama_index.core.retrievers.fusion_retriever import FUSION_MODES
+from llama_index.core.schema import NodeWithScore, QueryBundle
+
+from rag_lab.fusion import DEFAULT_RRF_K, explain_fusion
+from rag_lab.fusion.score import leg_contributions
+from rag_lab.index import CorpusIndex
+from rag_lab.retrieve.base import check_query, check_top_k, finalize_results
+from rag_lab.retrieve.bm25 import BM25Retriever
+from rag_lab.retrieve.dense import DenseRetriever
+
+FusionMode = Literal["reciprocal_rerank", "relative_score", "dist_based_score"]
+DENSE, SPARSE = 0, 1
+
+
+class FusionRetriever(QueryFusionRetriever):
+    mode_name = "fusion"
+
+    def __init__(
+        self,
+        index: CorpusIndex,
+        top_k: int = 10,
+        prefetch: int = 100,
+        rrf_k: float = DEFAULT_RRF_K,
+        dense_weight: float = 1.0,
+        sparse_weight: float = 1.0,
+        fusion_mode: FusionMode = "reciprocal_rerank",
+        score_threshold: float | None = None,
+    ) -> None:
+        if rrf_k < 0:
+            raise ValueError(f"rrf_k must be ≥ 0, got {rrf_k}")
+        if fusion_mode not in ("reciprocal_rerank", "relative_score", "dist_based_score"):
+            raise ValueError(
+                f"fusion_mode must be reciprocal_rerank, relative_score or dist_based_score, got {fusion_mode!r}"
+            )
+        self.top_k = check_top_k(top_k)
+        self.prefetch = check_top_k(prefetch, "prefetch")
+        self.rrf_k = rrf_k
+        self.weights = (float(dense_weight), float(sparse_weight))
+        legs = [DenseRetriever(index, top_k=prefetch, score_threshold=score_threshold),
+                BM25Retriever(index, top_k=prefetch)]
+        super().__init__(
+            retrievers=legs, llm=MockLLM(), mode=FUSION_MODES(fusion_mode), similarity_top_k=top_k,
+            num_queries=1, use_async=False, retriever_weights=list(self.weights),
+        )
+
+    def _retrieve(self, query_bundle: QueryBundle) -> list[NodeWithScore]:
+        query = check_query(query_bundle.query_str)
+        return finalize_results(super()._retrieve(QueryBundle(query)))[: self.top_k]
+
+    @staticmethod
+    def _legs(results) -> tuple[list[NodeWithScore], list[NodeWithScore]]:
+        by_leg: dict[int, list[NodeWithScore]] = {DENSE: [], SPARSE: []}
+        for (_, leg), hits in results.items():
+            by_leg[leg].extend(hits)
+        return by_leg[DENSE], by_leg[SPARSE]
+
+    def _fuse(self, results, contributions=None) -> list[NodeWithScore]:
+        dense, sparse = self._legs(results)
+        nodes = {hit.node.node_id: hit.node for hit in sparse + dense}  # dense copy wins
+        explained = explain_fusion(
+            [(h.node.node_id, h.score) for h in dense], [(h.node.node_id, h.score) for h in sparse],
+            self.rrf_k, *self.weights,
+        )
+        fused = []
+        for node_id, explanation in explained.items():
+            if contributions is not None:  # score-based modes: replace RRF terms by scaled scores
+                d_term, s_term = contributions[0].get(node_id, 0.0), contributions[1].get(node_id, 0.0)
+                explanation = type(explanation)(**{**explanation.to_dict(), "dense_term": d_term,
+                                                   "sparse_term": s_term, "fused_score": d_term + s_term})
+            node = nodes[node_id]
+            node.metadata["explanation"] = explanation.to_dict()
+            fused.append(NodeWithScore(node=node, score=explanation.fused_score))
+        # Stable: ties keep dense-first order.
+        return sorted(fused, key=lambda r: r.score, reverse=True)
+
+    def _reciprocal_rerank_fusion(self, results) -> list[NodeWithScore]:
+        return self._fuse(results)
+
+    def _relative_score_fusion(self, results, dist_based: bool | None = False) -> list[NodeWithScore]:
+        dense, sparse = self._legs(results)
+        contributions = (
+            leg_contributions([(h.node.node_id, h.score) for h in dense], self.weights[0], bool(dist_based)),
+            leg_contributions([(h.node.node_id, h.score) for h in sparse], self.weights[1], bool(dist_based)),
+        )
+        return self._fuse(results, contributions)

@@ -1,0 +1,49 @@
+"""Retriever registry: a new mode is one file plus one line here (the contract suite picks it up)."""
+
+from __future__ import annotations
+
+import inspect
+from typing import Any, Callable
+
+from llama_index.core.base.base_retriever import BaseRetriever
+
+from rag_lab.config import Settings
+from rag_lab.errors import ConfigError
+
+INDEX_MODES = ("dense", "bm25", "fusion", "hybrid")
+ALL_MODES = (*INDEX_MODES, "kendra")
+
+
+def _factory(mode: str) -> Callable[..., BaseRetriever]:
+    if mode == "dense":
+        from rag_lab.retrieve.dense import DenseRetriever as cls
+    elif mode == "bm25":
+        from rag_lab.retrieve.bm25 import BM25Retriever as cls
+    elif mode == "fusion":
+        from rag_lab.retrieve.fusion import FusionRetriever as cls
+    elif mode == "hybrid":
+        from rag_lab.retrieve.hybrid import HybridRetriever as cls
+    else:
+        raise ConfigError(f"Unknown retrieval mode {mode!r}", f"use one of: {', '.join(ALL_MODES)}")
+    return cls
+
+
+def build_retriever(mode: str, settings: Settings, dataset=None, **params: Any) -> BaseRetriever:
+    """A retriever for ``mode``. Index modes open the dataset's index; kendra reads settings."""
+    if mode == "kendra":
+        from rag_lab.retrieve.kendra import KendraRetriever
+
+        return KendraRetriever.from_settings(settings, **_accepted(KendraRetriever.from_settings, params))
+    cls = _factory(mode)
+    from rag_lab.index import CorpusIndex
+
+    if dataset is None:
+        raise ConfigError(f"Mode {mode!r} needs a dataset", "pass a dataset name or folder")
+    index = CorpusIndex.open(dataset, settings)
+    return cls(index, **_accepted(cls, params))
+
+
+def _accepted(cls: type, params: dict[str, Any]) -> dict[str, Any]:
+    """The subset of shared CLI/ablation parameters that this retriever takes."""
+    names = inspect.signature(cls.__init__).parameters
+    return {k: v for k, v in params.items() if v is not None and k in names}

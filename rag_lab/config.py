@@ -120,7 +120,10 @@ def load_settings(**overrides: object) -> Settings:
         problems = []
         for err in exc.errors():
             where = ".".join(str(p) for p in err["loc"]) or "settings"
-            env = f"RAG_LAB_{where.upper()}" if where != "settings" else "settings"
+            if where == "settings":  # a cross-field check: its input is every setting, secrets included
+                problems.append(f"settings: {err['msg']}")
+                continue
+            env = f"RAG_LAB_{where.upper()}"
             shown = "<hidden>" if "key" in where.lower() else repr(err.get("input"))
             problems.append(f"{env}: {err['msg']} (got {shown})")
         raise ConfigError(

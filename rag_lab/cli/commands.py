@@ -69,7 +69,7 @@ def run_search(args) -> int:
     settings = get_settings()
     dataset = _dataset(args.dataset) if args.mode != "kendra" else None
     params = retrieval_params(args, explain=args.explain)
-    params["top_k"] = params["top_k"] or 5
+    params["top_k"] = 5 if params["top_k"] is None else params["top_k"]  # --top-k 0 is an error, not 5
     retriever = build_retriever(args.mode, settings, dataset, **params)
     results = retriever.retrieve(args.query)
     if args.json:
@@ -79,4 +79,58 @@ def run_search(args) -> int:
     return 0
 
 
-REGISTRY = [add_index, add_search]
+def add_ir(sub, common) -> None:
+    p = sub.add_parser("ir", help="IR metrics (ranx) of retrieval modes on a BEIR dataset")
+    p.add_argument("dataset")
+    p.add_argument("--modes", default="dense,bm25,fusion,hybrid", help="comma-separated modes")
+    p.add_argument("--fusion-k", type=int, default=None, help="RRF k, ranks from 1 (default 60)")
+    p.add_argument("--prefetch", type=int, default=None, help="candidates per leg (default 100)")
+    p.add_argument("--dense-weight", type=float, default=None)
+    p.add_argument("--sparse-weight", type=float, default=None)
+    p.add_argument("--limit", type=int, default=None, help="only the first N queries")
+    p.add_argument("--no-resume", action="store_true", help="ignore checkpointed runs")
+    p.add_argument("--json", metavar="FILE", default=None, help="also write the table as JSON")
+    common(p)
+    p.set_defaults(handler=run_ir)
+
+
+def parse_modes(text: str) -> list[str]:
+    from rag_lab.errors import ConfigError
+    from rag_lab.retrieve import INDEX_MODES
+
+    modes = [m.strip() for m in text.split(",") if m.strip()]
+    unknown = [m for m in modes if m not in INDEX_MODES]
+    if unknown or not modes:
+        raise ConfigError(f"Unknown or missing mode(s) for IR evaluation: {', '.join(unknown) or '(none)'}",
+                          f"choose from {', '.join(INDEX_MODES)}")
+    return modes
+
+
+def run_ir(args) -> int:
+    from rag_lab.cli.render import render_ir_table
+    from rag_lab.evaluate.ir import evaluate_modes
+    from rag_lab.index import build_index
+
+    settings = get_settings()
+    dataset = _dataset(args.dataset)
+    modes = parse_modes(args.modes)
+    if args.limit is not None and args.limit < 1:
+        raise ValueError(f"--limit must be ≥ 1, got {args.limit}")
+    build_index(dataset, settings)  # no-op when up to date
+    params = {"rrf_k": args.fusion_k, "prefetch": args.prefetch,
+              "dense_weight": args.dense_weight, "sparse_weight": args.sparse_weight}
+    report = evaluate_modes(dataset, settings, modes, params, resume=not args.no_resume, limit=args.limit)
+    print(render_ir_table(report.results, title=f"{dataset.name}: IR metrics (ranx)"))
+    if args.json:
+        from pathlib import Path
+
+        Path(args.json).parent.mkdir(parents=True, exist_ok=True)
+        Path(args.json).write_text(json.dumps(report.to_json(), indent=2))
+        print(f"wrote {args.json}")
+    return 0
+
+
+from rag_lab.cli.demo import add_demo  # noqa: E402  (registered last: it uses the commands above)
+
+REGISTRY = [add_index, add_search, add_ir, add_demo]
+from rag_lab.cli.ask import add_ask; REGISTRY.append(add_ask)  # noqa: E402,E702  (rag-lab ask)

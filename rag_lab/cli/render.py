@@ -48,3 +48,14 @@ def render_results(results: list[NodeWithScore], explain: bool = False) -> str:
         elif explain:
             lines.append("     (no explanation: only fusion and hybrid results carry one)")
     return "\n".join(lines)
+
+
+def render_ir_table(results: dict[str, dict[str, float]], title: str = "", anchors: dict[str, str] | None = None) -> str:
+    columns = ["ndcg@10", "recall@100", "mrr@10", "p50_ms"]
+    lines = [title] if title else []
+    header = f"{'mode':<10}" + "".join(f"{c:>12}" for c in columns) + ("  published" if anchors else "")
+    lines += [header, "-" * len(header)]
+    for mode, row in results.items():
+        cells = "".join(f"{row.get(c, float('nan')):>12.1f}" if c == "p50_ms" else f"{row.get(c, float('nan')):>12.4f}" for c in columns)
+        lines.append(f"{mode:<10}{cells}" + (f"  {anchors.get(mode, '')}" if anchors else ""))
+    return "\n".join(lines)

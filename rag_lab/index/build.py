@@ -12,6 +12,7 @@ import hashlib
 import json
 import shutil
 import time
+import uuid
 from dataclasses import dataclass
 from datetime import datetime, timezone
 from pathlib import Path
@@ -151,7 +152,8 @@ def build_index(dataset: Dataset, settings: Settings, *, force: bool = False, pr
     token_lists = [tokenizer(n.get_content()) for n in nodes]
     avg_len = float(np.mean([len(t) for t in token_lists])) if token_lists else 0.0
 
-    build_id = f"{fingerprint[:10]}-{int(time.time())}"
+    # Unique per build (two builds in one second must not share, and so overwrite, a collection).
+    build_id = f"{fingerprint[:10]}-{int(time.time())}-{uuid.uuid4().hex[:6]}"
     collection = f"{dataset.name}__{build_id}"
     create_collection(client, collection, int(vectors.shape[1]))
     bar = tqdm(total=len(nodes), desc="writing Qdrant", unit="chunk", disable=not progress)

@@ -4,6 +4,7 @@ Retrieve returns passages (up to ~200 tokens) in Kendra's relevance order, at mo
 (``PageSize``). Each result item becomes a ``TextNode`` whose metadata follows the rag-lab
 contract (``doc_id``, ``chunk_id``, ``filename``, ``page``) plus ``title``, ``source_url``,
 ``kendra_rank`` (1-based, Kendra's order), ``kendra_confidence`` and ``kendra_query_id``.
+Queries are cut to :data:`MAX_QUERY_CHARS` (Kendra itself only reads the first 30 tokens).
 
 Scores
 ------
@@ -74,6 +75,9 @@ CONFIDENCE_SCORES: dict[str, float] = {
 RANK_EPSILON = 1e-4
 #: Kendra's Retrieve returns at most 100 passages per page.
 MAX_PAGE_SIZE = 100
+#: Kendra only uses the first 30 tokens of a query (service docs); we cut what we send to this many
+#: characters so a pasted document cannot turn into a rejected request.
+MAX_QUERY_CHARS = 1_000
 #: Reserved Kendra field: "the page number in a PDF file where the document excerpt appears".
 PAGE_ATTRIBUTE = "_excerpt_page_number"
 
@@ -110,11 +114,14 @@ class KendraClient(Protocol):
 def make_kendra_client(
     region: str | None = None,
     request_timeout: float = 60.0,
+    *,
+    session: Any | None = None,
     **client_kwargs: Any,
 ) -> KendraClient:
     """A boto3 ``kendra`` client with rag-lab's timeouts and botocore retries switched off.
 
-    ``client_kwargs`` go to ``boto3.client`` (e.g. explicit test credentials).
+    ``session`` is an optional ``boto3.session.Session`` (e.g. for a named profile); by default
+    boto3's default session is used. ``client_kwargs`` go to ``client()`` (e.g. credentials).
     """
     import boto3  # imported here: only Kendra users pay for boto3's import time
     from botocore.config import Config
@@ -128,7 +135,8 @@ def make_kendra_client(
         retries={"max_attempts": 0, "mode": "standard"},
     )
     try:
-        return boto3.client("kendra", region_name=region, config=config, **client_kwargs)
+        factory = session.client if session is not None else boto3.client
+        return factory("kendra", region_name=region, config=config, **client_kwargs)
     except NoRegionError:
         raise ConfigError(
             "Kendra needs an AWS region and none is configured",
@@ -204,7 +212,7 @@ class KendraRetriever(LabRetriever):
     def _search(self, query: str, top_k: int) -> list[NodeWithScore]:
         params: dict[str, Any] = {
             "IndexId": self.index_id,
-            "QueryText": query,
+            "QueryText": _cut_query(query),
             # Kendra returns at most 100 passages; asking for more is pointless.
             "PageSize": min(top_k, MAX_PAGE_SIZE),
         }
@@ -301,7 +309,7 @@ class KendraRetriever(LabRetriever):
 
     def _exhausted(self, exc: Exception | None, attempts: int) -> ProviderError:
         where = self._where()
-        code, message, _ = _error_parts(exc) if exc is not None else ("", "", None)
+        code = _error_parts(exc)[0]
         if code in {"ThrottlingException", "Throttling", "TooManyRequestsException"}:
             return ProviderError(
                 f"Amazon Kendra kept throttling requests to {where} ({attempts} attempts)",
@@ -377,6 +385,13 @@ def _describe(exc: Exception | None) -> str:
     return f"{type(exc).__name__}: {exc}" if exc is not None else "no response"
 
 
+def _cut_query(query: str) -> str:
+    if len(query) <= MAX_QUERY_CHARS:
+        return query
+    cut = query[:MAX_QUERY_CHARS]
+    return cut.rsplit(None, 1)[0] or cut  # do not send half a word
+
+
 def _filename_from_uri(uri: str | None) -> str | None:
     if not uri:
         return None
@@ -395,6 +410,7 @@ def _page(attributes: Any) -> int | None:
 __all__ = [
     "CONFIDENCE_SCORES",
     "MAX_PAGE_SIZE",
+    "MAX_QUERY_CHARS",
     "NOT_CONFIGURED_MESSAGE",
     "PAGE_ATTRIBUTE",
     "RANK_EPSILON",

@@ -45,5 +45,5 @@ def build_retriever(mode: str, settings: Settings, dataset=None, **params: Any) 
 
 def _accepted(cls: type, params: dict[str, Any]) -> dict[str, Any]:
     """The subset of shared CLI/ablation parameters that this retriever takes."""
-    names = inspect.signature(cls.__init__).parameters
+    names = inspect.signature(cls).parameters
     return {k: v for k, v in params.items() if v is not None and k in names}

@@ -23,14 +23,18 @@ Usage in any test module::
     ...
     assert stub.requests[-1]["PageSize"] == 5          # what the client really sent
 
-Answers are looked up by the exact ``QueryText`` sent (rag-lab strips the query first); unknown
-queries get :func:`realistic_items` (deterministic per query). Kendra's behaviour kept: at most
-``PageSize`` items, result ``Id`` = ``<QueryId>-<uuid>``. Retriever built here never sleeps
-between retries.
+    # the retriever contract suite (tests/contracts/conftest.py):
+    retriever = contract_kendra_retriever(top_k=5, no_match_query="zqxjv wkpfy qqzzx")
 
-For hermetic tests (no ``~/.aws`` files, no ``AWS_PROFILE``, no instance-metadata lookups) use
-the :func:`kendra_retriever_factory` fixture: import it into the test module (or a conftest)
-and request it; it sets dummy AWS environment variables through ``monkeypatch``.
+Answers are looked up by the exact ``QueryText`` sent (rag-lab strips the query first); unknown
+queries get :func:`realistic_items` (deterministic per query, so ids and scores repeat across
+calls and retriever instances). Kendra's behaviour kept: at most ``PageSize`` items, result
+``Id`` = ``<QueryId>-<uuid>``. Retrievers built here never sleep between retries.
+
+Clients built here use an isolated boto3 session with dummy credentials, so they work whatever
+the developer's ``AWS_PROFILE`` or ``~/.aws`` files say. Tests that build their *own* boto3
+client (e.g. for ``Stubber``) can call :func:`set_dummy_aws_env` or use the
+:func:`kendra_retriever_factory` fixture (import it into the test module or a conftest).
 """
 
 from __future__ import annotations
@@ -38,11 +42,14 @@ from __future__ import annotations
 import datetime as dt
 import hashlib
 import json
+import os
 import uuid
 from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
+import boto3
+import botocore.session
 import pytest
 from botocore.awsrequest import AWSPreparedRequest, AWSResponse
 
@@ -110,6 +117,7 @@ _REALISTIC_BUCKETS = ("VERY_HIGH", "HIGH", "HIGH", "MEDIUM", "LOW", "MEDIUM", "L
 def realistic_items(query: str, n: int = 12) -> list[Item]:
     """Deterministic, varied passages for any query (PDFs with pages, web pages without)."""
     seed = int(hashlib.sha256(query.encode()).hexdigest(), 16)
+    topic = query[:60]  # passages quote a bit of the query, not a 20k-character paste
     items = []
     for i in range(n):
         doc = (seed + i * 7) % 9
@@ -117,7 +125,7 @@ def realistic_items(query: str, n: int = 12) -> list[Item]:
         if doc % 3:  # two thirds are PDFs in S3 with a page number
             items.append(result_item(
                 f"s3://lab-corpus/manuals/manual-{doc}.pdf",
-                f"Passage {i + 1} about {query!r}: section {doc}.{i} of manual {doc} explains "
+                f"Passage {i + 1} about {topic!r}: section {doc}.{i} of manual {doc} explains "
                 f"the procedure, its prerequisites and the expected outcome.",
                 title=f"manual-{doc}.pdf",
                 uri=f"https://lab-corpus.s3.amazonaws.com/manuals/manual-{doc}.pdf",
@@ -128,7 +136,7 @@ def realistic_items(query: str, n: int = 12) -> list[Item]:
         else:  # web pages: no page number, sometimes no title (filename from the URI)
             items.append(result_item(
                 f"https://wiki.example.com/kb/article-{doc}",
-                f"Knowledge-base article {doc} (passage {i + 1}) on {query!r}.",
+                f"Knowledge-base article {doc} (passage {i + 1}) on {topic!r}.",
                 title=None if i % 2 else f"KB article {doc}",
                 uri=f"https://wiki.example.com/kb/article-{doc}",
                 confidence=bucket,
@@ -168,8 +176,14 @@ class KendraStub:
         return client
 
     def client(self, region: str = STUB_REGION, request_timeout: float = 5.0) -> KendraClient:
-        """A real boto3 kendra client (rag-lab's own config) answered by this stub."""
-        return self.attach(make_kendra_client(region, request_timeout, **DUMMY_CREDENTIALS))
+        """A real boto3 kendra client (rag-lab's own config) answered by this stub.
+
+        Built on an isolated session, so a developer's AWS_PROFILE or ~/.aws files can neither
+        break it nor leak into it.
+        """
+        client = make_kendra_client(region, request_timeout, session=_isolated_session(),
+                                    **DUMMY_CREDENTIALS)
+        return self.attach(client)
 
     def retriever(self, top_k: int = 10, *, index_id: str = STUB_INDEX_ID,
                   region: str = STUB_REGION, **kwargs: Any) -> KendraRetriever:
@@ -210,6 +224,19 @@ def stubbed_kendra_retriever(
     return KendraStub(responses_for_queries).retriever(top_k=top_k, **kwargs)
 
 
+def contract_kendra_retriever(
+    top_k: int = 10,
+    no_match_query: str | None = None,
+    **kwargs: Any,
+) -> KendraRetriever:
+    """For the retriever contract suite: realistic passages for every query except
+    ``no_match_query``, which Kendra answers with no result items."""
+    answers: dict[str, Answer | KendraFailure] = {}
+    if no_match_query is not None:
+        answers[no_match_query.strip()] = []
+    return stubbed_kendra_retriever(answers, top_k=top_k, **kwargs)
+
+
 def set_dummy_aws_env(monkeypatch: pytest.MonkeyPatch) -> None:
     """Dummy credentials, a region, and nothing read from ~/.aws or instance metadata."""
     for name in ("AWS_PROFILE", "AWS_DEFAULT_PROFILE", "AWS_SESSION_TOKEN", "AWS_ENDPOINT_URL",
@@ -234,6 +261,16 @@ def kendra_retriever_factory(
 
 
 # -- helpers -----------------------------------------------------------------------------------
+
+
+def _isolated_session() -> boto3.session.Session:
+    # Profile and config files are read from nowhere: environment and ~/.aws do not matter.
+    core = botocore.session.Session(session_vars={
+        "profile": (None, None, None, None),
+        "config_file": (None, None, os.devnull, None),
+        "credentials_file": (None, None, os.devnull, None),
+    })
+    return boto3.session.Session(botocore_session=core)
 
 
 def _attribute_value(value: Any) -> dict[str, Any]:
@@ -293,6 +330,7 @@ __all__ = [
     "STUB_REGION",
     "KendraFailure",
     "KendraStub",
+    "contract_kendra_retriever",
     "kendra_retriever_factory",
     "realistic_items",
     "result_item",

@@ -417,3 +417,35 @@ def test_stub_items_survive_real_parsing_and_serialize(kendra_retriever_factory:
     assert result.node.metadata["page"] == 2
     assert result.node.metadata["filename"] == "d.pdf"  # no title, no URI: the DocumentId
     result.node.model_dump_json()  # metadata stays JSON-serializable (persisted runs)
+
+
+def test_very_long_queries_are_cut_at_a_word_boundary() -> None:
+    from rag_lab.retrieve.kendra import MAX_QUERY_CHARS
+
+    stub = KendraStub()
+    retriever = stub.retriever(top_k=3)
+    retriever.retrieve(" ".join(["childcare"] * 5000))
+    sent = stub.requests[-1]["QueryText"]
+    assert len(sent) <= MAX_QUERY_CHARS and sent.split() == ["childcare"] * len(sent.split())
+
+
+def test_contract_retriever_no_match_and_determinism() -> None:
+    try:
+        from tests.retrieve.kendra_stub import contract_kendra_retriever
+    except ImportError:  # pragma: no cover - see the import at the top
+        from kendra_stub import contract_kendra_retriever  # type: ignore[no-redef]
+
+    no_match = "zqxjv wkpfy qqzzx"
+    first = contract_kendra_retriever(top_k=5, no_match_query=no_match)
+    second = contract_kendra_retriever(top_k=5, no_match_query=no_match)
+    assert first.retrieve(no_match) == []
+    a, b = first.retrieve("parent share of cost"), second.retrieve("parent share of cost")
+    assert [r.node.node_id for r in a] == [r.node.node_id for r in b]
+    assert [r.score for r in a] == [r.score for r in b]
+    with pytest.raises(ValueError, match="top_k"):
+        contract_kendra_retriever(top_k=0)
+
+
+def test_stub_clients_ignore_the_developers_aws_profile(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("AWS_PROFILE", "a-profile-that-does-not-exist")
+    assert len(KendraStub().retriever(top_k=2).retrieve("anything")) == 2

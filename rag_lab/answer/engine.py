@@ -1,0 +1,104 @@
+"""One LlamaIndex query engine per retrieval mode: retrieve → (rerank) → cited answer.
+
+Every mode (dense, bm25, fusion, hybrid, kendra) answers through the same
+:class:`CitedQueryEngine`, the same prompt and the same citation parsing; only the retriever
+differs, so answer quality differences come from retrieval alone.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from llama_index.core.base.base_retriever import BaseRetriever
+from llama_index.core.base.response.schema import Response
+from llama_index.core.bridge.pydantic import Field
+from llama_index.core.llms.llm import LLM
+from llama_index.core.postprocessor import LLMRerank
+from llama_index.core.prompts import BasePromptTemplate
+from llama_index.core.query_engine import CustomQueryEngine
+
+from rag_lab.answer.context import build_context
+from rag_lab.answer.prompt import ANSWER_PROMPT, NO_ANSWER, extract_sources
+from rag_lab.answer.rerank import DEFAULT_TOP_N, NO_RERANK_MODES, LabLLMRerank, rerank_nodes
+from rag_lab.answer.types import RerankInfo
+from rag_lab.config import Settings
+from rag_lab.errors import ConfigError
+
+DEFAULT_TOP_K = 30  # candidates retrieved; the reranker (or the retrieval order) keeps top_n
+
+
+class CitedQueryEngine(CustomQueryEngine):
+    """Retrieve ``top_k``, keep ``top_n`` (LLM rerank or retrieval order), answer with citations.
+
+    The ``Response`` carries the chunks given to the LLM as ``source_nodes`` (prompt order, so
+    ``source_nodes[N-1]`` is ``[Doc N]``) and ``metadata``: ``mode``, ``response_type``
+    ("answer" | "no_results"), ``sources`` (list of Source), ``rerank`` (RerankInfo),
+    ``candidates`` (chunks retrieved).
+    """
+
+    retriever: BaseRetriever
+    llm: LLM
+    mode: str
+    reranker: LLMRerank | None = None
+    rerank_skip_reason: str = "disabled"
+    top_n: int = Field(default=DEFAULT_TOP_N, ge=1)
+    prompt: BasePromptTemplate = ANSWER_PROMPT
+
+    def custom_query(self, query_str: str) -> Response:
+        nodes = self.retriever.retrieve(query_str)
+        if not nodes:
+            # Nothing to ground an answer in: a fixed answer, and no LLM call to pay for.
+            info = RerankInfo("skipped", 0, 0, 0, "no results")
+            return Response(NO_ANSWER, source_nodes=[], metadata=self._metadata("no_results", [], info, 0))
+        kept, info = rerank_nodes(nodes, query_str, self.reranker, self.top_n, self.rerank_skip_reason)
+        context, used = build_context(kept, self.llm, query_str, self.prompt)
+        if used < len(kept):
+            info.reason = (info.reason + "; " if info.reason else "") + (
+                f"context window fits {used} of {len(kept)} chunks")
+            kept = kept[:used]
+            info.kept = used
+        text = self.llm.predict(self.prompt, context_str=context, query_str=query_str).strip()
+        sources = extract_sources(text, kept)
+        return Response(text, source_nodes=kept, metadata=self._metadata("answer", sources, info, len(nodes)))
+
+    def _metadata(self, response_type: str, sources: list, info: RerankInfo, candidates: int) -> dict[str, Any]:
+        return {"mode": self.mode, "response_type": response_type, "sources": sources,
+                "rerank": info, "candidates": candidates}
+
+
+def build_engine(
+    mode: str,
+    settings: Settings,
+    dataset: Any = None,
+    rerank: bool = True,
+    explain: bool = False,
+    llm: LLM | None = None,
+    *,
+    top_k: int = DEFAULT_TOP_K,
+    top_n: int = DEFAULT_TOP_N,
+    retriever: BaseRetriever | None = None,
+    **retrieval_params: Any,
+) -> CitedQueryEngine:
+    """The query engine for ``mode`` (dense | bm25 | fusion | hybrid | kendra).
+
+    ``retrieval_params`` go to the retriever registry (rrf_k, prefetch, weights, …);
+    ``retriever`` replaces the registry's (e.g. a stubbed Kendra in tests); ``llm`` defaults to
+    ``get_llm(settings)``. ``explain`` makes hybrid attach its fusion explanation (fusion always
+    does). Kendra is never reranked.
+    """
+    if mode == "agent":
+        raise ConfigError("The agent is not a query engine", "use make_answerer(mode='agent', …)")
+    if retriever is None:
+        # The retriever first: a missing index or Kendra config fails before the LLM loads.
+        from rag_lab.retrieve import build_retriever
+
+        retriever = build_retriever(mode, settings, dataset, top_k=top_k, explain=explain or None,
+                                    **retrieval_params)
+    if llm is None:
+        from rag_lab.models.llm import get_llm
+
+        llm = get_llm(settings)
+    skip_reason = NO_RERANK_MODES.get(mode, "disabled")
+    reranker = LabLLMRerank(llm, top_n=top_n) if rerank and mode not in NO_RERANK_MODES else None
+    return CitedQueryEngine(retriever=retriever, llm=llm, mode=mode, reranker=reranker,
+                            rerank_skip_reason=skip_reason, top_n=top_n)

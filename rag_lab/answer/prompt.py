@@ -1,0 +1,84 @@
+"""The ONE answer prompt every mode shares (engines and the agent), and citation parsing.
+
+Chunks are numbered in prompt order as ``[Doc N: filename, Page X]``; the model is asked to
+answer only from them and cite ``[Doc N]``. :func:`extract_sources` maps the citations in an
+answer back to the chunks, so every mode reports sources the same way.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Iterable, Sequence
+
+from llama_index.core.prompts import PromptTemplate
+from llama_index.core.schema import MetadataMode, NodeWithScore
+
+from rag_lab.answer.types import Source
+
+NO_ANSWER = "I couldn't find information about that"
+
+ANSWER_PROMPT_TMPL = (
+    "Answer the question using only the numbered documents below.\n"
+    "Cite the documents you use with their number, for example [Doc 1] or [Doc 2].\n"
+    f"If the documents do not contain the answer, reply: {NO_ANSWER}.\n\n"
+    "{context_str}\n\n"
+    "Question: {query_str}\n"
+    "Answer: "
+)
+ANSWER_PROMPT = PromptTemplate(ANSWER_PROMPT_TMPL)
+
+# "Doc 3", "[Doc 3]", "[Doc 3: file, Page 1]", "Document 3", "doc3": the number right after "Doc".
+_SINGLE = re.compile(r"\bdoc(?:ument)?s?\.?\s*#?\s*(\d+)", re.IGNORECASE)
+# "[Doc 1, 2]", "[Docs 1, 2 and 3]": bare numbers count only inside a bracket that starts with Doc
+# (outside brackets "Doc 2, 3 children" would cite a Doc 3 that was never meant).
+_BRACKET_LIST = re.compile(r"\[\s*docs?\.?\s*(\d+(?:\s*(?:,|;|and|&)\s*\d+)+)\s*\]", re.IGNORECASE)
+
+
+def doc_header(number: int, result: NodeWithScore) -> str:
+    """``[Doc N: filename, Page X]``; the page part is left out when the chunk has none."""
+    meta = result.node.metadata
+    filename = meta.get("filename") or meta.get("doc_id") or "unknown"
+    page = meta.get("page")
+    return f"[Doc {number}: {filename}" + (f", Page {page}]" if page is not None else "]")
+
+
+def format_context(nodes: Sequence[NodeWithScore]) -> str:
+    """The numbered context block: a header line, then the chunk text, per chunk."""
+    return "\n\n".join(format_chunk(i, r) for i, r in enumerate(nodes, start=1))
+
+
+def format_chunk(number: int, result: NodeWithScore) -> str:
+    # MetadataMode.NONE: filename and page are in the header already; the rest is noise.
+    text = result.node.get_content(metadata_mode=MetadataMode.NONE).strip()
+    return f"{doc_header(number, result)}\n{text}"
+
+
+def cited_numbers(answer_text: str, n_docs: int) -> list[int]:
+    """Doc numbers cited in ``answer_text``, in order of first citation, within 1..n_docs."""
+    found: list[tuple[int, int]] = []  # (position, number)
+    for match in _SINGLE.finditer(answer_text):
+        found.append((match.start(1), int(match.group(1))))
+    for match in _BRACKET_LIST.finditer(answer_text):
+        for number in re.finditer(r"\d+", match.group(1)):
+            found.append((match.start(1) + number.start(), int(number.group())))
+    numbers: list[int] = []
+    for _, number in sorted(found):
+        if 1 <= number <= n_docs and number not in numbers:
+            numbers.append(number)
+    return numbers
+
+
+def unique_sources(nodes: Iterable[NodeWithScore]) -> list[Source]:
+    """One source per (filename, page), first occurrence wins (it keeps the URL it came with)."""
+    seen: dict[tuple[str, int | None], Source] = {}
+    for result in nodes:
+        source = Source.from_node(result)
+        seen.setdefault((source.doc, source.page), source)
+    return list(seen.values())
+
+
+def extract_sources(answer_text: str, nodes: Sequence[NodeWithScore]) -> list[Source]:
+    """The documents the answer cites; all of ``nodes`` when it cites none (tiny models often
+    do not cite, and listing nothing would hide what the answer was based on)."""
+    numbers = cited_numbers(answer_text, len(nodes))
+    return unique_sources(nodes[n - 1] for n in numbers) if numbers else unique_sources(nodes)

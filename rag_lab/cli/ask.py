@@ -1,0 +1,73 @@
+"""`rag-lab ask`: a cited answer from one mode (the evaluation adapter, so what you see here is
+exactly what the evaluation scores)."""
+
+from __future__ import annotations
+
+import argparse
+import json
+
+from llama_index.core.schema import NodeWithScore, TextNode
+
+from rag_lab.config import get_settings
+
+ASK_MODES = ("dense", "bm25", "fusion", "hybrid", "kendra", "agent")
+
+
+def add_ask(sub, common) -> None:
+    p = sub.add_parser("ask", help="answer a question with cited sources")
+    p.add_argument("dataset", help="a name under datasets/ or a folder path (ignored by kendra)")
+    p.add_argument("question")
+    p.add_argument("--mode", choices=ASK_MODES, default="hybrid")
+    p.add_argument("--rerank", action=argparse.BooleanOptionalAction, default=True,
+                   help="LLM rerank of the retrieved chunks (default on; never for kendra)")
+    p.add_argument("--explain", action="store_true", help="show the chunks given to the LLM, with fusion explanations")
+    p.add_argument("--json", action="store_true", help="print the Answer as JSON")
+    p.add_argument("--top-k", type=int, default=None, help="chunks retrieved (default 30)")
+    p.add_argument("--top-n", type=int, default=None, help="chunks given to the LLM (default 7)")
+    common(p)
+    p.set_defaults(handler=run_ask)
+
+
+def run_ask(args) -> int:
+    from rag_lab.answer import make_answerer
+    from rag_lab.cli.commands import _dataset
+
+    settings = get_settings()
+    dataset = _dataset(args.dataset) if args.mode != "kendra" else None
+    params = {k: v for k, v in (("top_k", args.top_k), ("top_n", args.top_n)) if v is not None}
+    answerer = make_answerer(args.mode, settings, dataset, rerank=args.rerank, explain=args.explain, **params)
+    answer = answerer.query(args.question)
+    if args.json:
+        print(json.dumps(answer.to_dict(), indent=2, ensure_ascii=False))
+    else:
+        print(render_answer(answer, explain=args.explain))
+    return 0
+
+
+def render_answer(answer, explain: bool = False) -> str:
+    """The answer, its sources, one status line, and (explain) the chunks the LLM saw."""
+    from rag_lab.cli.render import render_results
+
+    lines = [answer.answer or "(empty answer)", "", "Sources:"]
+    for source in answer.sources:
+        page = f", page {source.page}" if source.page is not None else ""
+        url = f" <{source.url}>" if source.url else ""
+        lines.append(f"  - {source.doc}{page}{url}")
+    if not answer.sources:
+        lines.append("  (none)")
+    u = answer.usage
+    status = [f"mode {answer.mode}", f"{answer.response_time:.1f} s",
+              f"{u.get('total_tokens', 0)} tokens in {u.get('calls', 0)} LLM call(s)"]
+    if answer.rerank is not None:
+        status.insert(1, answer.rerank.describe())
+    lines += ["", "(" + " · ".join(status) + ")"]
+    if explain:
+        lines += ["", "Chunks given to the LLM ([Doc N] = rank N):", render_results(_as_nodes(answer.chunks), explain=True)]
+    return "\n".join(lines)
+
+
+def _as_nodes(chunks) -> list[NodeWithScore]:
+    # render_results works on nodes; rebuild minimal ones so the search view is reused as is.
+    return [NodeWithScore(node=TextNode(text=c.text, metadata={"filename": c.filename, "page": c.page,
+                                                               **({"explanation": c.explanation} if c.explanation else {})}),
+                          score=c.score if c.score is not None else 0.0) for c in chunks]

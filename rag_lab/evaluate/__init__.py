@@ -1,0 +1,1 @@
+"""Evaluation: IR metrics with ranx; (answer metrics with RAGAS live beside them)."""

@@ -1,0 +1,39 @@
+"""Shared fixtures: one real index of texas_childcare built once per test session, offline."""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+
+import pytest
+
+os.environ.setdefault("HF_HUB_OFFLINE", "1")
+os.environ.setdefault("RAGAS_DO_NOT_TRACK", "true")
+REPO = Path(__file__).resolve().parents[1]
+
+
+@pytest.fixture(scope="session")
+def lab_settings(tmp_path_factory):
+    from rag_lab.config import load_settings
+
+    data_dir = tmp_path_factory.mktemp("rag_lab_data")
+    return load_settings(data_dir=data_dir, datasets_dir=REPO / "datasets")
+
+
+@pytest.fixture(scope="session")
+def texas_index(lab_settings):
+    """The real texas_childcare index (PDF extraction, MiniLM embeddings, Qdrant local, bm25s)."""
+    from rag_lab.datasets import resolve_dataset
+    from rag_lab.index import CorpusIndex, build_index
+
+    result = build_index(resolve_dataset("texas_childcare", lab_settings.datasets_dir), lab_settings, progress=False)
+    assert result.manifest.n_chunks > 0
+    return CorpusIndex.open("texas_childcare", lab_settings)
+
+
+@pytest.fixture(scope="session", autouse=True)
+def _close_qdrant_clients():
+    yield
+    from rag_lab.index.store import close_all
+
+    close_all()

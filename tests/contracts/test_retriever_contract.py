@@ -1,0 +1,73 @@
+"""Every retriever honours the same contract (see README.md here for how to add one)."""
+
+from __future__ import annotations
+
+import pytest
+
+from rag_lab.retrieve import REQUIRED_METADATA
+from tests.contracts.conftest import NO_MATCH_QUERY
+
+QUERY = "maximum parent share of cost for a family of 3"
+
+
+def _ids(results):
+    return [r.node.node_id for r in results]
+
+
+@pytest.mark.parametrize("top_k", [1, 3, 7])
+def test_at_most_top_k(make_retriever, top_k):
+    results = make_retriever(top_k=top_k).retrieve(QUERY)
+    assert 1 <= len(results) <= top_k
+
+
+def test_scores_non_increasing(make_retriever):
+    scores = [r.score for r in make_retriever(top_k=10).retrieve(QUERY)]
+    assert all(isinstance(s, float) for s in scores)
+    assert all(a >= b for a, b in zip(scores, scores[1:])), scores
+
+
+def test_required_metadata_present(make_retriever):
+    for result in make_retriever().retrieve(QUERY):
+        missing = [k for k in REQUIRED_METADATA if k not in result.node.metadata]
+        assert not missing, f"missing {missing}"
+        assert result.node.metadata["doc_id"] and result.node.metadata["filename"]
+        assert result.node.get_content().strip()
+
+
+def test_same_query_same_result_and_stable_ids(make_retriever):
+    retriever = make_retriever(top_k=5)
+    first, second = retriever.retrieve(QUERY), retriever.retrieve(QUERY)
+    assert _ids(first) == _ids(second)
+    assert [r.score for r in first] == [r.score for r in second]
+    # ids are stable across retriever instances too
+    assert _ids(make_retriever(top_k=5).retrieve(QUERY)) == _ids(first)
+    assert len(set(_ids(first))) == len(first), "no duplicates"
+
+
+@pytest.mark.parametrize("query", ["", "   ", "\n\t"])
+def test_empty_query_is_a_clear_value_error(make_retriever, query):
+    with pytest.raises(ValueError, match="query is empty"):
+        make_retriever().retrieve(query)
+
+
+@pytest.mark.parametrize("top_k", [0, -3])
+def test_top_k_below_one_is_a_value_error(make_retriever, top_k):
+    with pytest.raises(ValueError, match="top_k"):
+        make_retriever(top_k=top_k)
+
+
+def test_no_match_is_an_empty_list(make_retriever):
+    assert make_retriever(no_match=True).retrieve(NO_MATCH_QUERY) == []
+
+
+def test_unicode_query(make_retriever):
+    results = make_retriever().retrieve("¿Cuál es el límite de ingresos? 家庭 — parent share of cost 🚸")
+    assert isinstance(results, list)
+    for result in results:
+        assert result.node.get_content()
+
+
+def test_very_long_query(make_retriever):
+    query = " ".join([QUERY] * 2000)  # ≈ 100k characters
+    results = make_retriever(top_k=3).retrieve(query)
+    assert len(results) <= 3

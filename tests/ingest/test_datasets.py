@@ -1,0 +1,135 @@
+"""The dataset registry: name vs path, unknown names, Q&A pairs, BEIR queries and qrels."""
+
+from __future__ import annotations
+
+import csv
+import json
+from pathlib import Path
+
+import pytest
+
+from rag_lab.datasets import resolve_dataset
+from rag_lab.errors import DatasetError
+
+REPO = Path(__file__).resolve().parents[2]
+DATASETS = REPO / "datasets"
+
+
+def test_name_resolves_under_datasets_dir():
+    dataset = resolve_dataset("texas_childcare", DATASETS)
+    spec = json.loads((DATASETS / "texas_childcare" / "dataset.json").read_text(encoding="utf-8"))
+    assert dataset.name == "texas_childcare" and dataset.kind == "folder"
+    assert dataset.root == (DATASETS / "texas_childcare").resolve()
+    assert dataset.documents_dir == dataset.root / "pdfs"
+    assert dataset.source_urls == spec["source_urls"]
+    assert tuple(spec["sample_queries"]) == dataset.sample_queries
+    assert [p.name for p in dataset.corpus_files] == sorted(p.name for p in (dataset.root / "pdfs").iterdir())
+
+
+def test_path_resolves_to_the_same_dataset(tmp_path, monkeypatch):
+    by_name = resolve_dataset("texas_childcare", DATASETS)
+    by_path = resolve_dataset(str(DATASETS / "texas_childcare"), datasets_dir=tmp_path / "nowhere")
+    assert by_path == by_name
+    monkeypatch.chdir(DATASETS)  # a relative path wins over a same-named entry of datasets_dir
+    assert resolve_dataset("scifact", tmp_path / "nowhere").kind == "beir"
+
+
+def test_plain_folder_without_spec_is_indexed_whole(tmp_path):
+    (tmp_path / "mine").mkdir()
+    (tmp_path / "mine" / "a.txt").write_text("hello", encoding="utf-8")
+    dataset = resolve_dataset(tmp_path / "mine")
+    assert (dataset.name, dataset.kind, dataset.documents_dir) == ("mine", "folder", (tmp_path / "mine").resolve())
+    assert dataset.qa_file is None and dataset.source_urls == {}
+
+
+def test_folder_with_corpus_jsonl_is_beir(tmp_path):
+    (tmp_path / "corpus.jsonl").write_text(json.dumps({"_id": "1", "title": "t", "text": "x"}) + "\n")
+    dataset = resolve_dataset(tmp_path)
+    assert dataset.kind == "beir" and dataset.corpus_file == tmp_path.resolve() / "corpus.jsonl"
+    documents, _ = dataset.load_documents()
+    assert [d.metadata["doc_id"] for d in documents] == ["1"]
+
+
+def test_unknown_name_lists_known_datasets():
+    with pytest.raises(DatasetError) as info:
+        resolve_dataset("no_such_dataset", DATASETS)
+    message = str(info.value)
+    assert "Unknown dataset 'no_such_dataset'" in message
+    known = sorted(p.name for p in DATASETS.iterdir() if p.is_dir())
+    assert known and f"use one of: {', '.join(known)}" in message
+
+
+def test_unknown_name_without_datasets_dir_hints_at_a_folder(tmp_path):
+    with pytest.raises(DatasetError, match="pass a folder of documents"):
+        resolve_dataset("nope", tmp_path / "missing")
+
+
+def test_empty_folder_dataset_is_an_error(tmp_path):
+    with pytest.raises(DatasetError, match="is empty") as info:
+        resolve_dataset(tmp_path)
+    assert ".pdf" in info.value.hint
+
+
+def test_spec_pointing_at_missing_documents_folder(tmp_path):
+    (tmp_path / "dataset.json").write_text(json.dumps({"kind": "folder", "documents": "pdfs"}))
+    with pytest.raises(DatasetError, match="documents folder .* is missing"):
+        resolve_dataset(tmp_path)
+
+
+def test_texas_qa_pairs():
+    dataset = resolve_dataset("texas_childcare", DATASETS)
+    pairs = dataset.load_qa()
+    lines = [ln for ln in dataset.qa_file.read_text(encoding="utf-8").splitlines() if ln.strip()]
+    assert len(pairs) == len(lines) == 44
+    assert len({p.id for p in pairs}) == 44
+    assert all(p.question.strip() and p.reference_answer.strip() for p in pairs)
+    pdfs = {p.name for p in dataset.documents_dir.iterdir()}
+    assert {p.source_file for p in pairs} <= pdfs
+    first = json.loads(lines[0])
+    assert (pairs[0].id, pairs[0].question) == (first["id"], first["question"])
+
+
+def test_qa_line_missing_a_field_names_the_line(tmp_path):
+    (tmp_path / "a.txt").write_text("doc", encoding="utf-8")
+    good = {"id": 1, "question": "q?", "reference_answer": "a"}
+    (tmp_path / "qa.jsonl").write_text(json.dumps(good) + "\n" + json.dumps({"id": 2, "question": "q"}) + "\n")
+    with pytest.raises(DatasetError, match=r"line 2 lacks 'reference_answer'"):
+        resolve_dataset(tmp_path).load_qa()
+    (tmp_path / "qa.jsonl").write_text(json.dumps(good) + "\n\n{broken\n")
+    with pytest.raises(DatasetError, match=r"line 3 is not JSON"):
+        resolve_dataset(tmp_path).load_qa()
+
+
+def test_dataset_without_qa_says_so(tmp_path):
+    (tmp_path / "a.txt").write_text("doc", encoding="utf-8")
+    with pytest.raises(DatasetError, match="has no Q&A file"):
+        resolve_dataset(tmp_path).load_qa()
+
+
+def test_scifact_queries_and_qrels():
+    dataset = resolve_dataset("scifact", DATASETS)
+    assert dataset.kind == "beir" and dataset.corpus_file.name == "corpus.jsonl.gz"
+    queries = dataset.load_queries()
+    assert len(queries) == 300
+    raw = [json.loads(ln) for ln in dataset.queries_file.read_text(encoding="utf-8").splitlines() if ln.strip()]
+    assert queries == {str(r["_id"]): r["text"] for r in raw}
+    assert queries["1"] == "0-dimensional biomaterials show inductive properties."
+
+    qrels = dataset.load_qrels()
+    assert len(qrels) == 300
+    assert sum(len(docs) for docs in qrels.values()) == 339
+    with dataset.qrels_file.open(encoding="utf-8") as handle:
+        rows = list(csv.DictReader(handle, delimiter="\t"))
+    assert len(rows) == 339
+    row = rows[0]
+    assert qrels[row["query-id"]][row["corpus-id"]] == int(row["score"])
+    assert set(qrels) == set(queries)  # every test query has judgements
+    assert all(isinstance(v, int) for docs in qrels.values() for v in docs.values())
+
+
+def test_folder_dataset_has_no_beir_queries():
+    dataset = resolve_dataset("texas_childcare", DATASETS)
+    with pytest.raises(DatasetError, match="no BEIR queries"):
+        dataset.load_queries()
+    with pytest.raises(DatasetError, match="no qrels"):
+        dataset.load_qrels()

@@ -1,7 +1,7 @@
 """Fusion math shared by the `fusion` and `hybrid` retrievers and by the ablations.
 
-One convention for RRF: ``weight / (k + rank)`` with ranks counted from 1 (Cormack et al. 2009,
-ranx). See :mod:`rag_lab.fusion.rrf` for how Qdrant's convention is converted.
+One convention for RRF: ``1 / (k + rank / weight)`` with ranks counted from 1 (Cormack et al.
+2009 and ranx for weight 1; Qdrant's weighting). See :mod:`rag_lab.fusion.rrf` for how Qdrant's convention is converted.
 """
 
 from rag_lab.fusion.explain import Explanation, explain_fusion, explanations_frame

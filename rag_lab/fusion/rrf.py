@@ -1,9 +1,14 @@
 """Reciprocal rank fusion with one documented convention.
 
-Our k: ``term = weight / (k + rank)``, rank counted **from 1**, as in the original paper and in
+Our k: ``term = 1 / (k + rank)``, rank counted **from 1**, as in the original paper and in
 ranx. qdrant-client (local mode and server) scores ``1 / (k_q + rank0)`` with rank counted from
 0, so the same fusion needs ``k_q = k + 1`` (:func:`qdrant_rrf_k`). LlamaIndex's stock
 ``QueryFusionRetriever`` uses ``1 / (60 + rank0)``, i.e. our k = 59.
+
+Weights follow Qdrant's weighted RRF so that ``fusion`` and ``hybrid`` (fused inside Qdrant)
+compute the same thing: a leg's weight divides its ranks, ``term = 1 / (k + rank / weight)``
+(weight 2 makes that leg's 2nd item count like a 1st; weight ≤ 0 drops the leg). With all
+weights 1 this is the unweighted formula above.
 """
 
 from __future__ import annotations
@@ -19,7 +24,9 @@ def rrf_term(rank: int, k: float = DEFAULT_RRF_K, weight: float = 1.0) -> float:
         raise ValueError(f"ranks count from 1, got {rank}")
     if k < 0:
         raise ValueError(f"RRF k must be ≥ 0, got {k}")
-    return weight / (k + rank)
+    if weight <= 0:
+        return 0.0
+    return 1.0 / (k + rank / weight)
 
 
 def qdrant_rrf_k(k: int) -> int:

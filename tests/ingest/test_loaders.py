@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import gzip
 import json
-import os
+import random
 from pathlib import Path
 
 import pytest
@@ -64,7 +64,9 @@ def mixed_folder(tmp_path):
     (folder / "readme.md").write_text("# Heading\n\nMarkdown about income limits.", encoding="utf-8")
     (folder / "sub" / "guide.rst").write_text("Guide\n=====\n\nRestructured text on eligibility.", encoding="utf-8")
     (folder / "blank.pdf").write_bytes(blank_pdf())
-    (folder / "corrupt.pdf").write_bytes(os.urandom(4096))
+    (folder / "corrupt.pdf").write_bytes(random.Random(0).randbytes(4096))
+    real = (TEXAS / "pdfs" / BCY).read_bytes()
+    (folder / "truncated.pdf").write_bytes(real[: len(real) // 2])
     (folder / "locked.pdf").write_bytes(encrypted_pdf("Confidential salary table"))
     (folder / "report.docx").write_bytes(b"PK\x03\x04 not really a docx")
     (folder / "empty.txt").write_text("   \n", encoding="utf-8")
@@ -82,9 +84,10 @@ def test_mixed_folder_loads_good_files_and_reports_each_skip(mixed_folder):
     assert all("page" not in d.metadata for d in documents)  # only PDF pages have one
 
     reasons = {s.path: s.reason.lower() for s in report.skipped}
-    assert set(reasons) == {"blank.pdf", "corrupt.pdf", "locked.pdf", "report.docx", "empty.txt", "latin1.txt"}
+    assert set(reasons) == {"blank.pdf", "corrupt.pdf", "truncated.pdf", "locked.pdf", "report.docx", "empty.txt",
+                            "latin1.txt"}
     assert "no extractable text" in reasons["blank.pdf"]
-    assert "corrupt" in reasons["corrupt.pdf"]
+    assert "corrupt" in reasons["corrupt.pdf"] and "corrupt" in reasons["truncated.pdf"]
     assert "encrypted" in reasons["locked.pdf"]
     assert "unsupported" in reasons["report.docx"] and ".docx" in reasons["report.docx"]
     assert "empty" in reasons["empty.txt"]

@@ -130,3 +130,22 @@ def test_tool_choice_and_system_prompt_for_the_chat_format():
     assert chatml_tools.resolve_tool_choice(two, None, tool_required=False) == "auto"
     rendered = chatml_tools.to_llama_messages([ChatMessage(role="user", content="hi")], with_tools=True)
     assert rendered[0]["role"] == "system"  # the template lists tools only inside a system message
+
+
+def test_function_agent_drives_the_local_model(llm):
+    from llama_index.core.agent.workflow import FunctionAgent
+
+    # return_direct ends the run after the tool: one model call, so the test stays bounded.
+    tool = FunctionTool.from_defaults(fn=get_weather, return_direct=True)
+    agent = FunctionAgent(tools=[tool], llm=llm, initial_tool_choice="get_weather",
+                          system_prompt="Use functions for weather questions.")
+
+    async def run():
+        with track_usage() as usage:
+            result = await agent.run(user_msg="What is the weather in Paris?")
+        return result, usage
+
+    result, usage = asyncio.run(run())
+    assert [c.tool_name for c in result.tool_calls] == ["get_weather"]
+    assert str(result.response.content).startswith("sunny in ")
+    assert usage.calls == 1 and usage.prompt_tokens > 0

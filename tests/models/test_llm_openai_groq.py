@@ -260,3 +260,32 @@ def test_missing_credentials_name_the_variable(provider, variable, make_settings
     with pytest.raises(ConfigError) as info:
         get_llm(make_settings(llm_provider=provider))
     assert variable in str(info.value)
+
+
+@pytest.mark.parametrize("provider", PROVIDERS)
+def test_async_streaming_path_retries_then_errors_clearly(provider, make_settings, monkeypatch):
+    # The path FunctionAgent takes: astream_chat on the AsyncOpenAI client.
+    import asyncio
+    import types
+
+    import openai._base_client as base
+
+    sleeps: list[float] = []
+
+    async def record(seconds: float) -> None:
+        sleeps.append(seconds)
+
+    monkeypatch.setattr(base, "anyio", types.SimpleNamespace(sleep=record))
+    handler = Recorder(httpx.Response(503, json={"error": {"message": "overloaded"}}))
+    key_field = PROVIDERS[provider][0]
+    llm = get_llm(make_settings(llm_provider=provider, max_retries=2, **{key_field: SECRET}),
+                  async_http_client=httpx.AsyncClient(transport=httpx.MockTransport(handler)))
+
+    async def consume() -> None:
+        async for _ in await llm.astream_chat(MESSAGES):
+            pass
+
+    with pytest.raises(ProviderError, match="HTTP 503"):
+        asyncio.run(consume())
+    assert len(handler.requests) == 3 and len(sleeps) == 2
+    assert handler.body()["stream"] is True

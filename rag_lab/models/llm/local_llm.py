@@ -68,9 +68,15 @@ class LocalLlamaCppLLM(FunctionCallingLLM):
                            is_function_calling_model=True, model_name=self.model_name)
 
     # --- generation -------------------------------------------------------------------------
-    def _call(self, llama: Llama, messages: list[dict[str, Any]], **params: Any) -> dict[str, Any]:
+    @staticmethod
+    def _run(llama: Llama, messages: Sequence[ChatMessage], budget: int, params: dict[str, Any],
+             tools: list[dict[str, Any]] | None = None, tool_choice: Any = None) -> dict[str, Any]:
+        """One chat completion (caller holds the model lock); every sub-generation capped at ``budget``."""
+        llama.generation_cap = budget  # type: ignore[attr-defined]
+        extra = {"tools": tools, "tool_choice": tool_choice} if tools else {}
         try:
-            return llama.create_chat_completion(messages=messages, **params)  # type: ignore[return-value]
+            return llama.create_chat_completion(  # type: ignore[return-value]
+                messages=to_llama_messages(messages, with_tools=bool(tools)), max_tokens=budget, **params, **extra)
         except ValueError as exc:
             if "context window" not in str(exc):
                 raise
@@ -79,26 +85,20 @@ class LocalLlamaCppLLM(FunctionCallingLLM):
     def _generate(self, messages: Sequence[ChatMessage], tools: list[dict[str, Any]] | None = None,
                   tool_choice: str | dict[str, Any] | None = None, **kwargs: Any) -> ChatResponse:
         llama, lock = load_llama(self.model_path, self.context_window)
-        params: dict[str, Any] = {"temperature": kwargs.get("temperature", self.temperature),
-                                  "max_tokens": kwargs.get("max_tokens", self.max_tokens), "seed": SEED}
+        budget = kwargs.get("max_tokens") or self.max_tokens
+        params: dict[str, Any] = {"temperature": kwargs.get("temperature", self.temperature), "seed": SEED}
         params.update({k: kwargs[k] for k in ("stop", "top_p", "top_k") if k in kwargs})
         with lock:
             if not tools:
-                llama.generation_cap = params["max_tokens"]  # type: ignore[attr-defined]
-                return to_chat_response(self._call(llama, to_llama_messages(messages, with_tools=False), **params))
+                return to_chat_response(self._run(llama, messages, budget, params))
             choice = tool_choice or "auto"
-            answer_budget = params["max_tokens"]
-            params["max_tokens"] = llama.generation_cap = max(answer_budget, TOOL_CALL_MIN_TOKENS)  # type: ignore[attr-defined]
-            raw = self._call(llama, to_llama_messages(messages, with_tools=True), tools=tools,
-                             tool_choice=choice, **params)
+            raw = self._run(llama, messages, max(budget, TOOL_CALL_MIN_TOKENS), params, tools, choice)
             message = raw["choices"][0]["message"]
             if choice == "auto" and not message.get("tool_calls") and not (message.get("content") or "").strip():
                 # In "auto" mode the format constrains the text branch with a grammar that only admits
                 # a function name or end-of-turn, so a text answer always comes back empty.
                 # Generate the answer again without tools.
-                params["max_tokens"] = llama.generation_cap = answer_budget  # type: ignore[attr-defined]
-                text = self._call(llama, to_llama_messages(messages, with_tools=False), **params)
-                raw = add_usage(text, raw)
+                raw = add_usage(self._run(llama, messages, budget, params), raw)
         return to_chat_response(raw)
 
     @staticmethod

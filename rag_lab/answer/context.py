@@ -57,6 +57,7 @@ def build_context(nodes: Sequence[NodeWithScore], llm: LLM | None = None, query:
             continue
         left = budget - used
         if left >= MIN_PARTIAL_TOKENS or not kept:  # always at least part of the top chunk
-            kept.append(block[: max(0, int(len(block) * left / cost))].rstrip() + " …")
+            keep = max(block.find("\n") + 1, int(len(block) * left / cost))  # the header stays
+            kept.append(block[:keep].rstrip() + " …")
         break
     return "\n\n".join(kept), len(kept)

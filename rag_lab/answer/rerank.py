@@ -114,12 +114,13 @@ def rerank_nodes(
         return kept, RerankInfo("failed", candidates, len(kept), 0, reason)
     by_id = {r.node.node_id: r for r in nodes}
     picked: list[NodeWithScore] = []
+    chosen: set[str] = set()
     for pick in picks:
-        result = by_id.get(pick.node.node_id)
-        if result is not None and len(picked) < top_n and result not in picked:
-            _set_rerank_score(result.node, pick.score)
-            picked.append(result)
-    chosen = {r.node.node_id for r in picked}
+        node_id = pick.node.node_id
+        if node_id in by_id and node_id not in chosen and len(picked) < top_n:
+            _set_rerank_score(by_id[node_id].node, pick.score)
+            picked.append(by_id[node_id])
+            chosen.add(node_id)
     fill = [r for r in nodes if r.node.node_id not in chosen][: max(0, top_n - len(picked))]
     kept = picked + fill
     return kept, RerankInfo("applied", candidates, len(kept), len(picked))

@@ -122,7 +122,7 @@ def _build_bm25(nodes: list[TextNode], token_lists: list[list[str]], folder: Pat
     retriever = BM25Retriever(existing_bm25=bm25, similarity_top_k=min(10, len(nodes)))
     retriever.corpus = corpus
     folder.mkdir(parents=True, exist_ok=True)
-    retriever.persist(str(folder))
+    retriever.persist(str(folder), show_progress=False)
 
 
 def build_index(dataset: Dataset, settings: Settings, *, force: bool = False, progress: bool = True) -> BuildResult:

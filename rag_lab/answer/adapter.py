@@ -20,6 +20,7 @@ from rag_lab.answer.engine import CitedQueryEngine, build_engine
 from rag_lab.answer.prompt import unique_sources
 from rag_lab.answer.types import USAGE_KEYS, Answer, Chunk, empty_usage
 from rag_lab.config import Settings
+from rag_lab.models.llm.usage import track_usage
 
 
 class Answerer(Protocol):
@@ -31,8 +32,6 @@ class Answerer(Protocol):
 @contextmanager
 def measured() -> Iterator[dict[str, Any]]:
     """Wall time and token usage of the block: ``{"seconds": float, "usage": dict}``."""
-    from rag_lab.models.llm.usage import track_usage
-
     result: dict[str, Any] = {"seconds": 0.0, "usage": empty_usage()}
     start = time.perf_counter()
     with track_usage() as usage:
@@ -57,6 +56,7 @@ def response_to_answer(response: Response, question: str, mode: str, seconds: fl
         chunks=[Chunk.from_node(i, r) for i, r in enumerate(nodes, start=1)],
         rerank=meta.get("rerank"),
         question=question,
+        timings=dict(meta.get("timings", {})),
     )
 
 
@@ -85,7 +85,10 @@ class AgentAnswerer:
     def query(self, question: str) -> Answer:
         with measured() as m:
             answer = self.chat(question)
-        return replace(answer, mode="agent", response_time=m["seconds"], usage=m["usage"],
+        # The agent runs on its own event loop; should its calls escape this block's tracking,
+        # its own count (more calls seen) wins over a zero.
+        usage = m["usage"] if m["usage"]["calls"] >= answer.usage.get("calls", 0) else answer.usage
+        return replace(answer, mode="agent", response_time=m["seconds"], usage=usage,
                        question=answer.question or question)
 
 

@@ -33,6 +33,8 @@ _LINE = r"(?im:^[ \t*#>_]*{word}[ \t*_]*:[ \t*_]*)"
 _INLINE = r"\b{upper}[ \t]*:[ \t*_]*"
 _ANSWER = re.compile(_LINE.format(word="answer") + "|" + _INLINE.format(upper="ANSWER"))
 _SOURCES = re.compile(_LINE.format(word="sources?") + "|" + _INLINE.format(upper="SOURCES?"))
+# A tool call written out as text instead of made (tiny models imitate how past calls render).
+_LEAKED_CALL = re.compile(r"^\s*(?:functions\.[\w.-]+\s*:|</?tool_call>|\{\s*\"(?:name|query)\"\s*:)")
 
 
 @dataclass(frozen=True)
@@ -40,6 +42,7 @@ class Reply:
     answer: str
     sources_text: str  # what followed SOURCES: ("" when absent)
     formatted: bool  # the model used the ANSWER/SOURCES format
+    usable: bool = True  # False: blank or a leaked tool call; the answer is then NO_ANSWER
 
 
 def parse_reply(text: str) -> Reply:
@@ -49,11 +52,14 @@ def parse_reply(text: str) -> Reply:
     start = answer_mark.end() if answer_mark else 0
     sources_mark = _SOURCES.search(text, start)
     if answer_mark is None and sources_mark is None:
-        return Reply(text or NO_ANSWER, "", False)
-    end = sources_mark.start() if sources_mark else len(text)
-    answer = text[start:end].strip() or text  # "ANSWER:" with nothing after it: keep everything
-    sources_text = text[sources_mark.end():].strip() if sources_mark else ""
-    return Reply(answer, sources_text, True)
+        reply = Reply(text, "", False)
+    else:
+        end = sources_mark.start() if sources_mark else len(text)
+        answer = text[start:end].strip() or text  # "ANSWER:" with nothing after it: keep everything
+        reply = Reply(answer, text[sources_mark.end():].strip() if sources_mark else "", True)
+    if not reply.answer or _LEAKED_CALL.match(reply.answer):
+        return Reply(NO_ANSWER, "", reply.formatted, usable=False)
+    return reply
 
 
 def reply_sources(reply: Reply, nodes: Sequence[NodeWithScore]) -> list[Source]:

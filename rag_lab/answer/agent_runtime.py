@@ -40,14 +40,18 @@ def _on_agent_loop() -> bool:
         return False
 
 
-def run_sync(coro: Coroutine[Any, Any, T]) -> T:
-    """Run ``coro`` on the agent loop and wait for it (works with or without a running loop)."""
+def run_sync(coro: Coroutine[Any, Any, T], timeout: float | None = None) -> T:
+    """Run ``coro`` on the agent loop and wait for it (works with or without a running loop).
+
+    ``timeout`` is a backstop for a loop blocked by a sync call (in-loop timeouts cannot fire
+    then): the turn is cancelled and ``TimeoutError`` raised.
+    """
     if _on_agent_loop():
         coro.close()
         raise RuntimeError("a sync agent call from inside the agent's own loop would deadlock; use `await achat()`")
     future = asyncio.run_coroutine_threadsafe(coro, agent_loop())
     try:
-        return future.result()
+        return future.result(timeout)
     except BaseException:
         future.cancel()  # Ctrl-C (or any error here) stops the turn instead of leaving it running
         raise

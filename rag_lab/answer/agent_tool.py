@@ -10,6 +10,7 @@ LLM's context window (SmolLM2 has 4096 tokens; a 500-word table chunk costs ~1,5
 
 from __future__ import annotations
 
+import html
 import json
 import math
 import re
@@ -33,8 +34,9 @@ TOOL_DESCRIPTION = (
 DEFAULT_TOP_K = 5
 MAX_TOP_K = 20
 MIN_QUERY_CHARS = 3
-# Prompt tokens a tool spec costs beyond its JSON (llama.cpp's function-calling preamble is ~100).
-TOOL_PREAMBLE_TOKENS = 150
+# Prompt tokens a tool spec costs beyond its parameter schema (llama.cpp's function-calling
+# preamble; measured: system + question + schema = 467 SmolLM2 tokens, estimated 533).
+TOOL_PREAMBLE_TOKENS = 100
 CALL_OVERHEAD_TOKENS = 40  # the assistant's tool-call message and the result's role markers
 MARGIN_TOKENS = 64
 
@@ -59,7 +61,9 @@ class RetrieveContextArgs(BaseModel):
 def clean_query(value: Any, question: str) -> tuple[str, bool]:
     """(query to run, True when the model's query was unusable and the question is used)."""
     if isinstance(value, str):
-        text = " ".join(value.split())
+        text = " ".join(html.unescape(value).split())  # llama.cpp's template HTML-escapes quotes
+        if " " not in text and "_" in text:
+            text = text.replace("_", " ")  # "max_income_2026": BM25 needs the words apart
         key = re.sub(r"[\s_\-]+", " ", text.strip(_WRAPPERS).lower()).strip()
         junk = (
             len(key) < MIN_QUERY_CHARS
@@ -106,6 +110,7 @@ class ToolCall:
     threshold: float | None = None
     numbers: list[int] = field(default_factory=list)  # [Doc N] numbers shown in the result
     result: str = ""
+    error: Exception | None = None  # the retriever failed (the agent re-raises it, see Turn.error)
 
 
 @dataclass
@@ -122,6 +127,13 @@ class Turn:
     def retrieved(self) -> bool:
         """At least one search was run (even one that found nothing)."""
         return any(c.query is not None for c in self.calls)
+
+    @property
+    def error(self) -> Exception | None:
+        """The retriever's error when every search failed: the turn must fail, not answer
+        "couldn't find" (FunctionAgent hands tool exceptions to the model as text)."""
+        runs = [c for c in self.calls if c.query is not None]
+        return runs[0].error if runs and all(c.error is not None for c in runs) else None
 
 
 class RetrievalTool:
@@ -165,7 +177,11 @@ class RetrievalTool:
         call.query, call.fallback = clean_query(arguments.get("query"), turn.question)
         call.top_k = clamp_top_k(arguments.get("top_k", self.default_top_k), self.default_top_k)
         call.threshold = clean_threshold(arguments.get("threshold"))
-        results = self.retriever.retrieve(call.query)  # outside the lock: retrieval is slow
+        try:
+            results = self.retriever.retrieve(call.query)  # outside the lock: retrieval is slow
+        except Exception as exc:
+            call.error = exc
+            raise
         with self._lock:
             call.result = self._render(call, self._select(results, call))
         return call.result

@@ -7,6 +7,7 @@ differs, so answer quality differences come from retrieval alone.
 
 from __future__ import annotations
 
+import time
 from typing import Any
 
 from llama_index.core.base.base_retriever import BaseRetriever
@@ -20,7 +21,7 @@ from llama_index.core.query_engine import CustomQueryEngine
 from rag_lab.answer.context import build_context
 from rag_lab.answer.prompt import ANSWER_PROMPT, NO_ANSWER, extract_sources
 from rag_lab.answer.rerank import DEFAULT_TOP_N, NO_RERANK_MODES, LabLLMRerank, rerank_nodes
-from rag_lab.answer.types import RerankInfo
+from rag_lab.answer.types import RerankInfo, Source
 from rag_lab.config import Settings
 from rag_lab.errors import ConfigError
 
@@ -45,12 +46,24 @@ class CitedQueryEngine(CustomQueryEngine):
     prompt: BasePromptTemplate = ANSWER_PROMPT
 
     def custom_query(self, query_str: str) -> Response:
+        clock = time.perf_counter()
+        timings: dict[str, float] = {}
+
+        def lap(stage: str) -> None:
+            nonlocal clock
+            now = time.perf_counter()
+            timings[stage] = now - clock
+            clock = now
+
         nodes = self.retriever.retrieve(query_str)
+        lap("retrieve")
         if not nodes:
             # Nothing to ground an answer in: a fixed answer, and no LLM call to pay for.
             info = RerankInfo("skipped", 0, 0, 0, "no results")
-            return Response(NO_ANSWER, source_nodes=[], metadata=self._metadata("no_results", [], info, 0))
+            return Response(NO_ANSWER, source_nodes=[],
+                            metadata=self._metadata("no_results", [], info, 0) | {"timings": timings})
         kept, info = rerank_nodes(nodes, query_str, self.reranker, self.top_n, self.rerank_skip_reason)
+        lap("rerank")
         context, used = build_context(kept, self.llm, query_str, self.prompt)
         if used < len(kept):
             info.reason = (info.reason + "; " if info.reason else "") + (
@@ -58,10 +71,13 @@ class CitedQueryEngine(CustomQueryEngine):
             kept = kept[:used]
             info.kept = used
         text = self.llm.predict(self.prompt, context_str=context, query_str=query_str).strip()
+        lap("generate")
         sources = extract_sources(text, kept)
-        return Response(text, source_nodes=kept, metadata=self._metadata("answer", sources, info, len(nodes)))
+        return Response(text, source_nodes=kept,
+                        metadata=self._metadata("answer", sources, info, len(nodes)) | {"timings": timings})
 
-    def _metadata(self, response_type: str, sources: list, info: RerankInfo, candidates: int) -> dict[str, Any]:
+    def _metadata(self, response_type: str, sources: list[Source], info: RerankInfo,
+                  candidates: int) -> dict[str, Any]:
         return {"mode": self.mode, "response_type": response_type, "sources": sources,
                 "rerank": info, "candidates": candidates}
 

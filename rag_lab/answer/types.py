@@ -83,6 +83,8 @@ class Answer:
     chunks: list[Chunk] = field(default_factory=list)
     rerank: RerankInfo | None = None
     question: str = ""
+    # seconds per stage: retrieve, rerank, generate (engines; the agent reports its total only)
+    timings: dict[str, float] = field(default_factory=dict)
 
     def to_dict(self) -> dict[str, Any]:
         """JSON-ready (plain dicts, lists, str, numbers, None)."""

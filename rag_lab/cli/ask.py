@@ -6,9 +6,14 @@ from __future__ import annotations
 import argparse
 import json
 
+from typing import TYPE_CHECKING
+
 from llama_index.core.schema import NodeWithScore, TextNode
 
 from rag_lab.config import get_settings
+
+if TYPE_CHECKING:
+    from rag_lab.answer.types import Answer, Chunk
 
 ASK_MODES = ("dense", "bm25", "fusion", "hybrid", "kendra", "agent")
 
@@ -44,7 +49,7 @@ def run_ask(args) -> int:
     return 0
 
 
-def render_answer(answer, explain: bool = False) -> str:
+def render_answer(answer: Answer, explain: bool = False) -> str:
     """The answer, its sources, one status line, and (explain) the chunks the LLM saw."""
     from rag_lab.cli.render import render_results
 
@@ -62,12 +67,15 @@ def render_answer(answer, explain: bool = False) -> str:
         status.insert(1, answer.rerank.describe())
     lines += ["", "(" + " · ".join(status) + ")"]
     if explain:
-        lines += ["", "Chunks given to the LLM ([Doc N] = rank N):", render_results(_as_nodes(answer.chunks), explain=True)]
+        lines += ["", "Chunks given to the LLM ([Doc N] = rank N):",
+                  render_results(_as_nodes(answer.chunks), explain=True)]
     return "\n".join(lines)
 
 
-def _as_nodes(chunks) -> list[NodeWithScore]:
+def _as_nodes(chunks: list[Chunk]) -> list[NodeWithScore]:
     # render_results works on nodes; rebuild minimal ones so the search view is reused as is.
-    return [NodeWithScore(node=TextNode(text=c.text, metadata={"filename": c.filename, "page": c.page,
-                                                               **({"explanation": c.explanation} if c.explanation else {})}),
-                          score=c.score if c.score is not None else 0.0) for c in chunks]
+    nodes = []
+    for c in chunks:
+        meta = {"filename": c.filename, "page": c.page, **({"explanation": c.explanation} if c.explanation else {})}
+        nodes.append(NodeWithScore(node=TextNode(text=c.text, metadata=meta), score=c.score or 0.0))
+    return nodes

@@ -134,3 +134,4 @@ from rag_lab.cli.demo import add_demo  # noqa: E402  (registered last: it uses t
 
 REGISTRY = [add_index, add_search, add_ir, add_demo]
 from rag_lab.cli.ask import add_ask; REGISTRY.append(add_ask)  # noqa: E402,E702  (rag-lab ask)
+from rag_lab.cli.chat import add_chat; REGISTRY.append(add_chat)  # noqa: E402,E702  (rag-lab chat)

@@ -57,5 +57,6 @@ def test_agent_plugs_into_the_same_adapter(lab_settings, scripted, monkeypatch) 
     answerer = make_answerer("agent", lab_settings, "texas_childcare", llm=llm, max_steps=3)
     answer = answerer.query("hello?")
     assert answerer.mode == "agent" and seen["dataset"] == "texas_childcare" and seen["params"] == {"max_steps": 3}
-    assert (answer.answer, answer.mode, answer.response_type, answer.question) == ("agent says hi", "agent", "agent", "hello?")
+    assert (answer.answer, answer.mode, answer.response_type) == ("agent says hi", "agent", "agent")
+    assert answer.question == "hello?" and answer.sources == [Source("a.pdf", 2)]
     assert answer.usage["calls"] == 1 and answer.usage["total_tokens"] == 4 and answer.response_time > 0

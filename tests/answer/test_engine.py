@@ -124,3 +124,16 @@ def test_kendra_not_configured_fails_before_loading_an_llm(lab_settings, monkeyp
         build_engine("kendra", settings)
     with pytest.raises(ConfigError, match="make_answerer"):
         build_engine("agent", settings)
+
+
+def test_answer_reports_stage_timings(texas_index, lab_settings):
+    from rag_lab.answer.adapter import make_answerer
+    from rag_lab.answer.types import Answer
+    from tests.answer.conftest import ScriptedLLM
+
+    answerer = make_answerer("bm25", lab_settings, "texas_childcare", rerank=False, top_k=3, top_n=2,
+                             llm=ScriptedLLM(script="The limit is $4,106 [Doc 1]."))
+    answer: Answer = answerer.query("bi-weekly income limit family of 5")
+    assert set(answer.timings) == {"retrieve", "rerank", "generate"}
+    assert all(v >= 0 for v in answer.timings.values())
+    assert sum(answer.timings.values()) <= answer.response_time + 1e-6

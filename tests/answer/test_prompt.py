@@ -5,6 +5,7 @@ from __future__ import annotations
 import pytest
 from llama_index.core.schema import NodeWithScore, TextNode
 
+from rag_lab.answer.context import build_context
 from rag_lab.answer.prompt import ANSWER_PROMPT, NO_ANSWER, cited_numbers, extract_sources, format_context
 from rag_lab.answer.types import Source
 
@@ -77,3 +78,12 @@ def test_extract_sources_without_citation_lists_all_retrieved() -> None:
 
 def test_extract_sources_of_nothing() -> None:
     assert extract_sources("anything [Doc 1]", []) == []
+
+
+def test_build_context_fills_in_rank_order_and_keeps_headers(scripted) -> None:
+    big = [node(f"f{i}.pdf", i, "word " * 300) for i in (1, 2, 3)]
+    assert build_context(big) == (format_context(big), 3)  # no LLM: nothing is cut
+    text, used = build_context(big, scripted(context_window=1200), "q")
+    assert used == 2 and text.startswith(format_context(big[:1]) + "\n\n[Doc 2: f2.pdf, Page 2]\nword")
+    assert text.endswith(" …") and "[Doc 3" not in text
+    assert build_context(big, scripted(context_window=200), "q") == ("[Doc 1: f1.pdf, Page 1] …", 1)

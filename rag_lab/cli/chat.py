@@ -21,8 +21,10 @@ def add_chat(sub, common) -> None:
     p = sub.add_parser("chat", help="chat about a dataset: cited answers per turn (agent mode keeps history)")
     p.add_argument("dataset", help="a name under datasets/ or a folder path (ignored by kendra)")
     p.add_argument("--mode", choices=ASK_MODES, default="agent")
-    p.add_argument("--retrieval-mode", choices=ALL_MODES, default="fusion", help="the agent's retriever (default fusion)")
-    p.add_argument("--top-k", type=int, default=None, help="chunks per search (agent, default 5) or retrieved (engines)")
+    p.add_argument("--retrieval-mode", choices=ALL_MODES, default="fusion",
+                   help="the agent's retriever (default fusion)")
+    p.add_argument("--top-k", type=int, default=None,
+                   help="chunks per search (agent, default 5) or retrieved (engines)")
     p.add_argument("--max-tool-calls", type=int, default=None, help="searches per question (agent, default 3)")
     p.add_argument("--max-history", type=int, default=None, help="messages remembered (agent, default 20)")
     p.add_argument("--rerank", action=argparse.BooleanOptionalAction, default=True,

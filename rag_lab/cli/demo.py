@@ -2,7 +2,8 @@
 
 1. index both bundled datasets (idempotent; embeddings cached);
 2. one sample search per available retrieval mode, with hybrid's explanation;
-3. the IR table on SciFact beside the published anchors.
+3. the IR table on SciFact beside the published anchors;
+4. one sample question answered in every configured mode (engines and the agent).
 """
 
 from __future__ import annotations
@@ -19,6 +20,7 @@ def add_demo(sub, common) -> None:
     p.add_argument("--datasets", default="texas_childcare,scifact")
     p.add_argument("--ir-limit", type=int, default=None, help="evaluate only the first N SciFact queries")
     p.add_argument("--skip-ir", action="store_true")
+    p.add_argument("--skip-ask", action="store_true")
     common(p)
     p.set_defaults(handler=run_demo)
 
@@ -62,4 +64,30 @@ def run_demo(args) -> int:
         out.parent.mkdir(exist_ok=True)
         out.write_text(json.dumps(report.to_json(), indent=2))
         print(f"\nwrote {out}")
+
+    qa = [d for d in datasets if d.qa_file is not None and d.kind == "folder"]
+    if qa and not args.skip_ask:
+        _ask_every_mode(qa[0], settings, modes)
     return 0
+
+
+SAMPLE_QUESTION = "What is the maximum bi-weekly income for a family of 5 in BCY 2026?"
+
+
+def _ask_every_mode(dataset, settings, modes: list[str]) -> None:
+    from rag_lab.answer.adapter import make_answerer
+
+    local = settings.llm_provider == "local"
+    # The 135M offline model cannot produce rerank choice lists (the rerank would fail and be
+    # recorded as failed) and reads prompts at ~60 tokens/s: keep its prompt to 3 chunks.
+    options = {"rerank": not local, "top_n": 3} if local else {}
+    _banner(f"4. '{SAMPLE_QUESTION}' in every mode ({settings.llm_provider}: {settings.llm_model_name}"
+            + ("; rerank off and 3 chunks for the tiny offline model" if local else "") + ")")
+    for mode in [*modes, "agent"]:
+        params = {} if mode == "agent" else options
+        answer = make_answerer(mode, settings, dataset, **params).query(SAMPLE_QUESTION)
+        sources = ", ".join(f"{s.doc} p.{s.page}" if s.page is not None else s.doc for s in answer.sources)
+        text = " ".join(answer.answer.split())
+        print(f"\n[{mode}] {answer.response_time:.1f}s, {answer.usage.get('total_tokens', 0)} tokens")
+        print(f"  answer : {text[:400]}{'…' if len(text) > 400 else ''}")
+        print(f"  sources: {sources or '—'}")

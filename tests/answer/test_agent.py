@@ -296,7 +296,8 @@ def test_openai_gpt5_nano_drives_the_loop_over_http(stub_agent, monkeypatch) -> 
     assert second["messages"][-2]["tool_calls"][0]["id"] == "call_abc"
     tool_message = second["messages"][-1]
     assert tool_message["role"] == "tool" and tool_message["tool_call_id"] == "call_abc"
-    assert tool_message["content"].startswith('Results for query "beta"') and "[Doc 1: b.pdf, Page 3]" in tool_message["content"]
+    assert tool_message["content"].startswith('Results for query "beta"')
+    assert "[Doc 1: b.pdf, Page 3]" in tool_message["content"]
     assert "[Doc 2" not in tool_message["content"]  # top_k 1
     assert answer.answer == "Beta says 7 [Doc 1]." and answer.sources == [Source("b.pdf", 3)]
     assert answer.usage["calls"] == 2 and answer.usage["prompt_tokens"] == 100

@@ -49,7 +49,7 @@ class Chunk:
     @classmethod
     def from_node(cls, rank: int, result: NodeWithScore) -> Chunk:
         # Same record as `rag-lab search --json`, so answers and searches line up field by field.
-        from rag_lab.cli.render import result_record
+        from rag_lab.retrieve.records import result_record
 
         record = result_record(rank, result, include_explanation=True)
         return cls(**{"explanation": None, **record}, rerank_score=result.node.metadata.get("rerank_score"))

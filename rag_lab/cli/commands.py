@@ -63,7 +63,8 @@ def add_search(sub, common) -> None:
 
 
 def run_search(args) -> int:
-    from rag_lab.cli.render import render_results, results_json
+    from rag_lab.cli.render import render_results
+    from rag_lab.retrieve.records import results_json
     from rag_lab.retrieve import build_retriever
 
     settings = get_settings()

@@ -7,8 +7,6 @@ import textwrap
 from llama_index.core.schema import NodeWithScore
 
 
-
-
 def _fmt(value, spec: str = ".4f") -> str:
     return "—" if value is None else format(value, spec)
 

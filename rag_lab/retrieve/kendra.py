@@ -35,10 +35,9 @@ Kendra, the index and what to do; missing credentials or region are a :class:`Co
 
 Identity
 --------
-``chunk_id`` is the result item's ``Id`` and the node id is ``uuid5(index id + result Id)``, so
-the same response always yields the same node ids. Kendra result ids appear to embed the query
-id, so the same passage found by two different queries may get two different ids: compare
-passages across queries by ``doc_id`` (+ ``page``), not by node id.
+``chunk_id`` is the result item's ``Id``; the node id is ``uuid5(index id, DocumentId, page,
+passage text)``. Kendra's result ids embed the query id, so they differ between queries; the
+node id does not: the same passage found by two different queries is the same node.
 """
 
 from __future__ import annotations
@@ -352,7 +351,10 @@ class KendraRetriever(LabRetriever):
             # Ranking bookkeeping is noise to the LLM and the embedder.
             hidden = ["kendra_rank", "kendra_confidence", "kendra_query_id"]
             node = TextNode(
-                id_=str(uuid.uuid5(uuid.NAMESPACE_URL, f"kendra:{self.index_id}:{chunk_id}")),
+                # The passage itself, not the result Id (which embeds the query id): the same
+                # passage found by two queries is one node, so fusion and evaluation can match it.
+                id_=str(uuid.uuid5(uuid.NAMESPACE_URL,
+                                   f"kendra:{self.index_id}:{doc_id}:{metadata['page']}:{item.get('Content') or ''}")),
                 text=item.get("Content") or "",
                 metadata=metadata,
                 excluded_llm_metadata_keys=list(hidden),

@@ -172,6 +172,18 @@ def test_node_ids_are_stable_uuid5_of_the_result_id(stubbed: Any) -> None:
     assert all(uuid.UUID(node_id).version == 5 for node_id in first)
 
 
+def test_same_passage_from_another_query_is_the_same_node(stubbed: Any) -> None:
+    client, stubber = stubbed
+    stubber.add_response("retrieve", {"QueryId": QUERY_ID, "ResultItems": [item(1)]}, params())
+    other = dict(item(1), Id="another-query-id-result-1")
+    stubber.add_response("retrieve", {"QueryId": "another-query-id", "ResultItems": [other]}, params())
+    retriever = make(client)
+    [first] = retriever.retrieve("what is rag")
+    [second] = retriever.retrieve("what is rag")
+    assert first.node.metadata["chunk_id"] != second.node.metadata["chunk_id"]
+    assert first.node.node_id == second.node.node_id
+
+
 def test_scores_never_increase_even_when_buckets_do(stubbed: Any) -> None:
     client, stubber = stubbed
     items = [

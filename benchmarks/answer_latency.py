@@ -16,6 +16,7 @@ import statistics
 from rag_lab.answer.adapter import make_answerer
 from rag_lab.config import load_settings
 from rag_lab.datasets import resolve_dataset
+from rag_lab.index.store import close_all
 from rag_lab.index import build_index
 
 STAGES = ("retrieve", "rerank", "generate")
@@ -55,4 +56,7 @@ def main() -> None:
 
 
 if __name__ == "__main__":
-    main()
+    try:
+        main()
+    finally:
+        close_all()  # local-mode Qdrant must close before interpreter shutdown

@@ -14,6 +14,7 @@ import time
 
 from rag_lab.config import load_settings
 from rag_lab.datasets import resolve_dataset
+from rag_lab.index.store import close_all
 from rag_lab.index import CorpusIndex, build_index
 from rag_lab.retrieve.hybrid import HybridRetriever
 
@@ -53,4 +54,7 @@ def main() -> None:
 
 
 if __name__ == "__main__":
-    main()
+    try:
+        main()
+    finally:
+        close_all()  # local-mode Qdrant must close before interpreter shutdown

@@ -15,6 +15,7 @@ from rag_lab.cli.render import render_ir_table
 from rag_lab.config import load_settings
 from rag_lab.datasets import resolve_dataset
 from rag_lab.evaluate.ir import SCIFACT_ANCHORS, evaluate_modes
+from rag_lab.index.store import close_all
 from rag_lab.index import build_index
 
 SWEEP = [
@@ -44,4 +45,7 @@ def main() -> None:
 
 
 if __name__ == "__main__":
-    main()
+    try:
+        main()
+    finally:
+        close_all()  # local-mode Qdrant must close before interpreter shutdown

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import hashlib
 import json
+import re
 import shutil
 import time
 import uuid
@@ -38,6 +39,7 @@ from rag_lab.tokenizer import DomainTokenizer, TokenizerSpec, sparse_document_ve
 BM25_K1 = 0.9  # bm25s/Pyserini-style BEIR settings: 0.676 nDCG@10 on SciFact
 BM25_B = 0.4
 UPSERT_BATCH = 256
+_BUILD_COLLECTION = re.compile(r"[0-9a-f]{10}-\d+-[0-9a-f]{6}")
 
 
 @dataclass
@@ -180,7 +182,9 @@ def build_index(dataset: Dataset, settings: Settings, *, force: bool = False, pr
 
 def _remove_orphans(client, paths: IndexPaths, name: str, keep_collection: str, keep_bm25: str) -> None:
     for existing in client.get_collections().collections:
-        if existing.name.startswith(f"{name}__") and existing.name != keep_collection:
+        # Exactly "<name>__<build id>": a dataset called "a" must not touch "a__b"'s collections.
+        if _BUILD_COLLECTION.fullmatch(existing.name.removeprefix(f"{name}__")) and \
+                existing.name.startswith(f"{name}__") and existing.name != keep_collection:
             client.delete_collection(existing.name)
     for folder in paths.root.glob("bm25-*"):
         if folder.name != keep_bm25:

@@ -223,3 +223,20 @@ def test_manifest_naming_a_missing_collection_is_not_ready(lab):
     assert "--force" in info.value.hint
     assert not _build(lab).up_to_date  # and the next build repairs it
     assert CorpusIndex.open("tiny", settings).manifest.n_chunks == 3
+
+
+def test_cleanup_spares_datasets_whose_name_extends_this_one(tmp_path):
+    from rag_lab.config import load_settings
+    from rag_lab.datasets import resolve_dataset
+    from rag_lab.index import build_index
+    from rag_lab.index.store import open_qdrant
+
+    settings = load_settings(data_dir=tmp_path / "lab")
+    for name in ("a", "a__b"):
+        folder = tmp_path / name
+        folder.mkdir()
+        (folder / "doc.txt").write_text(f"Dataset {name} talks about parent share of cost.", encoding="utf-8")
+    built = {n: build_index(resolve_dataset(tmp_path / n), settings, progress=False) for n in ("a__b", "a")}
+    build_index(resolve_dataset(tmp_path / "a"), settings, progress=False, force=True)
+    names = {c.name for c in open_qdrant(settings).get_collections().collections}
+    assert built["a__b"].manifest.collection in names

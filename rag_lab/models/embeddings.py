@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import os
 from functools import lru_cache
+from typing import Any
 
 from llama_index.core.base.embeddings.base import BaseEmbedding
 
@@ -38,26 +39,41 @@ def _local_embedding(path: str, batch_size: int) -> BaseEmbedding:
     return HuggingFaceEmbedding(model_name=path, device="cpu", normalize=True, embed_batch_size=batch_size)
 
 
-def get_embed_model(settings: Settings) -> BaseEmbedding:
+@lru_cache(maxsize=1)
+def _openai_embedding_class() -> type[BaseEmbedding]:
+    from llama_index.core.bridge.pydantic import Field
+    from llama_index.embeddings.openai import OpenAIEmbedding
+
+    class SecretSafeOpenAIEmbedding(OpenAIEmbedding):
+        """The stock class shows ``api_key`` in its repr and dumps: hide it from both."""
+
+        api_key: str = Field(default=None, repr=False, exclude=True, description="OpenAI API key.")
+
+    return SecretSafeOpenAIEmbedding
+
+
+def get_embed_model(settings: Settings, *, http_client: Any = None, bedrock_client: Any = None) -> BaseEmbedding:
+    """The configured embedding model. ``http_client`` (httpx, for OpenAI) and ``bedrock_client``
+    (boto3 ``bedrock-runtime``) let tests put a mock transport under the real SDKs."""
     provider = settings.embed_provider
     if provider == "local":
         return _local_embedding(local_minilm_path(), settings.embed_batch_size)
     if provider == "openai":
         if settings.openai_api_key is None:
             raise ConfigError("OpenAI embeddings need an API key", "set OPENAI_API_KEY")
-        from llama_index.embeddings.openai import OpenAIEmbedding
-
-        return OpenAIEmbedding(
+        return _openai_embedding_class()(
             model=settings.embed_model_name,
             api_key=settings.openai_api_key.get_secret_value(),
             timeout=settings.request_timeout,
             max_retries=settings.max_retries,
             embed_batch_size=settings.embed_batch_size,
+            http_client=http_client,
         )
     if provider == "bedrock":
         if not settings.aws_region:
             raise ConfigError("Bedrock embeddings need an AWS region", "set AWS_REGION (and AWS credentials)")
         from llama_index.embeddings.bedrock import BedrockEmbedding
 
-        return BedrockEmbedding(model_name=settings.embed_model_name, region_name=settings.aws_region)
+        return BedrockEmbedding(model_name=settings.embed_model_name, region_name=settings.aws_region,
+                                client=bedrock_client)
     raise ConfigError(f"Unknown embedding provider {provider!r}", "use local, openai or bedrock")

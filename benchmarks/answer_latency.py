@@ -18,6 +18,8 @@ from rag_lab.config import load_settings
 from rag_lab.datasets import resolve_dataset
 from rag_lab.index.store import close_all
 from rag_lab.index import build_index
+from rag_lab.models import get_embed_model
+from rag_lab.models.llm import get_llm
 
 STAGES = ("retrieve", "rerank", "generate")
 
@@ -35,6 +37,9 @@ def main() -> None:
     questions = [pair.question for pair in dataset.load_qa()[: args.questions]]
     modes = [m.strip() for m in args.modes.split(",") if m.strip()]
     answerers = {m: make_answerer(m, settings, dataset, rerank=not args.no_rerank) for m in modes}
+    # Load the embedding model and the LLM before any timing, so no mode pays for the loads.
+    get_embed_model(settings).get_query_embedding("warm up")
+    get_llm(settings).complete("Say hi.")
     answers: dict[str, list] = {m: [] for m in modes}
     for question in questions:
         for mode, answerer in answerers.items():

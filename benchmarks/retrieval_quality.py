@@ -29,6 +29,7 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--dataset", default="scifact")
     parser.add_argument("--sweep", action="store_true")
+    parser.add_argument("--sweep-modes", default="fusion,hybrid", help="modes to sweep (hybrid is slow in local mode)")
     args = parser.parse_args()
     settings = load_settings()
     dataset = resolve_dataset(args.dataset, settings.datasets_dir)
@@ -38,7 +39,7 @@ def main() -> None:
     if args.sweep:
         for params in SWEEP:
             label = ",".join(f"{k.split('_')[0]}={v}" for k, v in params.items())
-            for mode in ("fusion", "hybrid"):
+            for mode in [m.strip() for m in args.sweep_modes.split(",") if m.strip()]:
                 rows[f"{mode}[{label}]"] = evaluate_modes(dataset, settings, [mode], params).results[mode]
     anchors = SCIFACT_ANCHORS if dataset.name == "scifact" else None
     print(render_ir_table(rows, title=f"{dataset.name} test: nDCG@10 etc. (ranx), RRF k=60 ranks from 1, prefetch 100", anchors=anchors))

@@ -38,9 +38,10 @@ def render_results(results: list[NodeWithScore], explain: bool = False) -> str:
 def render_ir_table(results: dict[str, dict[str, float]], title: str = "", anchors: dict[str, str] | None = None) -> str:
     columns = ["ndcg@10", "recall@100", "mrr@10", "p50_ms"]
     lines = [title] if title else []
-    header = f"{'mode':<10}" + "".join(f"{c:>12}" for c in columns) + ("  published" if anchors else "")
+    width = max([10, *(len(m) + 2 for m in results)])
+    header = f"{'mode':<{width}}" + "".join(f"{c:>12}" for c in columns) + ("  published" if anchors else "")
     lines += [header, "-" * len(header)]
     for mode, row in results.items():
         cells = "".join(f"{row.get(c, float('nan')):>12.1f}" if c == "p50_ms" else f"{row.get(c, float('nan')):>12.4f}" for c in columns)
-        lines.append(f"{mode:<10}{cells}" + (f"  {anchors.get(mode, '')}" if anchors else ""))
+        lines.append(f"{mode:<{width}}{cells}" + (f"  {anchors.get(mode, '')}" if anchors else ""))
     return "\n".join(lines)

@@ -106,7 +106,8 @@ def resolve_dataset(name_or_path: str | Path, datasets_dir: Path = Path("dataset
     if not root.is_dir():
         known = sorted(p.name for p in Path(datasets_dir).glob("*") if p.is_dir()) if Path(datasets_dir).is_dir() else []
         raise DatasetError(
-            f"Unknown dataset {str(name_or_path)!r}: no folder {candidate} nor {root}",
+            f"Unknown dataset {str(name_or_path)!r}: no folder {candidate}"
+            + (f" nor {root}" if root != candidate else ""),
             f"use one of: {', '.join(known)}" if known else "pass a folder of documents",
         )
     root = root.resolve()

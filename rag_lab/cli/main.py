@@ -33,9 +33,12 @@ def main(argv: list[str] | None = None) -> int:
         # Library chatter (HF, llama.cpp, tqdm-less warnings) is noise for CLI users.
         warnings.filterwarnings("ignore")
         logging.basicConfig(level=logging.ERROR)
+        import bm25s  # noqa: F401  (it resets its logger to DEBUG on import: import first, then quiet it)
+
         for noisy in ("bm25s", "httpx", "sentence_transformers", "transformers"):
             logging.getLogger(noisy).setLevel(logging.ERROR)
         os.environ.setdefault("TOKENIZERS_PARALLELISM", "false")
+        os.environ.setdefault("HF_HUB_DISABLE_PROGRESS_BARS", "1")  # "Loading weights" bars
     else:
         logging.basicConfig(level=logging.INFO)
     parser = build_parser()

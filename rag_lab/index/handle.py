@@ -32,7 +32,7 @@ class CorpusIndex:
         if not paths.manifest.exists():
             raise IndexNotReadyError(
                 f"Dataset {name!r} has no complete index under {paths.root}",
-                f"build it first: rag-lab index {name}",
+                f"build it first: rag-lab index {name if isinstance(dataset, str) else dataset.root}",
             )
         manifest = IndexManifest.load(paths.manifest)
         client = open_qdrant(settings)

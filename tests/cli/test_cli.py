@@ -135,7 +135,7 @@ def test_index_not_built(cli, tmp_path):
     folder.mkdir()
     (folder / "a.txt").write_text("some text", encoding="utf-8")
     code, out, err = cli("search", str(folder), "income", "--mode", "dense")
-    _assert_one_clean_error(code, out, err, "'never_indexed' has no complete index", "rag-lab index never_indexed")
+    _assert_one_clean_error(code, out, err, "'never_indexed' has no complete index", f"rag-lab index {folder.resolve()}")  # the path the user can run as is
 
 
 @pytest.mark.parametrize("query", ["", "   "])

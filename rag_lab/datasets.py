@@ -11,6 +11,7 @@ Without it, a folder holding ``corpus.jsonl[.gz]`` is BEIR and any other folder 
 from __future__ import annotations
 
 import csv
+from collections import Counter
 import json
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -23,10 +24,17 @@ from rag_lab.ingest import IngestReport, load_beir_corpus, load_folder
 
 @dataclass(frozen=True)
 class QAPair:
+    """One line of ``qa.jsonl``: ``question`` (required), ``id`` (default ``line-N``),
+    ``reference_answer`` and ``source_file`` (a file name or a list of them) optional."""
+
     id: str
     question: str
-    reference_answer: str
-    source_file: str | None = None
+    reference_answer: str | None = None
+    source_files: tuple[str, ...] = ()
+
+    @property
+    def source_file(self) -> str | None:
+        return self.source_files[0] if self.source_files else None
 
 
 @dataclass(frozen=True)
@@ -57,32 +65,71 @@ class Dataset:
         assert self.documents_dir is not None
         return load_folder(self.documents_dir, self.source_urls)
 
+    @property
+    def has_qa(self) -> bool:
+        return self.qa_file is not None and self.qa_file.exists()
+
+    @property
+    def has_beir_queries(self) -> bool:
+        return self.queries_file is not None and self.queries_file.exists()
+
     def load_qa(self) -> list[QAPair]:
-        if self.qa_file is None or not self.qa_file.exists():
-            raise DatasetError(f"Dataset {self.name!r} has no Q&A file", "add qa.jsonl (id, question, reference_answer)")
+        if not self.has_qa:
+            raise DatasetError(f"Dataset {self.name!r} has no Q&A file",
+                               "add qa.jsonl: one JSON object per line with question, and optionally id, "
+                               "reference_answer and source_file")
         pairs = []
         for line_no, record in _read_jsonl(self.qa_file):
-            try:
-                pairs.append(QAPair(str(record["id"]), record["question"], record["reference_answer"],
-                                    record.get("source_file")))
-            except KeyError as exc:
-                raise DatasetError(f"{self.qa_file}: line {line_no} lacks {exc}",
-                                   "each line needs id, question and reference_answer") from None
+            pairs.append(_qa_pair(self.qa_file, line_no, record))
+        duplicated = [qa_id for qa_id, n in Counter(p.id for p in pairs).items() if n > 1]
+        if duplicated:
+            raise DatasetError(f"{self.qa_file}: duplicate ids {sorted(duplicated)[:5]}", "give every line its own id")
         return pairs
 
     def load_queries(self) -> dict[str, str]:
-        if self.queries_file is None or not self.queries_file.exists():
-            raise DatasetError(f"Dataset {self.name!r} has no BEIR queries", "IR evaluation needs queries.jsonl and qrels")
-        return {str(r["_id"]): r["text"] for _, r in _read_jsonl(self.queries_file)}
+        """BEIR queries, or else the questions of a Q&A file whose pairs name their source files."""
+        if self.has_beir_queries:
+            return {str(r["_id"]): r["text"] for _, r in _read_jsonl(self.queries_file)}
+        if self.has_qa:
+            return {p.id: p.question for p in self._judged_pairs()}
+        raise DatasetError(f"Dataset {self.name!r} has no queries",
+                           "IR evaluation needs queries.jsonl + qrels (BEIR) or a qa.jsonl whose lines name "
+                           "their source_file")
 
     def load_qrels(self) -> dict[str, dict[str, int]]:
+        """BEIR qrels, or document-level judgements from the Q&A pairs' source files (grade 1)."""
+        if (self.qrels_file is None or not self.qrels_file.exists()) and self.has_qa:
+            return {p.id: dict.fromkeys(p.source_files, 1) for p in self._judged_pairs()}
         if self.qrels_file is None or not self.qrels_file.exists():
-            raise DatasetError(f"Dataset {self.name!r} has no qrels", "IR evaluation needs qrels/test.tsv")
+            raise DatasetError(f"Dataset {self.name!r} has no qrels",
+                               "IR evaluation needs qrels/test.tsv (BEIR) or a qa.jsonl with source_file")
         qrels: dict[str, dict[str, int]] = {}
         with self.qrels_file.open(encoding="utf-8") as handle:
             for row in csv.DictReader(handle, delimiter="\t"):
                 qrels.setdefault(str(row["query-id"]), {})[str(row["corpus-id"])] = int(row["score"])
         return qrels
+
+
+    def _judged_pairs(self) -> list[QAPair]:
+        pairs = [p for p in self.load_qa() if p.source_files]
+        if not pairs:
+            raise DatasetError(f"{self.qa_file}: no line names a source_file",
+                               "document-level IR metrics need each question's source file(s)")
+        return pairs
+
+
+def _qa_pair(path: Path, line_no: int, record: object) -> QAPair:
+    if not isinstance(record, dict) or not isinstance(record.get("question"), str) or not record["question"].strip():
+        raise DatasetError(f"{path}: line {line_no} has no question", 'each line needs {"question": "..."}')
+    sources = record.get("source_file", record.get("source_files")) or ()
+    if isinstance(sources, str):
+        sources = (sources,)
+    if not isinstance(sources, (list, tuple)) or not all(isinstance(s, str) for s in sources):
+        raise DatasetError(f"{path}: line {line_no}: source_file must be a file name or a list of them",
+                           'e.g. "source_file": "guide.pdf"')
+    reference = record.get("reference_answer")
+    return QAPair(str(record.get("id", f"line-{line_no}")), record["question"].strip(),
+                  reference if isinstance(reference, str) and reference.strip() else None, tuple(sources))
 
 
 def _read_jsonl(path: Path):

@@ -1,9 +1,18 @@
-"""The one tokenizer for sparse retrieval (BM25 and Qdrant sparse vectors).
+"""The one tokenizer for sparse retrieval (BM25 and Qdrant sparse vectors) and key facts.
 
-Domain-preserving: money ("$4,106"), percentages ("85%"), codes ("BCY-26" ≡ "BCY26") and plain
-numbers ("92,041") stay single tokens; words are lowercased, stop-words dropped and stemmed
-(Snowball English). Its :class:`TokenizerSpec` is stored with every index so that queries are
-tokenized exactly as the documents were.
+Domain tokens are normalised to one form each and never stemmed, so that every way of writing
+a fact meets the others:
+
+- money: ``$4,106`` ``$4106`` ``$ 4,106.00`` ``4,106 dollars`` → ``dollar_4106`` (``€`` → ``euro_``,
+  ``£`` → ``pound_``), followed by the bare amount ``4106`` so that a table printing ``4,106``
+  under a ``$`` header still matches;
+- percentages: ``85%`` ``85 %`` ``85 percent`` → ``percent_85``;
+- program-year codes: ``BCY-26`` ``BCY26`` ``BCY 26`` ``BCY 2026`` → ``bcy26`` (also FFY, SFY, FY, PY);
+- other codes: ``COVID-19`` → ``covid19``; plain numbers: ``92,041`` → ``92041``, ``8.50`` → ``8.5``.
+
+Words are lowercased, stop-words dropped and stemmed (Snowball English). Its
+:class:`TokenizerSpec` is stored with every index so that queries are tokenized exactly as the
+documents were.
 """
 
 from __future__ import annotations
@@ -11,25 +20,76 @@ from __future__ import annotations
 import re
 import zlib
 from collections import Counter
+from collections.abc import Iterator
 from dataclasses import asdict, dataclass
 from functools import cached_property
 
 import Stemmer
 from bm25s.stopwords import STOPWORDS_EN
 
-TOKENIZER_VERSION = 1
+TOKENIZER_VERSION = 2
 
+_AMOUNT = r"\d{1,3}(?:,\d{3})+(?:\.\d+)?(?!\d|,\d)|\d+(?:\.\d+)?"  # 4,106  4106  8.50 (never a trailing comma)
+PROGRAM_YEAR_PREFIXES = ("bcy", "ffy", "sfy", "fy", "py")
 # Order matters: the first alternative that matches at a position wins.
 _TOKEN_RE = re.compile(
-    r"""
-    (?P<money>[$€£]\s?\d[\d,]*(?:\.\d+)?)            # $4,106  $1,098,545,000  $8.50
-    |(?P<percent>\d+(?:\.\d+)?\s?%)                  # 85%  8.5 %
-    |(?P<code>\b[A-Za-z]{1,10}-?\d+[A-Za-z0-9]*\b)   # BCY-26  BCY26  COVID-19  Q10
-    |(?P<number>\d+(?:[,.]\d+)*)                     # 92,041  302.0461  2026
-    |(?P<word>[^\W\d_]+(?:['’][^\W\d_]+)?)          # words, unicode letters, one apostrophe
+    rf"""
+    (?P<currency>[$€£])\s?(?P<money>{_AMOUNT})                              # $4,106  $ 8.50
+    |(?P<money_words>{_AMOUNT})\s?(?:dollars?|USD)\b                         # 4,106 dollars
+    |(?P<percent>\d+(?:\.\d+)?)\s?(?:%|percent\b|per\ cent\b)                # 85%  8.5 %  85 percent
+    |\b(?P<py_prefix>(?i:{'|'.join(PROGRAM_YEAR_PREFIXES)}))\s?-?\s?(?P<py_year>(?:19|20)\d{{2}}|\d{{2}})(?![\d-]) # BCY 2026
+    |(?P<code>\b[A-Za-z]{{1,10}}-?\d+[A-Za-z0-9]*\b)                          # COVID-19  Q10
+    |(?P<number>\d+(?:\.\d+){{2,}}|{_AMOUNT})                                  # 1.2.3  92,041  2026
+    |(?P<word>[^\W\d_]+(?:['’][^\W\d_]+)?)                                   # words, unicode letters
     """,
     re.VERBOSE | re.UNICODE,
 )
+_CURRENCY_NAMES = {"$": "dollar", "€": "euro", "£": "pound"}
+
+
+def canonical_number(text: str) -> str:
+    """``4,106`` → ``4106``; ``8.50`` → ``8.5``; ``4106.00`` → ``4106``; ``1.2.3`` unchanged."""
+    value = text.replace(",", "")
+    if value.count(".") == 1:
+        value = value.rstrip("0").rstrip(".")
+    return value or "0"
+
+
+@dataclass(frozen=True)
+class Term:
+    """One normalised term and its kind: money | percent | code | number | word."""
+
+    kind: str
+    text: str
+
+    @property
+    def is_domain(self) -> bool:
+        return self.kind != "word"
+
+
+def iter_terms(text: str) -> Iterator[Term]:
+    """Every term of ``text`` in order; domain terms normalised, words as written."""
+    for match in _TOKEN_RE.finditer(text):
+        groups = match.groupdict()
+        if groups["money"] is not None:
+            yield Term("money", f"{_CURRENCY_NAMES[groups['currency']]}_{canonical_number(groups['money'])}")
+        elif groups["money_words"] is not None:
+            yield Term("money", f"dollar_{canonical_number(groups['money_words'])}")
+        elif groups["percent"] is not None:
+            yield Term("percent", f"percent_{canonical_number(groups['percent'])}")
+        elif groups["py_prefix"] is not None:
+            yield Term("code", groups["py_prefix"].lower() + groups["py_year"][-2:])
+        elif groups["code"] is not None:
+            yield Term("code", groups["code"].replace("-", "").lower())
+        elif groups["number"] is not None:
+            yield Term("number", canonical_number(groups["number"]))
+        else:
+            yield Term("word", groups["word"])
+
+
+def amount_of(term: Term) -> str | None:
+    """The bare amount of a money term (``dollar_4106`` → ``4106``), else None."""
+    return term.text.split("_", 1)[1] if term.kind == "money" else None
 
 
 @dataclass(frozen=True)
@@ -68,23 +128,20 @@ class DomainTokenizer:
 
     def __call__(self, text: str) -> list[str]:
         tokens: list[str] = []
-        for match in _TOKEN_RE.finditer(text):
-            kind = match.lastgroup
-            token = match.group()
-            if kind == "word":
-                word = token.lower() if self.spec.lowercase else token
-                word = word.replace("’", "'")
-                if word in self._stopwords:
-                    continue
-                if self._stemmer is not None:
-                    word = self._stemmer.stemWord(word)
-                tokens.append(word)
-            elif kind == "code":
-                tokens.append(token.replace("-", "").lower())
-            elif kind in ("money", "percent"):
-                tokens.append(token.replace(" ", ""))
-            else:
-                tokens.append(token)
+        for term in iter_terms(text):
+            if term.is_domain:
+                tokens.append(term.text)  # never stemmed
+                if (amount := amount_of(term)) is not None:
+                    tokens.append(amount)
+                continue
+            word = term.text.lower() if self.spec.lowercase else term.text
+            word = word.replace("’", "'")
+            if word in self._stopwords:
+                continue
+            # A program-year prefix alone ("BCY") stays as written: stemmed it would be "bci".
+            if self._stemmer is not None and word not in PROGRAM_YEAR_PREFIXES:
+                word = self._stemmer.stemWord(word)
+            tokens.append(word)
         return tokens
 
     def batch(self, texts: list[str]) -> list[list[str]]:

@@ -48,7 +48,8 @@ def response_to_answer(response: Response, question: str, mode: str, seconds: fl
     nodes = list(response.source_nodes)
     return Answer(
         answer=str(response.response or ""),
-        sources=meta.get("sources", unique_sources(nodes)),
+        cited_sources=list(meta.get("cited_sources", [])),
+        retrieved_sources=unique_sources(nodes),
         mode=meta.get("mode", mode),
         response_type=meta.get("response_type", "answer"),
         response_time=seconds,

@@ -53,6 +53,7 @@ from rag_lab.answer.agent_tool import (
     Turn,
 )
 from rag_lab.answer.context import estimate_tokens
+from rag_lab.answer.prompt import unique_sources
 from rag_lab.answer.types import USAGE_KEYS, Answer, Chunk
 from rag_lab.config import Settings
 from rag_lab.errors import ConfigError, ProviderError
@@ -211,7 +212,8 @@ class RagAgent:
             self._remember(question, reply.strip() if parsed.usable else parsed.answer)
             return Answer(
                 answer=parsed.answer,
-                sources=reply_sources(parsed, turn.nodes) if turn.nodes else [],
+                cited_sources=reply_sources(parsed, turn.nodes),
+                retrieved_sources=unique_sources(turn.nodes),
                 mode="agent",
                 response_type="agent",
                 response_time=seconds,

@@ -64,7 +64,7 @@ def parse_reply(text: str) -> Reply:
 
 def reply_sources(reply: Reply, nodes: Sequence[NodeWithScore]) -> list[Source]:
     """Cited chunks ([Doc N] in the answer or SOURCES, or a retrieved file named in SOURCES);
-    every retrieved chunk when nothing is cited (what the answer was based on)."""
+    empty when nothing is cited."""
     numbers = cited_numbers(f"{reply.answer}\n{reply.sources_text}", len(nodes))
     lowered = reply.sources_text.lower()
     for number, result in enumerate(nodes, start=1):
@@ -72,4 +72,4 @@ def reply_sources(reply: Reply, nodes: Sequence[NodeWithScore]) -> list[Source]:
         if filename and filename.lower() in lowered and number not in numbers:
             if not any(nodes[n - 1].node.metadata.get("filename") == filename for n in numbers):
                 numbers.append(number)  # the file's first chunk; its page is the best we know
-    return unique_sources(nodes[n - 1] for n in numbers) if numbers else unique_sources(nodes)
+    return unique_sources(nodes[n - 1] for n in numbers)

@@ -33,7 +33,8 @@ class CitedQueryEngine(CustomQueryEngine):
 
     The ``Response`` carries the chunks given to the LLM as ``source_nodes`` (prompt order, so
     ``source_nodes[N-1]`` is ``[Doc N]``) and ``metadata``: ``mode``, ``response_type``
-    ("answer" | "no_results"), ``sources`` (list of Source), ``rerank`` (RerankInfo),
+    ("answer" | "no_results"), ``cited_sources`` (list of Source, empty when nothing is cited),
+    ``rerank`` (RerankInfo),
     ``candidates`` (chunks retrieved).
     """
 
@@ -78,7 +79,7 @@ class CitedQueryEngine(CustomQueryEngine):
 
     def _metadata(self, response_type: str, sources: list[Source], info: RerankInfo,
                   candidates: int) -> dict[str, Any]:
-        return {"mode": self.mode, "response_type": response_type, "sources": sources,
+        return {"mode": self.mode, "response_type": response_type, "cited_sources": sources,
                 "rerank": info, "candidates": candidates}
 
 

@@ -78,7 +78,6 @@ def unique_sources(nodes: Iterable[NodeWithScore]) -> list[Source]:
 
 
 def extract_sources(answer_text: str, nodes: Sequence[NodeWithScore]) -> list[Source]:
-    """The documents the answer cites; all of ``nodes`` when it cites none (tiny models often
-    do not cite, and listing nothing would hide what the answer was based on)."""
-    numbers = cited_numbers(answer_text, len(nodes))
-    return unique_sources(nodes[n - 1] for n in numbers) if numbers else unique_sources(nodes)
+    """The documents the answer cites, in citation order; empty when it cites none (the
+    retrieved ones are ``unique_sources(nodes)``: an answer keeps both, never one for the other)."""
+    return unique_sources(nodes[n - 1] for n in cited_numbers(answer_text, len(nodes)))

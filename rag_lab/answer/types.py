@@ -74,8 +74,13 @@ class RerankInfo:
 
 @dataclass
 class Answer:
+    """One answer. ``cited_sources``: what the answer cites (empty when it cites nothing);
+    ``retrieved_sources``: every document given to the LLM; ``sources``: the cited ones, or the
+    retrieved ones when nothing is cited (check ``cites`` before calling an answer grounded)."""
+
     answer: str
-    sources: list[Source]
+    cited_sources: list[Source]
+    retrieved_sources: list[Source]
     mode: str
     response_type: str = "answer"
     response_time: float = 0.0  # seconds, retrieval + rerank + generation
@@ -86,6 +91,17 @@ class Answer:
     # seconds per stage: retrieve, rerank, generate (engines; the agent reports its total only)
     timings: dict[str, float] = field(default_factory=dict)
 
+    @property
+    def cites(self) -> bool:
+        return bool(self.cited_sources)
+
+    @property
+    def sources(self) -> list[Source]:
+        return self.cited_sources or self.retrieved_sources
+
     def to_dict(self) -> dict[str, Any]:
-        """JSON-ready (plain dicts, lists, str, numbers, None)."""
-        return asdict(self)
+        """JSON-ready (plain dicts, lists, str, numbers, None), ``sources`` and ``cites`` included."""
+        data = asdict(self)
+        data["sources"] = [asdict(s) for s in self.sources]
+        data["cites"] = self.cites
+        return data

@@ -105,7 +105,8 @@ def score_run(run: dict[str, dict[str, float]], qrels: dict[str, dict[str, int]]
     ranx_run = Run(filled)
     ranx_qrels = Qrels({q: qrels[q] for q in filled})
     means = evaluate(ranx_qrels, ranx_run, list(metrics), make_comparable=True)
-    per_query = {m: dict(zip(filled, ranx_run.scores[m].values())) if m in ranx_run.scores else {} for m in metrics}
+    # ranx keeps its own (sorted) query order: key per-query scores by ranx's ids, never by position.
+    per_query = {m: {str(q): float(v) for q, v in ranx_run.scores.get(m, {}).items()} for m in metrics}
     return {m: float(means[m]) for m in metrics}, per_query
 
 

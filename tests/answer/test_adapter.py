@@ -26,11 +26,22 @@ def test_engine_answer_is_complete_and_json_ready(lab_settings, texas_index, scr
     assert (first.filename, first.page) == (INCOME_FILE, 1) and first.doc_id
     assert "$4,106" in first.text and first.explanation["dense_rank"] is not None
     data = json.loads(json.dumps(answer.to_dict()))
-    assert set(data) == {"answer", "sources", "mode", "response_type", "response_time", "usage", "chunks",
-                         "rerank", "question", "timings"}
+    assert set(data) == {"answer", "sources", "cited_sources", "retrieved_sources", "cites", "mode",
+                         "response_type", "response_time", "usage", "chunks", "rerank", "question", "timings"}
+    assert data["cites"] and data["cited_sources"] == data["sources"]
     assert data["sources"][0]["doc"] == INCOME_FILE and data["rerank"]["status"] == "skipped"
     assert set(data["chunks"][0]) == {"rank", "score", "doc_id", "filename", "page", "text", "explanation",
                                       "rerank_score"}
+
+
+def test_uncited_answer_keeps_cited_and_retrieved_apart(lab_settings, texas_index, scripted) -> None:
+    llm = scripted("The limit is $4,106.")
+    answer = make_answerer("bm25", lab_settings, "texas_childcare", rerank=False, llm=llm, top_k=3).query(INCOME_QUESTION)
+    assert answer.cited_sources == [] and not answer.cites
+    assert len(answer.retrieved_sources) >= 1 and answer.sources == answer.retrieved_sources
+    data = answer.to_dict()
+    assert data["cited_sources"] == [] and data["cites"] is False
+    assert [s["doc"] for s in data["retrieved_sources"]] == [s.doc for s in answer.retrieved_sources]
 
 
 def test_no_results_answer(lab_settings, texas_index, scripted) -> None:
@@ -51,7 +62,8 @@ def test_agent_plugs_into_the_same_adapter(lab_settings, scripted, monkeypatch) 
 
         def chat(self, question: str) -> Answer:
             text = self.llm.complete(question).text
-            return Answer(answer=text, sources=[Source("a.pdf", 2)], mode="agent", response_type="agent")
+            return Answer(answer=text, cited_sources=[Source("a.pdf", 2)], retrieved_sources=[Source("a.pdf", 2)],
+                          mode="agent", response_type="agent")
 
     monkeypatch.setitem(sys.modules, "rag_lab.answer.agent", types.SimpleNamespace(RagAgent=RagAgent))
     answerer = make_answerer("agent", lab_settings, "texas_childcare", llm=llm, max_steps=3)

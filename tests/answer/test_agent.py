@@ -187,7 +187,9 @@ def test_forced_first_search_and_answers_that_ignore_the_format(stub_agent) -> N
     assert llm.calls[0]["tool_choice"] == TOOL_NAME and llm.calls[1]["tool_choice"] is None
     assert agent.last_turn.calls[0].fallback and agent.last_turn.calls[0].query == "alpha?"
     assert answer.answer == "Alpha says 42, see a.pdf."  # no ANSWER: marker: the whole reply
-    assert [s.doc for s in answer.sources] == ["a.pdf", "b.pdf"]  # nothing cited: all retrieved
+    assert answer.cited_sources == [] and not answer.cites  # nothing cited, and it says so
+    assert [s.doc for s in answer.retrieved_sources] == ["a.pdf", "b.pdf"]
+    assert [s.doc for s in answer.sources] == ["a.pdf", "b.pdf"]  # `sources` falls back to the retrieved
 
 
 def test_history_window_keeps_the_system_message_and_reset_clears(stub_agent) -> None:

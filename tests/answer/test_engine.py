@@ -35,18 +35,17 @@ def test_index_modes_answer_through_the_shared_prompt(engine_for, scripted, mode
     assert INCOME_HEADER in prompt and "[Doc 3: " in prompt and "[Doc 4" not in prompt
     assert prompt.endswith(f"Question: {INCOME_QUESTION}\nAnswer: ")
     assert response.response == CITED
-    assert response.metadata["sources"] == [Source(INCOME_FILE, 1, INCOME_URL)]
+    assert response.metadata["cited_sources"] == [Source(INCOME_FILE, 1, INCOME_URL)]
     assert response.metadata["mode"] == mode and response.metadata["response_type"] == "answer"
     assert [r.node.metadata["filename"] for r in response.source_nodes][0] == INCOME_FILE
     info = response.metadata["rerank"]
     assert (info.status, info.reason, info.candidates, info.kept) == ("skipped", "disabled", 3, 3)
 
 
-def test_uncited_answer_lists_all_chunks_and_hybrid_explains(engine_for, scripted) -> None:
+def test_uncited_answer_cites_nothing_and_hybrid_explains(engine_for, scripted) -> None:
     response = engine_for("hybrid", scripted("The limit is $4,106."), explain=True).query(INCOME_QUESTION)
-    sources = response.metadata["sources"]
-    assert len(sources) == 3 and sources[0] == Source(INCOME_FILE, 1, INCOME_URL)
-    assert all(s.page is not None for s in sources)
+    assert response.metadata["cited_sources"] == []
+    assert len(response.source_nodes) == 3
     assert all(r.node.metadata["explanation"]["fused_score"] > 0 for r in response.source_nodes)
 
 
@@ -55,7 +54,7 @@ def test_no_results_answers_without_calling_the_llm(engine_for, scripted) -> Non
     response = engine_for("bm25", llm).query("zqxjv wkpfy qqzzx")
     assert llm.prompts == []
     assert response.response == NO_ANSWER
-    assert response.source_nodes == [] and response.metadata["sources"] == []
+    assert response.source_nodes == [] and response.metadata["cited_sources"] == []
     assert response.metadata["response_type"] == "no_results"
 
 
@@ -108,7 +107,7 @@ def test_kendra_answers_through_the_shared_generator_never_reranked(lab_settings
     assert llm.rerank_prompts == [] and len(llm.answer_prompts) == 1
     assert "[Doc 1: guide.pdf, Page 3]\nRotate access keys every 90 days." in llm.prompts[0]
     assert "[Doc 2: KB keys]\nUse IAM roles" in llm.prompts[0]
-    assert response.metadata["sources"] == [Source("guide.pdf", 3, "https://kb.example.com/guide.pdf"),
+    assert response.metadata["cited_sources"] == [Source("guide.pdf", 3, "https://kb.example.com/guide.pdf"),
                                             Source("KB keys", None, "https://wiki.example.com/kb/keys")]
     assert response.metadata["rerank"].reason == "kendra ranks internally"
     empty = engine.query("nothing here")

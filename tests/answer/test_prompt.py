@@ -70,10 +70,10 @@ def test_extract_sources_dedupes_filename_and_page() -> None:
     assert extract_sources("[Doc 4] and [Doc 1]", NODES) == [Source("a.pdf", 1, None)]
 
 
-def test_extract_sources_without_citation_lists_all_retrieved() -> None:
-    expected = [Source("a.pdf", 1, "https://x/a.pdf"), Source("b.pdf", 2, None), Source("page.html", None, None)]
-    assert extract_sources("The limit is $4,106.", NODES) == expected
-    assert extract_sources("Only [Doc 7], out of range.", NODES) == expected
+def test_extract_sources_without_citation_is_empty() -> None:
+    # an answer that cites nothing must not look cited: the retrieved sources are kept apart
+    assert extract_sources("The limit is $4,106.", NODES) == []
+    assert extract_sources("Only [Doc 7], out of range.", NODES) == []
 
 
 def test_extract_sources_of_nothing() -> None:

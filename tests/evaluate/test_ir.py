@@ -34,6 +34,14 @@ def test_score_run_exact_values():
     assert per_query["mrr@10"]["q1"] == pytest.approx(0.5)
 
 
+def test_per_query_scores_belong_to_their_queries():
+    # File order "3", "100", "20" differs from ranx's sorted order "100", "20", "3".
+    qrels = {"3": {"a": 1}, "100": {"b": 1}, "20": {"c": 1}}
+    run = {"3": {"a": 1.0}, "100": {"x": 1.0, "b": 0.5}, "20": {"x": 1.0}}
+    _, per_query = ir.score_run(run, qrels)
+    assert per_query["mrr@10"] == {"3": 1.0, "100": 0.5, "20": 0.0}
+
+
 @pytest.fixture(scope="module")
 def scifact_slice(tmp_path_factory, lab_settings):
     """The first 15 test queries with their relevant abstracts plus 150 other abstracts."""

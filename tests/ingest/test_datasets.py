@@ -92,8 +92,8 @@ def test_texas_qa_pairs():
 def test_qa_line_missing_a_field_names_the_line(tmp_path):
     (tmp_path / "a.txt").write_text("doc", encoding="utf-8")
     good = {"id": 1, "question": "q?", "reference_answer": "a"}
-    (tmp_path / "qa.jsonl").write_text(json.dumps(good) + "\n" + json.dumps({"id": 2, "question": "q"}) + "\n")
-    with pytest.raises(DatasetError, match=r"line 2 lacks 'reference_answer'"):
+    (tmp_path / "qa.jsonl").write_text(json.dumps(good) + "\n" + json.dumps({"id": 2, "answer": "q"}) + "\n")
+    with pytest.raises(DatasetError, match=r"qa.jsonl: line 2 has no question"):
         resolve_dataset(tmp_path).load_qa()
     (tmp_path / "qa.jsonl").write_text(json.dumps(good) + "\n\n{broken\n")
     with pytest.raises(DatasetError, match=r"line 3 is not JSON"):
@@ -127,9 +127,30 @@ def test_scifact_queries_and_qrels():
     assert all(isinstance(v, int) for docs in qrels.values() for v in docs.values())
 
 
-def test_folder_dataset_has_no_beir_queries():
+def test_folder_dataset_queries_and_qrels_come_from_its_source_files():
     dataset = resolve_dataset("texas_childcare", DATASETS)
-    with pytest.raises(DatasetError, match="no BEIR queries"):
-        dataset.load_queries()
-    with pytest.raises(DatasetError, match="no qrels"):
-        dataset.load_qrels()
+    pairs = dataset.load_qa()
+    queries, qrels = dataset.load_queries(), dataset.load_qrels()
+    assert list(queries) == [p.id for p in pairs] and queries[pairs[0].id] == pairs[0].question
+    assert qrels[pairs[0].id] == {pairs[0].source_file: 1}
+    pdfs = {p.name for p in dataset.documents_dir.iterdir()}
+    assert {d for docs in qrels.values() for d in docs} <= pdfs
+
+
+def test_user_qa_only_questions_and_several_sources(tmp_path):
+    (tmp_path / "a.txt").write_text("doc", encoding="utf-8")
+    lines = [{"question": "only a question?"}, {"id": "q2", "question": "two?", "source_file": ["a.txt", "b.txt"]}]
+    (tmp_path / "qa.jsonl").write_text("\n".join(json.dumps(x) for x in lines) + "\n")
+    dataset = resolve_dataset(tmp_path)
+    first, second = dataset.load_qa()
+    assert (first.id, first.reference_answer, first.source_files) == ("line-1", None, ())
+    assert dataset.load_queries() == {"q2": "two?"} and dataset.load_qrels() == {"q2": {"a.txt": 1, "b.txt": 1}}
+    (tmp_path / "qa.jsonl").write_text(json.dumps(lines[0]) + "\n")
+    with pytest.raises(DatasetError, match="no line names a source_file"):
+        resolve_dataset(tmp_path).load_queries()
+
+
+def test_folder_without_questions_has_no_queries(tmp_path):
+    (tmp_path / "a.txt").write_text("doc", encoding="utf-8")
+    with pytest.raises(DatasetError, match="has no queries"):
+        resolve_dataset(tmp_path).load_queries()

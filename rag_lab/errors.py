@@ -29,3 +29,11 @@ class IndexNotReadyError(RagLabError):
 
 class ProviderError(RagLabError):
     """A model or search provider failed after bounded retries."""
+
+
+class RagLabWarning(UserWarning):
+    """Something the user should know; the CLI prints it as one line."""
+
+
+class StaleIndexWarning(RagLabWarning):
+    """The dataset's files changed since its index was built."""

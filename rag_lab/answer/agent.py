@@ -53,13 +53,15 @@ from rag_lab.answer.agent_tool import (
     Turn,
 )
 from rag_lab.answer.context import estimate_tokens
-from rag_lab.answer.prompt import unique_sources
+from rag_lab.answer.prompt import render_structured_answer, unique_sources
 from rag_lab.answer.types import USAGE_KEYS, Answer, Chunk
 from rag_lab.config import Settings
 from rag_lab.errors import ConfigError, ProviderError
 
 DEFAULT_RETRIEVAL_MODE = "fusion"
 DEFAULT_MAX_TOOL_CALLS = 3
+LOCAL_MAX_TOOL_CALLS = 1
+LOCAL_TIMEOUT_FACTOR = 5  # CPU generation: a call may take minutes on a busy machine
 DEFAULT_MAX_HISTORY = 20
 HISTORY_SHARE = 4  # history never takes more than 1/HISTORY_SHARE of the context window
 TOOL_CALL_TOKENS = 128  # room kept for the model's next tool call (the local model's minimum)
@@ -75,10 +77,23 @@ def without_tool_calls(response: ChatResponse) -> ChatResponse:
     return response
 
 
+# Pydantic attributes that warn when read on an instance (deprecated since pydantic 2.0 / 2.11).
+_DEPRECATED_INSTANCE_ATTRS = frozenset({"__fields__", "__fields_set__", "model_fields", "model_computed_fields"})
+
+
 class CappedFunctionAgent(FunctionAgent):
     """``FunctionAgent`` that stops offering tools once ``tools_exhausted()`` says so."""
 
     tools_exhausted: Callable[[], bool] = Field(default=lambda: False, exclude=True)
+    # For LLMs with constrained output: the tool-less answer is the engines' JSON answer
+    # ({"answer", "cited"}), rendered by this function to text with [Doc N: file, Page X].
+    render_structured: Callable[[str], str] | None = Field(default=None, exclude=True)
+
+    def __dir__(self) -> list[str]:
+        # The workflow finds its steps with inspect.getmembers(self), which reads every name in
+        # dir(self); on a pydantic model that includes attributes pydantic deprecates on instances
+        # (four deprecation warnings per agent). None of them is a step: leave them out.
+        return [name for name in super().__dir__() if name not in _DEPRECATED_INSTANCE_ATTRS]
 
     async def _get_response(self, current_llm_input: list[ChatMessage],
                             tools: Sequence[AsyncBaseTool]) -> ChatResponse:
@@ -86,13 +101,19 @@ class CappedFunctionAgent(FunctionAgent):
             return await super()._get_response(current_llm_input, tools)
         # The model already got "limit reached, answer now" and still wanted to search: ask for
         # the answer without tools, and drop any call it makes anyway (the turn must end).
+        if self.render_structured is not None and getattr(self.llm, "supports_constrained_output", False):
+            from rag_lab.answer.prompt import ANSWER_SCHEMA
+
+            response = without_tool_calls(await self.llm.achat(current_llm_input, json_schema=ANSWER_SCHEMA))
+            response.message.blocks = [TextBlock(text=self.render_structured(response.message.content or ""))]
+            return response
         return without_tool_calls(await self.llm.achat(current_llm_input))
 
 
 def _is_local(llm: LLM) -> bool:
-    from rag_lab.models.llm.local_llm import LocalLlamaCppLLM
+    from rag_lab.models.llm.local_llm import LocalLLM
 
-    return isinstance(llm, LocalLlamaCppLLM)
+    return isinstance(llm, LocalLLM)
 
 
 def _text(messages: Sequence[ChatMessage]) -> str:
@@ -122,7 +143,7 @@ class RagAgent:
         retrieval_mode: str = DEFAULT_RETRIEVAL_MODE,
         retriever: BaseRetriever | None = None,
         top_k: int = DEFAULT_TOP_K,
-        max_tool_calls: int = DEFAULT_MAX_TOOL_CALLS,
+        max_tool_calls: int | None = None,
         max_history: int = DEFAULT_MAX_HISTORY,
         timeout: float | None = None,
         force_retrieval: bool | None = None,
@@ -155,7 +176,13 @@ class RagAgent:
         self.ground = ground
         self.system_prompt = system_prompt
         self.context_window = meta.context_window
-        self.timeout = timeout if timeout is not None else settings.request_timeout * (max_tool_calls + 3)
+        local = _is_local(llm)
+        if max_tool_calls is None:
+            # A local model searches once (forced, schema-constrained), then answers in JSON: every
+            # further search would cost a whole prompt evaluation on CPU.
+            max_tool_calls = LOCAL_MAX_TOOL_CALLS if local else DEFAULT_MAX_TOOL_CALLS
+        per_call = settings.request_timeout * (LOCAL_TIMEOUT_FACTOR if local else 1)
+        self.timeout = timeout if timeout is not None else per_call * (max_tool_calls + 3)
         self.max_iterations = max_tool_calls + 4  # cap + "answer now" + tool-less answer + slack
         self.tool = RetrievalTool(retriever, max_calls=max_tool_calls, default_top_k=top_k,
                                   context_window=meta.context_window,
@@ -164,15 +191,20 @@ class RagAgent:
         # Function-calling templates render the parameter schema (plus a fixed preamble).
         spec = tool.metadata.to_openai_tool(skip_length_check=True)["function"]
         self._tool_tokens = estimate_tokens(json.dumps(spec["parameters"])) + TOOL_PREAMBLE_TOKENS
-        force = _is_local(llm) if force_retrieval is None else force_retrieval
+        force = local if force_retrieval is None else force_retrieval
         self.workflow = CappedFunctionAgent(
             name="rag_agent", tools=[tool], llm=llm, system_prompt=system_prompt, streaming=False,
             allow_parallel_tool_calls=False, initial_tool_choice=TOOL_NAME if force else None,
-            timeout=self.timeout, tools_exhausted=lambda: self.tool.exhausted,
+            timeout=self.timeout, tools_exhausted=self._tools_exhausted if local else lambda: self.tool.exhausted,
+            render_structured=lambda reply: render_structured_answer(reply, self.tool.turn.nodes),
         )
         self.history: list[ChatMessage] = [ChatMessage(role=MessageRole.SYSTEM, content=system_prompt)]
         self.last_turn: Turn | None = None
         self._turn_lock = asyncio.Lock()  # one turn at a time: history and tool state are per agent
+
+    def _tools_exhausted(self) -> bool:
+        """Local models answer as soon as the search budget is spent (not after a refused call)."""
+        return self.tool.exhausted or len(self.tool.turn.calls) >= self.tool.max_calls
 
     # --- public API ---------------------------------------------------------------------------
     def chat(self, question: str) -> Answer:

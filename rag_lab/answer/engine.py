@@ -19,8 +19,15 @@ from llama_index.core.prompts import BasePromptTemplate
 from llama_index.core.query_engine import CustomQueryEngine
 
 from rag_lab.answer.context import build_context
-from rag_lab.answer.prompt import ANSWER_PROMPT, NO_ANSWER, extract_sources
-from rag_lab.answer.rerank import DEFAULT_TOP_N, NO_RERANK_MODES, LabLLMRerank, rerank_nodes
+from rag_lab.answer.prompt import (
+    ANSWER_JSON_PROMPT,
+    ANSWER_PROMPT,
+    ANSWER_SCHEMA,
+    NO_ANSWER,
+    extract_sources,
+    render_structured_answer,
+)
+from rag_lab.answer.rerank import DEFAULT_TOP_N, NO_RERANK_MODES, make_reranker, rerank_nodes
 from rag_lab.answer.types import RerankInfo, Source
 from rag_lab.config import Settings
 from rag_lab.errors import ConfigError
@@ -45,6 +52,15 @@ class CitedQueryEngine(CustomQueryEngine):
     rerank_skip_reason: str = "disabled"
     top_n: int = Field(default=DEFAULT_TOP_N, ge=1)
     prompt: BasePromptTemplate = ANSWER_PROMPT
+    # JSON-constrained answers ({"answer", "cited"}) for LLMs that support it (the local models);
+    # None: decided by the LLM's ``supports_constrained_output``.
+    structured: bool | None = None
+
+    @property
+    def uses_structured_output(self) -> bool:
+        if self.structured is not None:
+            return self.structured
+        return bool(getattr(self.llm, "supports_constrained_output", False))
 
     def custom_query(self, query_str: str) -> Response:
         clock = time.perf_counter()
@@ -65,13 +81,20 @@ class CitedQueryEngine(CustomQueryEngine):
                             metadata=self._metadata("no_results", [], info, 0) | {"timings": timings})
         kept, info = rerank_nodes(nodes, query_str, self.reranker, self.top_n, self.rerank_skip_reason)
         lap("rerank")
-        context, used = build_context(kept, self.llm, query_str, self.prompt)
+        structured = self.uses_structured_output
+        prompt = ANSWER_JSON_PROMPT if structured and self.prompt is ANSWER_PROMPT else self.prompt
+        context, used = build_context(kept, self.llm, query_str, prompt)
         if used < len(kept):
             info.reason = (info.reason + "; " if info.reason else "") + (
                 f"context window fits {used} of {len(kept)} chunks")
             kept = kept[:used]
             info.kept = used
-        text = self.llm.predict(self.prompt, context_str=context, query_str=query_str).strip()
+        if structured:
+            reply = self.llm.complete(prompt.format(context_str=context, query_str=query_str),
+                                      json_schema=ANSWER_SCHEMA).text
+            text = render_structured_answer(reply, kept)
+        else:
+            text = self.llm.predict(prompt, context_str=context, query_str=query_str).strip()
         lap("generate")
         sources = extract_sources(text, kept)
         return Response(text, source_nodes=kept,
@@ -91,20 +114,30 @@ def build_engine(
     explain: bool = False,
     llm: LLM | None = None,
     *,
-    top_k: int = DEFAULT_TOP_K,
-    top_n: int = DEFAULT_TOP_N,
+    top_k: int | None = None,
+    top_n: int | None = None,
     retriever: BaseRetriever | None = None,
     **retrieval_params: Any,
 ) -> CitedQueryEngine:
     """The query engine for ``mode`` (dense | bm25 | fusion | hybrid | kendra).
 
-    ``retrieval_params`` go to the retriever registry (rrf_k, prefetch, weights, …);
-    ``retriever`` replaces the registry's (e.g. a stubbed Kendra in tests); ``llm`` defaults to
-    ``get_llm(settings)``. ``explain`` makes hybrid attach its fusion explanation (fusion always
-    does). Kendra is never reranked.
+    ``retrieval_params`` go to the retriever registry (rrf_k, prefetch, weights, Kendra's
+    ``client`` …); ``retriever`` replaces the registry's (e.g. a stubbed Kendra in tests); ``llm``
+    defaults to ``get_llm(settings)``. ``explain`` makes hybrid attach its fusion explanation
+    (fusion always does).
+
+    Index modes retrieve ``top_k`` (default 30) and keep ``top_n`` (default 7, LLM rerank or
+    retrieval order). Kendra follows the seed: its Retrieve API's top ``KENDRA_TOP_K`` (default 5)
+    passages, never reranked, all of them straight to the shared generator.
     """
     if mode == "agent":
         raise ConfigError("The agent is not a query engine", "use make_answerer(mode='agent', …)")
+    if mode == "kendra":
+        top_k = settings.kendra_top_k if top_k is None else top_k
+        top_n = top_k if top_n is None else top_n
+    else:
+        top_k = DEFAULT_TOP_K if top_k is None else top_k
+        top_n = DEFAULT_TOP_N if top_n is None else top_n
     if retriever is None:
         # The retriever first: a missing index or Kendra config fails before the LLM loads.
         from rag_lab.retrieve import build_retriever
@@ -116,6 +149,6 @@ def build_engine(
 
         llm = get_llm(settings)
     skip_reason = NO_RERANK_MODES.get(mode, "disabled")
-    reranker = LabLLMRerank(llm, top_n=top_n) if rerank and mode not in NO_RERANK_MODES else None
+    reranker = make_reranker(llm, top_n=top_n) if rerank and mode not in NO_RERANK_MODES else None
     return CitedQueryEngine(retriever=retriever, llm=llm, mode=mode, reranker=reranker,
                             rerank_skip_reason=skip_reason, top_n=top_n)

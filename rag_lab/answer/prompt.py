@@ -27,6 +27,27 @@ ANSWER_PROMPT_TMPL = (
 )
 ANSWER_PROMPT = PromptTemplate(ANSWER_PROMPT_TMPL)
 
+# The same task for LLMs with constrained output (the local models): the reply is JSON, so the
+# citation is a field the model must fill, not a format example it may copy instead of answering
+# (Qwen2.5 answered just "[Doc 1]" to the text prompt). Rendered to the text form by
+# :func:`render_structured_answer`, so sources are parsed the same way in every mode.
+ANSWER_JSON_PROMPT_TMPL = (
+    "Answer the question using only the numbered documents below.\n"
+    'Reply in JSON with two fields: "answer", the answer in one or two sentences with the exact '
+    'figures, names or dates from the documents, and "cited", the numbers of the documents the '
+    "answer comes from.\n"
+    f"If the documents do not contain the answer, the answer is: {NO_ANSWER}.\n\n"
+    "{context_str}\n\n"
+    "Question: {query_str}\n"
+)
+ANSWER_JSON_PROMPT = PromptTemplate(ANSWER_JSON_PROMPT_TMPL)
+ANSWER_SCHEMA: dict = {
+    "type": "object",
+    "properties": {"answer": {"type": "string"},
+                   "cited": {"type": "array", "items": {"type": "integer", "minimum": 1}, "maxItems": 5}},
+    "required": ["answer", "cited"],
+}
+
 # "Doc 3", "[Doc 3]", "[Doc 3: file, Page 1]", "Document 3", "doc3": the number right after "Doc".
 _SINGLE = re.compile(r"\bdoc(?:ument)?s?\.?\s*#?\s*(\d+)", re.IGNORECASE)
 # "[Doc 1, 2]", "[Docs 1, 2 and 3]": bare numbers count only inside a bracket that starts with Doc
@@ -50,6 +71,10 @@ def format_context(nodes: Sequence[NodeWithScore]) -> str:
 def format_chunk(number: int, result: NodeWithScore) -> str:
     # MetadataMode.NONE: filename and page are in the header already; the rest is noise.
     text = result.node.get_content(metadata_mode=MetadataMode.NONE).strip()
+    # A contextual index built with --context-in-prompt shows the chunk's context under the header.
+    context = result.node.metadata.get("chunk_context")
+    if context and "chunk_context" not in result.node.excluded_llm_metadata_keys:
+        return f"{doc_header(number, result)}\nContext: {context}\n{text}"
     return f"{doc_header(number, result)}\n{text}"
 
 
@@ -75,6 +100,26 @@ def unique_sources(nodes: Iterable[NodeWithScore]) -> list[Source]:
         source = Source.from_node(result)
         seen.setdefault((source.doc, source.page), source)
     return list(seen.values())
+
+
+def render_structured_answer(reply: str, nodes: Sequence[NodeWithScore]) -> str:
+    """``{"answer": …, "cited": [N, …]}`` → ``answer [Doc N: file, Page X] …``; numbers outside
+    1..len(nodes) are dropped; a reply that is not such JSON is returned as it is."""
+    from rag_lab.models.llm.chatml_tools import parse_arguments
+
+    data = parse_arguments(reply)
+    answer = data.get("answer")
+    if not isinstance(answer, str) or not answer.strip():
+        return reply.strip()
+    answer = answer.strip()
+    cited = data.get("cited") if isinstance(data.get("cited"), list) else []
+    numbers: list[int] = []
+    for value in cited:
+        if isinstance(value, int) and not isinstance(value, bool) and 1 <= value <= len(nodes) and value not in numbers:
+            numbers.append(value)
+    if answer.rstrip(".") == NO_ANSWER or not numbers:
+        return answer
+    return f"{answer} " + " ".join(doc_header(n, nodes[n - 1]) for n in numbers)
 
 
 def extract_sources(answer_text: str, nodes: Sequence[NodeWithScore]) -> list[Source]:

@@ -93,6 +93,79 @@ class LabLLMRerank(LLMRerank):
         return {"query_str": query_str, "context_str": format_batch(nodes_batch, max_chars)}
 
 
+LISTWISE_PROMPT = (
+    "Rank the documents below by how useful they are for answering the question.\n"
+    'Reply in JSON: {{"ranking": [the numbers of the {top_n} most useful documents, most useful first]}}.\n\n'
+    "Question: {query_str}\n\n{context_str}\n"
+)
+
+
+class ListwiseJSONRerank(LLMRerank):
+    """Listwise LLM rerank through constrained output, for LLMs that support it (the local
+    models): one prompt with every candidate (truncated), and a JSON-schema-constrained reply
+    ``{"ranking": [N, …]}`` of distinct in-range numbers, so a small model's choice always parses.
+    Picks get scores top_n, top_n-1, …; ``rerank_nodes`` fills up in retrieval order."""
+
+    max_chars: int = Field(default=500, description="Characters of each document shown to the LLM.")
+    max_candidates: int = Field(default=10, description="Candidates shown (the top of the retrieval order).")
+
+    def __init__(self, llm: LLM, top_n: int = DEFAULT_TOP_N, max_chars: int = 500, max_candidates: int = 10) -> None:
+        super().__init__(llm=llm, top_n=top_n, choice_batch_size=max_candidates,
+                         parse_choice_select_answer_fn=parse_choices)
+        self.max_chars = max_chars
+        self.max_candidates = max_candidates
+
+    @classmethod
+    def class_name(cls) -> str:
+        return "ListwiseJSONRerank"
+
+    def schema(self, count: int) -> dict[str, Any]:
+        items = {"type": "integer", "minimum": 1, "maximum": count}
+        return {"type": "object", "required": ["ranking"],
+                "properties": {"ranking": {"type": "array", "items": items, "minItems": 1,
+                                           "maxItems": min(self.top_n, count)}}}
+
+    def _postprocess_nodes(self, nodes: list[NodeWithScore], query_bundle: Any = None) -> list[NodeWithScore]:
+        if query_bundle is None:
+            raise ValueError("Query bundle must be provided.")
+        shown = nodes[: self.max_candidates]
+        if not shown:
+            return []
+        budget = context_budget(self.llm, query_bundle.query_str)
+        per_doc = budget // len(shown) - HEADER_TOKENS
+        max_chars = max(0, min(self.max_chars, int(per_doc * CHARS_PER_TOKEN)))
+        prompt = LISTWISE_PROMPT.format(top_n=min(self.top_n, len(shown)), query_str=query_bundle.query_str,
+                                        context_str=format_batch([n.node for n in shown], max_chars))
+        reply = self.llm.complete(prompt, json_schema=self.schema(len(shown))).text
+        numbers = parse_ranking(reply, len(shown))
+        return [NodeWithScore(node=shown[n - 1].node, score=float(len(numbers) - i)) for i, n in enumerate(numbers)]
+
+
+def parse_ranking(reply: str, count: int) -> list[int]:
+    """Distinct in-range doc numbers from ``{"ranking": […]}``; raises when none is usable."""
+    import json
+
+    try:
+        data = json.loads(reply)
+    except ValueError:
+        data = None
+    ranking = data.get("ranking") if isinstance(data, dict) else None
+    numbers: list[int] = []
+    for value in ranking if isinstance(ranking, list) else []:
+        if isinstance(value, int) and not isinstance(value, bool) and 1 <= value <= count and value not in numbers:
+            numbers.append(value)
+    if not numbers:
+        raise RerankParseError(f"no ranking among {count} documents in {' '.join(reply.split())[:200]!r}")
+    return numbers
+
+
+def make_reranker(llm: LLM, top_n: int = DEFAULT_TOP_N) -> LLMRerank:
+    """The listwise JSON rerank for LLMs with constrained output, LlamaIndex's choice-select otherwise."""
+    if getattr(llm, "supports_constrained_output", False):
+        return ListwiseJSONRerank(llm, top_n=top_n)
+    return LabLLMRerank(llm, top_n=top_n)
+
+
 def rerank_nodes(
     nodes: list[NodeWithScore],
     query: str,

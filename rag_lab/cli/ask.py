@@ -8,11 +8,11 @@ import json
 
 from typing import TYPE_CHECKING
 
-from llama_index.core.schema import NodeWithScore, TextNode
-
-from rag_lab.config import get_settings
+from rag_lab.cli.settings import get_settings
 
 if TYPE_CHECKING:
+    from llama_index.core.schema import NodeWithScore
+
     from rag_lab.answer.types import Answer, Chunk
 
 ASK_MODES = ("dense", "bm25", "fusion", "hybrid", "kendra", "agent")
@@ -23,12 +23,13 @@ def add_ask(sub, common) -> None:
     p.add_argument("dataset", help="a name under datasets/ or a folder path (ignored by kendra)")
     p.add_argument("question")
     p.add_argument("--mode", choices=ASK_MODES, default="hybrid")
-    p.add_argument("--rerank", action=argparse.BooleanOptionalAction, default=True,
-                   help="LLM rerank of the retrieved chunks (default on; never for kendra)")
+    p.add_argument("--rerank", action=argparse.BooleanOptionalAction, default=None,
+                   help="LLM rerank of the retrieved chunks (default: on with a remote LLM provider, off with "
+                        "the local model: its listwise JSON rerank costs one more long prompt on CPU; never for kendra)")
     p.add_argument("--explain", action="store_true", help="show the chunks given to the LLM, with fusion explanations")
     p.add_argument("--json", action="store_true", help="print the Answer as JSON")
-    p.add_argument("--top-k", type=int, default=None, help="chunks retrieved (default 30)")
-    p.add_argument("--top-n", type=int, default=None, help="chunks given to the LLM (default 7)")
+    p.add_argument("--top-k", type=int, default=None, help="chunks retrieved (default 30; kendra: KENDRA_TOP_K, default 5)")
+    p.add_argument("--top-n", type=int, default=None, help="chunks given to the LLM (default 7; kendra: all it retrieved)")
     common(p)
     p.set_defaults(handler=run_ask)
 
@@ -40,13 +41,20 @@ def run_ask(args) -> int:
     settings = get_settings()
     dataset = _dataset(args.dataset) if args.mode != "kendra" else None
     params = {k: v for k, v in (("top_k", args.top_k), ("top_n", args.top_n)) if v is not None}
-    answerer = make_answerer(args.mode, settings, dataset, rerank=args.rerank, explain=args.explain, **params)
+    answerer = make_answerer(args.mode, settings, dataset, rerank=rerank_default(args.rerank, settings),
+                             explain=args.explain, **params)
     answer = answerer.query(args.question)
     if args.json:
         print(json.dumps(answer.to_dict(), indent=2, ensure_ascii=False))
     else:
         print(render_answer(answer, explain=args.explain))
     return 0
+
+
+def rerank_default(flag: bool | None, settings) -> bool:
+    """``--rerank``/``--no-rerank`` when given; otherwise on for remote providers, off for the local
+    model (its constrained listwise rerank parses, but costs a second long prompt on CPU)."""
+    return flag if flag is not None else settings.llm_provider != "local"
 
 
 def render_answer(answer: Answer, explain: bool = False) -> str:
@@ -74,6 +82,8 @@ def render_answer(answer: Answer, explain: bool = False) -> str:
 
 def _as_nodes(chunks: list[Chunk]) -> list[NodeWithScore]:
     # render_results works on nodes; rebuild minimal ones so the search view is reused as is.
+    from llama_index.core.schema import NodeWithScore, TextNode
+
     nodes = []
     for c in chunks:
         meta = {"filename": c.filename, "page": c.page, **({"explanation": c.explanation} if c.explanation else {})}

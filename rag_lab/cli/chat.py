@@ -6,11 +6,14 @@ from __future__ import annotations
 import argparse
 import sys
 from collections.abc import Callable
-from typing import IO, Any
+from typing import IO, TYPE_CHECKING, Any
 
-from rag_lab.cli.ask import ASK_MODES, render_answer
-from rag_lab.config import Settings, get_settings
+from rag_lab.cli.ask import ASK_MODES, render_answer, rerank_default
+from rag_lab.cli.settings import get_settings
 from rag_lab.errors import RagLabError
+
+if TYPE_CHECKING:
+    from rag_lab.config import Settings
 
 EXIT_WORDS = ("exit", "quit")
 
@@ -27,8 +30,8 @@ def add_chat(sub, common) -> None:
                    help="chunks per search (agent, default 5) or retrieved (engines)")
     p.add_argument("--max-tool-calls", type=int, default=None, help="searches per question (agent, default 3)")
     p.add_argument("--max-history", type=int, default=None, help="messages remembered (agent, default 20)")
-    p.add_argument("--rerank", action=argparse.BooleanOptionalAction, default=True,
-                   help="LLM rerank (engine modes only)")
+    p.add_argument("--rerank", action=argparse.BooleanOptionalAction, default=None,
+                   help="LLM rerank (engine modes only; default on with a remote provider, off with the local model)")
     common(p)
     p.set_defaults(handler=run_chat)
 
@@ -49,7 +52,8 @@ def _answerer(args, settings: Settings, llm: Any) -> tuple[Callable[[str], Any],
     from rag_lab.answer import make_answerer
 
     params = {"top_k": args.top_k} if args.top_k is not None else {}
-    answerer = make_answerer(args.mode, settings, dataset, rerank=args.rerank, llm=llm, **params)
+    answerer = make_answerer(args.mode, settings, dataset, rerank=rerank_default(args.rerank, settings), llm=llm,
+                             **params)
     return answerer.query, lambda: None
 
 
@@ -72,6 +76,8 @@ def run_chat(args, *, settings: Settings | None = None, llm: Any = None,
         text = line.strip()
         if not text:
             continue
+        if not interactive:  # piped input: echo each question so the transcript reads as a dialogue
+            print(f"\n> {text}", file=out, flush=True)
         if text.lower() in EXIT_WORDS:
             break
         if text.lower() == "reset":

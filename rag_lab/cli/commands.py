@@ -3,9 +3,8 @@
 from __future__ import annotations
 
 import json
-import sys
 
-from rag_lab.config import get_settings
+from rag_lab.cli.settings import get_settings
 
 
 def _dataset(name: str):
@@ -18,6 +17,13 @@ def add_index(sub, common) -> None:
     p = sub.add_parser("index", help="build or refresh a dataset's index (idempotent)")
     p.add_argument("dataset", help="a name under datasets/ or a folder path")
     p.add_argument("--force", action="store_true", help="rebuild even if nothing changed (embeddings still reused)")
+    p.add_argument("--contextual", choices=("annotations", "llm", "both"), default=None,
+                   help="build a contextual variant beside the plain index: each chunk's context (path annotations "
+                        "from annotations.yaml, an LLM-written context, or both) is prepended to what is embedded "
+                        "and BM25-indexed")
+    p.add_argument("--yes", action="store_true", help="confirm an LLM context run beyond the call/time/cost threshold")
+    p.add_argument("--context-in-prompt", action="store_true",
+                   help="with --contextual: also show each chunk's context to the answering LLM")
     common(p)
     p.set_defaults(handler=run_index)
 
@@ -26,11 +32,25 @@ def run_index(args) -> int:
     from rag_lab.index import build_index
 
     settings = get_settings()
-    result = build_index(_dataset(args.dataset), settings, force=args.force, progress=sys.stderr.isatty() or True)
+    if args.context_in_prompt and not args.contextual:
+        raise ValueError("--context-in-prompt needs --contextual annotations|llm|both")
+    # progress: rag_lab.progress — a bar on a TTY, plain lines otherwise
+    result = build_index(_dataset(args.dataset), settings, force=args.force, progress=True,
+                         contextual=args.contextual or "none", yes=args.yes, context_in_prompt=args.context_in_prompt)
     print(result.summary())
     for skipped in result.manifest.skipped:
         print(f"  skipped {skipped['path']}: {skipped['reason']}")
+    if args.contextual:
+        from rag_lab.cli.render import render_context_report
+
+        print(render_context_report(result.manifest, result.up_to_date))
     return 0
+
+
+def add_contextual_option(p) -> None:
+    """``--contextual``: query the contextual variant built by ``rag-lab index --contextual``."""
+    p.add_argument("--contextual", choices=("none", "annotations", "llm", "both"), default="none",
+                   help="use this contextual index variant (build it with `rag-lab index <dataset> --contextual ...`)")
 
 
 def add_retrieval_options(p) -> None:
@@ -58,12 +78,15 @@ def add_search(sub, common) -> None:
     add_retrieval_options(p)
     p.add_argument("--explain", action="store_true", help="show each leg's rank, score and RRF term (fusion, hybrid)")
     p.add_argument("--json", action="store_true", help="print JSON")
+    add_contextual_option(p)
     common(p)
     p.set_defaults(handler=run_search)
 
 
 def run_search(args) -> int:
-    from rag_lab.cli.render import render_results
+    import time
+
+    from rag_lab.cli.render import render_results, search_header
     from rag_lab.retrieve.records import results_json
     from rag_lab.retrieve import build_retriever
 
@@ -71,17 +94,20 @@ def run_search(args) -> int:
     dataset = _dataset(args.dataset) if args.mode != "kendra" else None
     params = retrieval_params(args, explain=args.explain)
     params["top_k"] = 5 if params["top_k"] is None else params["top_k"]  # --top-k 0 is an error, not 5
-    retriever = build_retriever(args.mode, settings, dataset, **params)
+    retriever = build_retriever(args.mode, settings, dataset, contextual=args.contextual, **params)
+    started = time.perf_counter()
     results = retriever.retrieve(args.query)
+    seconds = time.perf_counter() - started
     if args.json:
         print(json.dumps(results_json(results, include_explanation=args.explain), indent=2, ensure_ascii=False))
     else:
+        print(search_header(args.mode, dataset.name if dataset else "Kendra", args.query, len(results), seconds))
         print(render_results(results, explain=args.explain))
     return 0
 
 
 def add_ir(sub, common) -> None:
-    p = sub.add_parser("ir", help="IR metrics (ranx) of retrieval modes on a BEIR dataset")
+    p = sub.add_parser("ir", help="IR metrics (ranx) of retrieval modes: BEIR qrels, or document-level relevance from qa.jsonl source files")
     p.add_argument("dataset")
     p.add_argument("--modes", default="dense,bm25,fusion,hybrid", help="comma-separated modes")
     p.add_argument("--fusion-k", type=int, default=None, help="RRF k, ranks from 1 (default 60)")
@@ -91,6 +117,7 @@ def add_ir(sub, common) -> None:
     p.add_argument("--limit", type=int, default=None, help="only the first N queries")
     p.add_argument("--no-resume", action="store_true", help="ignore checkpointed runs")
     p.add_argument("--json", metavar="FILE", default=None, help="also write the table as JSON")
+    add_contextual_option(p)
     common(p)
     p.set_defaults(handler=run_ir)
 
@@ -117,11 +144,20 @@ def run_ir(args) -> int:
     modes = parse_modes(args.modes)
     if args.limit is not None and args.limit < 1:
         raise ValueError(f"--limit must be ≥ 1, got {args.limit}")
-    build_index(dataset, settings)  # no-op when up to date
+    # Queries and qrels first: a dataset without them fails in a second, not after an index build.
+    from rag_lab.errors import DatasetError
+
+    queries, qrels = dataset.load_queries(), dataset.load_qrels()
+    if not any(q in qrels for q in queries):
+        raise DatasetError(f"Dataset {dataset.name!r}: none of its {len(queries)} queries has relevance judgements",
+                           "the query ids in the qrels file must match the queries' ids")
+    build_index(dataset, settings, progress=True, contextual=args.contextual)  # no-op when up to date
     params = {"rrf_k": args.fusion_k, "prefetch": args.prefetch,
               "dense_weight": args.dense_weight, "sparse_weight": args.sparse_weight}
-    report = evaluate_modes(dataset, settings, modes, params, resume=not args.no_resume, limit=args.limit)
-    print(render_ir_table(report.results, title=f"{dataset.name}: IR metrics (ranx)"))
+    report = evaluate_modes(dataset, settings, modes, params, resume=not args.no_resume, limit=args.limit,
+                            contextual=args.contextual)
+    variant = f" (contextual {args.contextual})" if args.contextual != "none" else ""
+    print(render_ir_table(report.results, title=f"{dataset.name}{variant}: IR metrics (ranx) — {report.describe()}"))
     if args.json:
         from pathlib import Path
 
@@ -136,3 +172,5 @@ from rag_lab.cli.demo import add_demo  # noqa: E402  (registered last: it uses t
 REGISTRY = [add_index, add_search, add_ir, add_demo]
 from rag_lab.cli.ask import add_ask; REGISTRY.append(add_ask)  # noqa: E402,E702  (rag-lab ask)
 from rag_lab.cli.chat import add_chat; REGISTRY.append(add_chat)  # noqa: E402,E702  (rag-lab chat)
+from rag_lab.cli.eval import add_eval; REGISTRY.append(add_eval)  # noqa: E402,E702  (rag-lab eval)
+from rag_lab.cli.ablate import add_ablate, add_report; REGISTRY += [add_ablate, add_report]  # noqa: E402,E702

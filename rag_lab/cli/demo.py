@@ -11,7 +11,7 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
-from rag_lab.config import get_settings
+from rag_lab.cli.settings import get_settings
 
 
 
@@ -21,6 +21,10 @@ def add_demo(sub, common) -> None:
     p.add_argument("--ir-limit", type=int, default=None, help="evaluate only the first N SciFact queries")
     p.add_argument("--skip-ir", action="store_true")
     p.add_argument("--skip-ask", action="store_true")
+    p.add_argument("--skip-reports", action="store_true", help="skip the mode comparison, ablation grid and HTML reports")
+    p.add_argument("--report-datasets", default="texas_childcare_full,scifact",
+                   help="datasets of the mode comparison + ablation grid + HTML reports step")
+    p.add_argument("--answer-limit", type=int, default=3, help="questions answered per mode in the report step")
     common(p)
     p.set_defaults(handler=run_demo)
 
@@ -59,7 +63,8 @@ def run_demo(args) -> int:
         dataset = beir[0]
         _banner(f"3. IR evaluation on {dataset.name} (ranx; depth 100; RRF k=60, prefetch 100)")
         report = evaluate_modes(dataset, settings, list(INDEX_MODES), limit=args.ir_limit)
-        print(render_ir_table(report.results, anchors=SCIFACT_ANCHORS if dataset.name == "scifact" else None))
+        print(render_ir_table(report.results, title=report.describe(),
+                              anchors=SCIFACT_ANCHORS if dataset.name == "scifact" else None))
         out = Path("reports") / f"ir_{dataset.name}.json"
         out.parent.mkdir(exist_ok=True)
         out.write_text(json.dumps(report.to_json(), indent=2))
@@ -68,6 +73,12 @@ def run_demo(args) -> int:
     qa = [d for d in datasets if d.qa_file is not None and d.kind == "folder"]
     if qa and not args.skip_ask:
         _ask_every_mode(qa[0], settings, modes)
+    if not args.skip_reports:
+        from rag_lab.cli.demo_reports import run_reports
+
+        _banner("5. Mode comparison, retrieval ablation grid (fusion k × prefetch × top-k) and HTML reports")
+        run_reports(settings, [n.strip() for n in args.report_datasets.split(",") if n.strip()],
+                    answer_limit=args.answer_limit)
     return 0
 
 

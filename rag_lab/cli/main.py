@@ -26,9 +26,28 @@ def build_parser() -> argparse.ArgumentParser:
     return parser
 
 
+def _show_lab_warnings() -> None:
+    """rag-lab's own warnings (e.g. a stale index) always reach the user, as one line each."""
+    from rag_lab.errors import RagLabWarning
+
+    warnings.filterwarnings("always", category=RagLabWarning)
+    default_show = warnings.showwarning
+
+    def show(message, category, filename, lineno, file=None, line=None):
+        if issubclass(category, RagLabWarning):
+            print(f"warning: {message}", file=file or sys.stderr)
+        else:
+            default_show(message, category, filename, lineno, file, line)
+
+    warnings.showwarning = show
+
+
 def main(argv: list[str] | None = None) -> int:
     argv = list(sys.argv[1:] if argv is None else argv)
     debug = "--debug" in argv
+    # Parse first: --help and argument errors exit here, before any heavy library is imported.
+    parser = build_parser()
+    args = parser.parse_args(argv)
     if not debug:
         # Library chatter (HF, llama.cpp, tqdm-less warnings) is noise for CLI users.
         warnings.filterwarnings("ignore")
@@ -41,8 +60,7 @@ def main(argv: list[str] | None = None) -> int:
         os.environ.setdefault("HF_HUB_DISABLE_PROGRESS_BARS", "1")  # "Loading weights" bars
     else:
         logging.basicConfig(level=logging.INFO)
-    parser = build_parser()
-    args = parser.parse_args(argv)
+    _show_lab_warnings()
     try:
         return int(args.handler(args) or 0)
     except RagLabError as exc:
@@ -59,9 +77,9 @@ def main(argv: list[str] | None = None) -> int:
         print("interrupted", file=sys.stderr)
         return 130
     finally:
-        from rag_lab.index.store import close_all
-
-        close_all()
+        store = sys.modules.get("rag_lab.index.store")  # only if a command opened Qdrant (no import cost)
+        if store is not None:
+            store.close_all()
 
 
 if __name__ == "__main__":  # pragma: no cover

@@ -3,8 +3,10 @@
 from __future__ import annotations
 
 import textwrap
+from typing import TYPE_CHECKING
 
-from llama_index.core.schema import NodeWithScore
+if TYPE_CHECKING:
+    from llama_index.core.schema import NodeWithScore
 
 
 def _fmt(value, spec: str = ".4f") -> str:
@@ -30,9 +32,15 @@ def render_results(results: list[NodeWithScore], explain: bool = False) -> str:
                 f"(score {_fmt(e['sparse_score'])}) → term {e['sparse_term']:.6f} | "
                 f"fused {e['fused_score']:.6f} = {e['dense_term']:.6f} + {e['sparse_term']:.6f} [{e['source']}]"
             )
-        elif explain:
-            lines.append("     (no explanation: only fusion and hybrid results carry one)")
+    if explain and not any(r.node.metadata.get("explanation") for r in results):
+        lines.append("(no explanation: only fusion and hybrid results carry one)")  # said once, not per result
     return "\n".join(lines)
+
+
+def search_header(mode: str, dataset: str | None, query: str, n_results: int, seconds: float) -> str:
+    """One line above the results: what was searched, how, and how long it took."""
+    where = f" in {dataset}" if dataset else ""
+    return f"{mode} search{where}: {query!r} — {n_results} result(s) in {seconds * 1000:.0f} ms"
 
 
 def render_ir_table(results: dict[str, dict[str, float]], title: str = "", anchors: dict[str, str] | None = None) -> str:
@@ -44,4 +52,25 @@ def render_ir_table(results: dict[str, dict[str, float]], title: str = "", ancho
     for mode, row in results.items():
         cells = "".join(f"{row.get(c, float('nan')):>12.1f}" if c == "p50_ms" else f"{row.get(c, float('nan')):>12.4f}" for c in columns)
         lines.append(f"{mode:<{width}}{cells}" + (f"  {anchors.get(mode, '')}" if anchors else ""))
+    return "\n".join(lines)
+
+
+def render_context_report(manifest, up_to_date: bool) -> str:
+    """What a contextual build put on the chunks, and what the LLM part cost."""
+    report = manifest.contextual_report or {}
+    lines = [f"contextual variant: {manifest.contextual}"]
+    if up_to_date:
+        lines.append("  index up to date: no context computed, no LLM call (contexts as of the last build below)")
+    if manifest.contextual in ("annotations", "both"):
+        missing = report.get("unannotated_documents") or []
+        lines.append(f"  annotations: {report.get('annotated', 0)}/{report.get('chunks', 0)} chunks annotated"
+                     + (f"; no pattern matches {len(missing)} document(s): {', '.join(missing[:5])}" if missing else ""))
+    llm = report.get("llm")
+    if llm:
+        reasons = ", ".join(f"{k}: {v}" for k, v in sorted(llm["reasons"].items(), key=lambda kv: -kv[1])) or "none"
+        lines.append(f"  LLM contexts: {llm['contextualised']} contextualised, {llm['uncontextualised']} "
+                     f"uncontextualised (rejected twice; indexed without an LLM context)")
+        lines.append(f"  {llm['from_cache']}/{llm['chunks']} served from the cache; {llm['calls']} LLM call(s) "
+                     f"({llm['retries']} retries), {llm['prompt_tokens']} prompt + {llm['completion_tokens']} "
+                     f"completion tokens, {llm['seconds']:.1f}s; rejected answers: {reasons}")
     return "\n".join(lines)

@@ -12,14 +12,16 @@ import json
 import statistics
 import time
 from dataclasses import dataclass, field
+from datetime import datetime, timezone
 from pathlib import Path
-
-from tqdm.auto import tqdm
 
 from rag_lab.config import Settings
 from rag_lab.datasets import Dataset
+from rag_lab.fusion.rrf import DEFAULT_RRF_K
 from rag_lab.index import CorpusIndex
+from rag_lab.progress import progress_bar
 from rag_lab.retrieve import build_retriever
+from rag_lab.retrieve.records import doc_key
 
 METRICS = ("ndcg@10", "recall@100", "mrr@10")
 # Published SciFact (BEIR test) nDCG@10 anchors, shown beside our numbers.
@@ -30,6 +32,8 @@ SCIFACT_ANCHORS = {
     "hybrid": "MiniLM + BM25 RRF 0.7175 (Qdrant article)",
 }
 DEPTH = 100
+# What fusion/hybrid use when a parameter is not given (shown in every report).
+DEFAULT_PARAMS = {"rrf_k": DEFAULT_RRF_K, "prefetch": 100, "dense_weight": 1.0, "sparse_weight": 1.0}
 
 
 @dataclass
@@ -46,19 +50,41 @@ class ModeRun:
 
 @dataclass
 class IRReport:
+    """Means per mode, per-query scores (keyed by query id), and what they cover: which queries
+    (n of N), the retrieval parameters, the models, and when."""
+
     dataset: str
     results: dict[str, dict[str, float]] = field(default_factory=dict)
     per_query: dict[str, dict[str, dict[str, float]]] = field(default_factory=dict)
+    query_ids: list[str] = field(default_factory=list)
+    n_available: int = 0  # judged queries in the dataset (before --limit)
+    params: dict = field(default_factory=dict)  # effective retrieval parameters (defaults filled in)
+    models: dict = field(default_factory=dict)  # embedding model, sparse tokenizer/BM25, index fingerprint
+    created: str = ""  # ISO date-time (UTC)
+
+    def describe(self) -> str:
+        """One line saying what the numbers cover (printed above the table)."""
+        p = self.params
+        part = "all" if len(self.query_ids) == self.n_available else "the first"
+        return (f"{len(self.query_ids)} of {self.n_available} judged queries ({part}); depth {p.get('depth')}, "
+                f"RRF k={p.get('rrf_k')} (ranks from 1), prefetch {p.get('prefetch')}, weights dense "
+                f"{p.get('dense_weight')} / sparse {p.get('sparse_weight')}; embeddings {self.models.get('embedding')}; "
+                f"BM25 k1={self.models.get('bm25_k1')} b={self.models.get('bm25_b')}; {self.created}")
 
     def to_json(self) -> dict:
-        return self.results
+        return {
+            "dataset": self.dataset, "created": self.created,
+            "queries": {"evaluated": len(self.query_ids), "available": self.n_available, "ids": self.query_ids},
+            "params": self.params, "models": self.models, "metrics": list(METRICS),
+            "results": self.results, "per_query": self.per_query,
+        }
 
 
 def fold_to_documents(results) -> dict[str, float]:
-    """``NodeWithScore`` list → ``{doc_id: best chunk score}``."""
+    """``NodeWithScore`` list → ``{doc key: best chunk score}`` (keys from :func:`doc_key`)."""
     docs: dict[str, float] = {}
     for result in results:
-        doc_id = str(result.node.metadata["doc_id"])
+        doc_id = doc_key(result.node.metadata)
         score = float(result.score)
         if doc_id not in docs or score > docs[doc_id]:
             docs[doc_id] = score
@@ -66,25 +92,28 @@ def fold_to_documents(results) -> dict[str, float]:
 
 
 def _checkpoint_path(settings: Settings, index: CorpusIndex, mode: str, params: dict) -> Path:
-    key = json.dumps({"fp": index.manifest.fingerprint, "mode": mode, "params": params}, sort_keys=True)
+    # The backend is part of the key: engines may order ties differently, so runs are not interchangeable.
+    key = json.dumps({"fp": index.manifest.fingerprint, "backend": index.paths.backend, "mode": mode,
+                      "params": params}, sort_keys=True)
     digest = hashlib.sha256(key.encode()).hexdigest()[:16]
-    return Path(settings.data_dir) / "runs" / index.name / f"{mode}-{digest}.json"
+    return Path(settings.data_dir) / "runs" / index.paths.root.name / f"{mode}-{digest}.json"
 
 
 def run_mode(
     mode: str, dataset: Dataset, settings: Settings, queries: dict[str, str],
-    params: dict | None = None, progress: bool = True, resume: bool = True,
+    params: dict | None = None, progress: bool = True, resume: bool = True, contextual: str | None = None,
 ) -> ModeRun:
-    """Run every query through ``mode`` (depth 100), with a per-query checkpoint file."""
+    """Run every query through ``mode`` (depth 100), with a per-query checkpoint file.
+    ``contextual`` runs it on that contextual index variant (its fingerprint keys the checkpoint)."""
     params = {k: v for k, v in (params or {}).items() if v is not None}
-    index = CorpusIndex.open(dataset, settings)
+    index = CorpusIndex.open(dataset, settings, contextual)
     path = _checkpoint_path(settings, index, mode, params)
     done: dict = json.loads(path.read_text()) if resume and path.exists() else {"run": {}, "latency": {}}
     todo = [q for q in queries if q not in done["run"]]
     if todo:
-        retriever = build_retriever(mode, settings, dataset, top_k=DEPTH, **params)
+        retriever = build_retriever(mode, settings, dataset, contextual=contextual, top_k=DEPTH, **params)
         path.parent.mkdir(parents=True, exist_ok=True)
-        for n, qid in enumerate(tqdm(todo, desc=f"{mode}", unit="query", disable=not progress), start=1):
+        for n, qid in enumerate(progress_bar(todo, desc=f"{mode}", unit="query", enabled=progress), start=1):
             started = time.perf_counter()
             results = retriever.retrieve(queries[qid])
             done["latency"][qid] = (time.perf_counter() - started) * 1000.0
@@ -112,16 +141,25 @@ def score_run(run: dict[str, dict[str, float]], qrels: dict[str, dict[str, int]]
 
 def evaluate_modes(
     dataset: Dataset, settings: Settings, modes: list[str], params: dict | None = None,
-    progress: bool = True, resume: bool = True, limit: int | None = None,
+    progress: bool = True, resume: bool = True, limit: int | None = None, contextual: str | None = None,
 ) -> IRReport:
     queries = dataset.load_queries()
     qrels = dataset.load_qrels()
     queries = {q: t for q, t in queries.items() if q in qrels}
+    n_available = len(queries)
     if limit:
         queries = dict(list(queries.items())[:limit])
-    report = IRReport(dataset.name)
+    manifest = CorpusIndex.open(dataset, settings, contextual).manifest
+    report = IRReport(
+        dataset.name, query_ids=list(queries), n_available=n_available,
+        params={"depth": DEPTH, **DEFAULT_PARAMS, **{k: v for k, v in (params or {}).items() if v is not None}},
+        models={"embedding": manifest.embed_model, "sparse_tokenizer": manifest.tokenizer,
+                "bm25_k1": manifest.bm25_k1, "bm25_b": manifest.bm25_b, "index_fingerprint": manifest.fingerprint,
+                "index_built_at": manifest.built_at, "contextual": manifest.contextual},
+        created=datetime.now(timezone.utc).isoformat(timespec="seconds"),
+    )
     for mode in modes:
-        mode_run = run_mode(mode, dataset, settings, queries, params, progress, resume)
+        mode_run = run_mode(mode, dataset, settings, queries, params, progress, resume, contextual)
         means, per_query = score_run(mode_run.run, qrels)
         report.results[mode] = {**means, "p50_ms": mode_run.p50_ms}
         report.per_query[mode] = per_query

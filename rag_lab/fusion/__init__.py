@@ -5,8 +5,8 @@ One convention for RRF: ``1 / (k + rank / weight)`` with ranks counted from 1 (C
 """
 
 from rag_lab.fusion.explain import Explanation, explain_fusion, explanations_frame
-from rag_lab.fusion.rrf import DEFAULT_RRF_K, qdrant_rrf_k, rrf_fuse, rrf_term
+from rag_lab.fusion.rrf import DEFAULT_RRF_K, qdrant_rrf_k, rrf_fuse, rrf_term, rrf_terms
 
 __all__ = [
-    "DEFAULT_RRF_K", "Explanation", "explain_fusion", "explanations_frame", "qdrant_rrf_k", "rrf_fuse", "rrf_term",
+    "DEFAULT_RRF_K", "Explanation", "explain_fusion", "explanations_frame", "qdrant_rrf_k", "rrf_fuse", "rrf_term", "rrf_terms",
 ]

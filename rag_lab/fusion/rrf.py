@@ -29,6 +29,23 @@ def rrf_term(rank: int, k: float = DEFAULT_RRF_K, weight: float = 1.0) -> float:
     return 1.0 / (k + rank / weight)
 
 
+def rrf_terms(ranks, k: float = DEFAULT_RRF_K, weight: float = 1.0):
+    """:func:`rrf_term` over an array of 1-based ranks (``inf`` = not in the list → 0), vectorised
+    for the ablation grid. ``k`` and ``weight`` broadcast against ``ranks``."""
+    import numpy as np
+
+    ranks = np.asarray(ranks, dtype=float)
+    k = np.asarray(k, dtype=float)
+    weight = np.asarray(weight, dtype=float)
+    if np.any(ranks < 1):
+        raise ValueError("ranks count from 1")
+    if np.any(k < 0):
+        raise ValueError("RRF k must be ≥ 0")
+    with np.errstate(divide="ignore", invalid="ignore"):
+        terms = 1.0 / (k + ranks / np.where(weight > 0, weight, 1.0))
+    return np.where(weight > 0, terms, 0.0)
+
+
 def qdrant_rrf_k(k: int) -> int:
     """The k to give Qdrant's ``Rrf`` so that it computes our ``1/(k + rank1)``."""
     return int(k) + 1

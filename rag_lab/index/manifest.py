@@ -35,6 +35,11 @@ class IndexManifest:
     skipped: list[dict] = field(default_factory=list)
     dense_vector: str = DENSE_VECTOR
     sparse_vector: str = SPARSE_VECTOR
+    contextual: str = "none"  # the contextual variant: none | annotations | llm | both
+    contextual_report: dict = field(default_factory=dict)  # chunks annotated, LLM calls/tokens/time, rejects
+    source_path: str = ""  # the resolved dataset folder this index was built from
+    files_signature: str = ""  # names, sizes and mtimes of the corpus files at build time
+    backend: str = "local"  # the vector engine that holds the vectors (edge | local | server)
 
     def save(self, path: Path) -> None:
         path.parent.mkdir(parents=True, exist_ok=True)
@@ -44,4 +49,20 @@ class IndexManifest:
 
     @classmethod
     def load(cls, path: Path) -> "IndexManifest":
-        return cls(**json.loads(path.read_text(encoding="utf-8")))
+        """The manifest at ``path``; a damaged one is one clear error naming the file and line."""
+        from rag_lab.errors import IndexNotReadyError
+
+        hint = f"rebuild the index: rag-lab index <dataset> --force (or delete {path.parent})"
+        try:
+            data = json.loads(path.read_text(encoding="utf-8"))
+        except json.JSONDecodeError as exc:
+            raise IndexNotReadyError(f"{path}: line {exc.lineno} column {exc.colno}: {exc.msg} "
+                                     "(the index manifest is damaged)", hint) from None
+        except UnicodeDecodeError:
+            raise IndexNotReadyError(f"{path}: not UTF-8 text (the index manifest is damaged)", hint) from None
+        if not isinstance(data, dict):
+            raise IndexNotReadyError(f"{path}: line 1: expected a JSON object (the index manifest is damaged)", hint)
+        try:
+            return cls(**data)
+        except TypeError as exc:  # missing or unknown fields: written by another version, or edited
+            raise IndexNotReadyError(f"{path}: not an index manifest of this rag-lab version ({exc})", hint) from None

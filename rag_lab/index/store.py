@@ -45,6 +45,10 @@ def open_qdrant(settings: Settings) -> QdrantClient:
 
 
 def close_all() -> None:
+    """Close every qdrant-client client and every shared edge shard of this process."""
+    from rag_lab.index.open import close_edge
+
+    close_edge()
     with _lock:
         for client in _clients.values():
             client.close()
@@ -60,3 +64,82 @@ def create_collection(client: QdrantClient, name: str, dim: int) -> None:
         vectors_config={DENSE_VECTOR: models.VectorParams(size=dim, distance=models.Distance.COSINE)},
         sparse_vectors_config={SPARSE_VECTOR: models.SparseVectorParams(modifier=models.Modifier.IDF)},
     )
+
+
+def _client_sparse(query):
+    return models.SparseVector(indices=list(query.indices), values=list(query.values))
+
+
+class ClientBackend:
+    """A collection through qdrant-client: local mode (``local``) or a server (``server``)."""
+
+    def __init__(self, client: QdrantClient, collection: str, name: str) -> None:
+        self.client, self.collection, self.name = client, collection, name
+
+    @staticmethod
+    def _hits(points, with_payload: bool):
+        from rag_lab.index.backend import Hit
+
+        return [Hit(str(p.id), float(p.score), p.payload if with_payload else None) for p in points]
+
+    def dense(self, vector, limit, score_threshold=None, with_payload=True):
+        response = self.client.query_points(self.collection, query=list(vector), using=DENSE_VECTOR, limit=limit,
+                                            score_threshold=score_threshold, with_payload=with_payload)
+        return self._hits(response.points, with_payload)
+
+    def sparse(self, query, limit, with_payload=True):
+        if not query.indices:
+            return []
+        response = self.client.query_points(self.collection, query=_client_sparse(query), using=SPARSE_VECTOR,
+                                            limit=limit, with_payload=with_payload)
+        return self._hits(response.points, with_payload)
+
+    def legs(self, vector, query, limit, score_threshold=None):
+        requests = [models.QueryRequest(query=list(vector), using=DENSE_VECTOR, limit=limit,
+                                        score_threshold=score_threshold, with_payload=False)]
+        if query is not None and query.indices:
+            requests.append(models.QueryRequest(query=_client_sparse(query), using=SPARSE_VECTOR, limit=limit,
+                                                with_payload=False))
+        answers = self.client.query_batch_points(self.collection, requests)
+        dense = self._hits(answers[0].points, False)
+        return dense, (self._hits(answers[1].points, False) if len(answers) > 1 else [])
+
+    def rrf(self, vector, query, prefetch, k, weights, limit, score_threshold=None):
+        stages = [models.Prefetch(query=list(vector), using=DENSE_VECTOR, limit=prefetch, score_threshold=score_threshold)]
+        used = [float(weights[0])]
+        if query is not None and query.indices:
+            stages.append(models.Prefetch(query=_client_sparse(query), using=SPARSE_VECTOR, limit=prefetch))
+            used.append(float(weights[1]))
+        response = self.client.query_points(self.collection, prefetch=stages,
+                                            query=models.RrfQuery(rrf=models.Rrf(k=int(k), weights=used)),
+                                            limit=limit, with_payload=True)
+        return self._hits(response.points, True)
+
+    def payloads(self, ids):
+        if not ids:
+            return {}
+        return {str(p.id): p.payload for p in self.client.retrieve(self.collection, list(ids), with_payload=True)}
+
+    def count(self) -> int:
+        return self.client.count(self.collection, exact=True).count
+
+    def close(self) -> None:
+        pass  # the client is shared per process; close_all() closes it
+
+
+class ClientWriter:
+    def __init__(self, client: QdrantClient, collection: str, dim: int) -> None:
+        self.client, self.collection = client, collection
+        create_collection(client, collection, dim)
+
+    def upsert(self, points) -> None:
+        self.client.upsert(self.collection, [
+            models.PointStruct(id=p.id, vector={DENSE_VECTOR: list(p.dense), SPARSE_VECTOR: _client_sparse(p.sparse)},
+                               payload=p.payload) for p in points
+        ], wait=True)
+
+    def finish(self) -> None:
+        pass
+
+    def abort(self) -> None:
+        pass  # left as an orphan; the next successful build removes it

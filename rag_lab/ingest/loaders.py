@@ -18,9 +18,13 @@ from typing import Iterator
 from llama_index.core import Document
 
 from rag_lab.errors import DatasetError
+from rag_lab.ingest.parse_cache import ParseCache, file_hash
+from rag_lab.progress import progress_bar
 
 # Bump when extraction or chunking changes what text comes out: it invalidates built indexes.
 INGEST_VERSION = 2
+# Bump when PDF text extraction changes: it invalidates the parse cache (not chunking changes).
+PARSER_VERSION = f"pdfplumber-{INGEST_VERSION}"
 TEXT_SUFFIXES = {".txt", ".md", ".rst"}
 SUPPORTED_SUFFIXES = TEXT_SUFFIXES | {".pdf"}
 
@@ -78,17 +82,33 @@ def _iter_files(folder: Path) -> Iterator[Path]:
             yield path
 
 
+def _cached_pdf_pages(path: Path, parse_cache: ParseCache | None) -> list[str]:
+    if parse_cache is None:
+        return _pdf_pages(path)
+    digest = file_hash(path)
+    pages = parse_cache.get(digest, PARSER_VERSION)
+    if pages is None:
+        pages = _pdf_pages(path)  # a failure raises before anything is cached
+        parse_cache.put(digest, PARSER_VERSION, pages)
+    return pages
+
+
 def load_folder(
-    folder: Path, source_urls: dict[str, str] | None = None, report: IngestReport | None = None
+    folder: Path, source_urls: dict[str, str] | None = None, report: IngestReport | None = None,
+    *, parse_cache: ParseCache | None = None, progress: bool = False,
 ) -> tuple[list[Document], IngestReport]:
-    """Load every supported file below ``folder`` (one document per PDF page)."""
+    """Load every supported file below ``folder`` (one document per PDF page).
+
+    ``parse_cache`` reuses the page texts of unchanged PDFs; ``progress`` shows one step per file.
+    """
     folder = Path(folder)
     report = report or IngestReport()
     source_urls = source_urls or {}
     if not folder.is_dir():
         raise DatasetError(f"Document folder not found: {folder}", "pass an existing folder")
     documents: list[Document] = []
-    for path in _iter_files(folder):
+    files = list(_iter_files(folder))
+    for path in progress_bar(files, desc="parsing", unit="file", enabled=progress):
         rel = path.relative_to(folder).as_posix()
         suffix = path.suffix.lower()
         if suffix not in SUPPORTED_SUFFIXES:
@@ -99,7 +119,7 @@ def load_folder(
             base["source_url"] = source_urls[path.name]
         try:
             if suffix == ".pdf":
-                pages = _pdf_pages(path)
+                pages = _cached_pdf_pages(path, parse_cache)
                 if not any(p.strip() for p in pages):
                     report.skip(rel, "no extractable text (empty or scanned PDF)")
                     continue

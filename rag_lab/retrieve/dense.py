@@ -1,4 +1,4 @@
-"""`dense`: cosine search on the collection's named dense vector."""
+"""`dense`: cosine search on the index's named dense vector (whatever engine holds it)."""
 
 from __future__ import annotations
 
@@ -6,12 +6,11 @@ from llama_index.core.schema import NodeWithScore
 from llama_index.core.vector_stores.utils import metadata_dict_to_node
 
 from rag_lab.index import CorpusIndex
-from rag_lab.index.manifest import DENSE_VECTOR
 from rag_lab.retrieve.base import LabRetriever
 
 
-def point_to_node(point) -> NodeWithScore:
-    return NodeWithScore(node=metadata_dict_to_node(point.payload), score=float(point.score))
+def hit_to_node(hit) -> NodeWithScore:
+    return NodeWithScore(node=metadata_dict_to_node(hit.payload), score=float(hit.score))
 
 
 class DenseRetriever(LabRetriever):
@@ -24,8 +23,4 @@ class DenseRetriever(LabRetriever):
 
     def _search(self, query: str, top_k: int) -> list[NodeWithScore]:
         vector = self.index.embed_model.get_query_embedding(query)
-        response = self.index.client.query_points(
-            self.index.collection, query=vector, using=DENSE_VECTOR, limit=top_k,
-            score_threshold=self.score_threshold, with_payload=True,
-        )
-        return [point_to_node(p) for p in response.points]
+        return [hit_to_node(h) for h in self.index.vectors.dense(vector, top_k, self.score_threshold)]

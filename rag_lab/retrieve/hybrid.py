@@ -1,22 +1,25 @@
 """`hybrid`: Qdrant-native dense + sparse fusion.
 
-Plain mode sends one ``query_points`` with a dense and a sparse ``Prefetch`` and an
-``RrfQuery``, so the fusion runs where the data is (server side on a server). Explain mode sends
-one batched request for the same two candidate lists and fuses them with the same formula here,
-so every result carries both legs' ranks, scores and RRF terms at no extra search cost.
+Plain mode sends one query with a dense and a sparse prefetch and RRF fusion, so the fusion runs
+where the data is (inside Qdrant Edge in-process, or on the server). Explain mode sends one
+batched request for the same two candidate lists and fuses them with the same formula here, so
+every result carries both legs' ranks, scores and RRF terms at no extra search cost. Both modes
+break score ties by point id, so they return the same ranking on every engine.
 """
 
 from __future__ import annotations
 
 from llama_index.core.schema import NodeWithScore
 from llama_index.core.vector_stores.utils import metadata_dict_to_node
-from qdrant_client import models
 
 from rag_lab.fusion import DEFAULT_RRF_K, explain_fusion, qdrant_rrf_k
 from rag_lab.index import CorpusIndex
-from rag_lab.index.manifest import DENSE_VECTOR, SPARSE_VECTOR
-from rag_lab.retrieve.base import LabRetriever, check_top_k
+from rag_lab.index.backend import SparseQuery
+from rag_lab.retrieve.base import LabRetriever, check_query, check_top_k
 from rag_lab.tokenizer import sparse_query_vector
+
+
+TIE_MARGIN = 10
 
 
 class HybridRetriever(LabRetriever):
@@ -45,46 +48,39 @@ class HybridRetriever(LabRetriever):
         self.score_threshold = score_threshold
         super().__init__(top_k=top_k, **kwargs)
 
-    def _query_vectors(self, query: str):
+    def _query_vectors(self, query: str) -> tuple[list[float], SparseQuery | None]:
         dense = self.index.embed_model.get_query_embedding(query)
         indices, values = sparse_query_vector(self.index.tokenizer(query))
-        sparse = models.SparseVector(indices=indices, values=values) if indices else None
-        return dense, sparse
+        return dense, (SparseQuery(list(indices), list(values)) if indices else None)
+
+    def candidate_legs(self, query: str) -> tuple[list[tuple[str, float]], list[tuple[str, float]]]:
+        """Both legs' ranked candidates, ``[(node id, score)]`` best first, ``prefetch`` deep each
+        (dense cosine, sparse BM25-with-IDF): exactly what the engine fuses."""
+        dense, sparse = self._query_vectors(check_query(query))
+        dense_hits, sparse_hits = self.index.vectors.legs(dense, sparse, self.prefetch, self.score_threshold)
+        return [(h.id, h.score) for h in dense_hits], [(h.id, h.score) for h in sparse_hits]
 
     def _search(self, query: str, top_k: int) -> list[NodeWithScore]:
         dense, sparse = self._query_vectors(query)
         if self.explain:
             return self._search_explained(dense, sparse, top_k)
-        prefetch = [models.Prefetch(query=dense, using=DENSE_VECTOR, limit=self.prefetch,
-                                    score_threshold=self.score_threshold)]
-        weights = [self.dense_weight]
-        if sparse is not None:
-            prefetch.append(models.Prefetch(query=sparse, using=SPARSE_VECTOR, limit=self.prefetch))
-            weights.append(self.sparse_weight)
-        response = self.index.client.query_points(
-            self.index.collection, prefetch=prefetch,
-            query=models.RrfQuery(rrf=models.Rrf(k=qdrant_rrf_k(self.rrf_k), weights=weights)),
-            limit=top_k, with_payload=True,
-        )
-        return [NodeWithScore(node=metadata_dict_to_node(p.payload), score=float(p.score)) for p in response.points]
+        # A few extra results, so that a tie at the cut is broken by point id, as in explain mode.
+        hits = self.index.vectors.rrf(dense, sparse, self.prefetch, qdrant_rrf_k(self.rrf_k),
+                                      [self.dense_weight, self.sparse_weight], top_k + TIE_MARGIN,
+                                      self.score_threshold)
+        hits = sorted(hits, key=lambda h: (-h.score, h.id))[:top_k]
+        return [NodeWithScore(node=metadata_dict_to_node(h.payload), score=float(h.score)) for h in hits]
 
     def _search_explained(self, dense, sparse, top_k: int) -> list[NodeWithScore]:
-        client, collection = self.index.client, self.index.collection
-        requests = [models.QueryRequest(query=dense, using=DENSE_VECTOR, limit=self.prefetch,
-                                        score_threshold=self.score_threshold, with_payload=False)]
-        if sparse is not None:
-            requests.append(models.QueryRequest(query=sparse, using=SPARSE_VECTOR, limit=self.prefetch,
-                                                with_payload=False))
-        legs = client.query_batch_points(collection, requests)
-        dense_hits = [(p.id, p.score) for p in legs[0].points]
-        sparse_hits = [(p.id, p.score) for p in legs[1].points] if sparse is not None else []
-        explained = explain_fusion(dense_hits, sparse_hits, self.rrf_k, self.dense_weight, self.sparse_weight)
-        # Stable sort: ties keep dense-first order, as Qdrant's fusion does.
-        ranked = sorted(explained.items(), key=lambda kv: kv[1].fused_score, reverse=True)[:top_k]
-        payloads = {str(p.id): p.payload for p in client.retrieve(collection, [i for i, _ in ranked], with_payload=True)}
+        dense_hits, sparse_hits = self.index.vectors.legs(dense, sparse, self.prefetch, self.score_threshold)
+        explained = explain_fusion([(h.id, h.score) for h in dense_hits], [(h.id, h.score) for h in sparse_hits],
+                                   self.rrf_k, self.dense_weight, self.sparse_weight)
+        # Ties broken by point id, exactly as plain mode does.
+        ranked = sorted(explained.items(), key=lambda kv: (-kv[1].fused_score, kv[0]))[:top_k]
+        payloads = self.index.vectors.payloads([i for i, _ in ranked])
         results = []
         for point_id, explanation in ranked:
-            node = metadata_dict_to_node(payloads[str(point_id)])
+            node = metadata_dict_to_node(payloads[point_id])
             node.metadata["explanation"] = explanation.to_dict()
             results.append(NodeWithScore(node=node, score=explanation.fused_score))
         return results

@@ -5,6 +5,19 @@ from __future__ import annotations
 from llama_index.core.schema import NodeWithScore
 
 
+def doc_key(metadata: dict) -> str:
+    """The one document identity that relevance judgements use, for every dataset kind.
+
+    BEIR chunks carry ``filename == doc_id`` (the corpus ``_id``); folder chunks carry the file's
+    name, which is what a Q&A pair's ``source_file`` names. IR metrics, ablations and ID-based
+    context precision/recall all key documents through this function.
+    """
+    key = metadata.get("filename") or metadata.get("doc_id")
+    if key is None:
+        raise KeyError("result node has neither filename nor doc_id metadata")
+    return str(key)
+
+
 def result_record(rank: int, result: NodeWithScore, include_explanation: bool = False) -> dict:
     meta = result.node.metadata
     record = {

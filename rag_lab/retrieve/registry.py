@@ -10,8 +10,7 @@ from llama_index.core.base.base_retriever import BaseRetriever
 from rag_lab.config import Settings
 from rag_lab.errors import ConfigError
 
-INDEX_MODES = ("dense", "bm25", "fusion", "hybrid")
-ALL_MODES = (*INDEX_MODES, "kendra")
+from rag_lab.retrieve.modes import ALL_MODES, INDEX_MODES  # noqa: F401  (re-exported)
 
 
 def _factory(mode: str) -> Callable[..., BaseRetriever]:
@@ -28,9 +27,14 @@ def _factory(mode: str) -> Callable[..., BaseRetriever]:
     return cls
 
 
-def build_retriever(mode: str, settings: Settings, dataset=None, **params: Any) -> BaseRetriever:
-    """A retriever for ``mode``. Index modes open the dataset's index; kendra reads settings."""
+def build_retriever(mode: str, settings: Settings, dataset=None, contextual: str | None = None,
+                    **params: Any) -> BaseRetriever:
+    """A retriever for ``mode``. Index modes open the dataset's index (``contextual``: that
+    variant of it, see ``rag-lab index --contextual``); kendra reads settings."""
     if mode == "kendra":
+        if contextual not in (None, "none"):
+            raise ConfigError("Kendra indexes its documents itself: there is no contextual Kendra variant",
+                              "use --contextual with dense, bm25, fusion or hybrid")
         from rag_lab.retrieve.kendra import KendraRetriever
 
         return KendraRetriever.from_settings(settings, **_accepted(KendraRetriever.from_settings, params))
@@ -39,7 +43,7 @@ def build_retriever(mode: str, settings: Settings, dataset=None, **params: Any) 
 
     if dataset is None:
         raise ConfigError(f"Mode {mode!r} needs a dataset", "pass a dataset name or folder")
-    index = CorpusIndex.open(dataset, settings)
+    index = CorpusIndex.open(dataset, settings, contextual)
     return cls(index, **_accepted(cls, params))
 
 

@@ -58,10 +58,11 @@ def scripted() -> Callable[..., ScriptedLLM]:
 
 @pytest.fixture(scope="session")
 def real_llm(lab_settings):
-    """SmolLM2 from ``get_llm`` on default settings, with short answers and a 768-token window:
+    """SmolLM2 (pinned: fast, whatever the default model is) from ``get_llm``, with short answers and a 768-token window:
     prompt evaluation on these shared CPUs is slow, so prompts are kept to ~600 tokens."""
     from rag_lab.models.llm import get_llm
 
-    settings = lab_settings.model_copy(update={"llm_provider": "local", "llm_model": None, "llm_max_tokens": 32})
+    settings = lab_settings.model_copy(update={"llm_provider": "local", "llm_model": "SmolLM2-135M-Instruct.Q4_1",
+                                                "llm_max_tokens": 32})
     llm = get_llm(settings)
     return llm.model_copy(update={"context_window": 768})

@@ -59,3 +59,47 @@ def test_ask_kendra_not_configured(cli, lab_settings, monkeypatch, capsys) -> No
     assert code != 0
     assert NOT_CONFIGURED_MESSAGE in capsys.readouterr().err
     assert cli.prompts == []
+
+
+def test_ask_json_shows_cited_and_retrieved_sources_apart(cli, texas_index, capsys) -> None:
+    cli.script = "I cannot tell from these documents."  # cites nothing
+    assert main(["ask", "texas_childcare", INCOME_QUESTION, "--mode", "bm25", "--json", "--top-k", "3",
+                 "--no-rerank"]) == 0
+    data = json.loads(capsys.readouterr().out)
+    assert data["cited_sources"] == [] and data["cites"] is False
+    assert data["retrieved_sources"] and data["retrieved_sources"][0]["doc"] == INCOME_FILE
+    assert data["sources"] == data["retrieved_sources"]  # the documented fallback, visible as such
+
+    cli.script = "The limit is $4,106 [Doc 1]."
+    assert main(["ask", "texas_childcare", INCOME_QUESTION, "--mode", "bm25", "--json", "--top-k", "3",
+                 "--no-rerank"]) == 0
+    data = json.loads(capsys.readouterr().out)
+    assert [s["doc"] for s in data["cited_sources"]] == [INCOME_FILE] and data["cites"] is True
+    assert data["sources"] == data["cited_sources"]
+    assert len(data["retrieved_sources"]) >= len(data["cited_sources"])
+
+
+def test_ask_with_the_local_model_does_not_rerank_unless_asked(cli, texas_index, lab_settings, capsys) -> None:
+    from tests.answer.conftest import by_task
+
+    assert lab_settings.llm_provider == "local"
+    cli.script = by_task("The limit is $4,106 [Doc 1].")
+    assert main(["ask", "texas_childcare", INCOME_QUESTION, "--mode", "bm25", "--json", "--top-k", "3"]) == 0
+    data = json.loads(capsys.readouterr().out)
+    assert cli.rerank_prompts == [] and data["rerank"]["status"] == "skipped"
+    assert main(["ask", "texas_childcare", INCOME_QUESTION, "--mode", "bm25", "--json", "--top-k", "3",
+                 "--rerank"]) == 0
+    data = json.loads(capsys.readouterr().out)
+    assert cli.rerank_prompts and data["rerank"]["status"] == "applied"
+
+
+def test_ask_with_a_remote_provider_reranks_by_default(cli, texas_index, lab_settings, monkeypatch, capsys) -> None:
+    import rag_lab.cli.ask as ask
+    from tests.answer.conftest import by_task
+
+    remote = lab_settings.model_copy(update={"llm_provider": "openai"})
+    monkeypatch.setattr(ask, "get_settings", lambda: remote)
+    cli.script = by_task("The limit is $4,106 [Doc 1].")
+    assert main(["ask", "texas_childcare", INCOME_QUESTION, "--mode", "bm25", "--json", "--top-k", "3"]) == 0
+    data = json.loads(capsys.readouterr().out)
+    assert cli.rerank_prompts and data["rerank"]["status"] == "applied"

@@ -87,3 +87,15 @@ def test_build_context_fills_in_rank_order_and_keeps_headers(scripted) -> None:
     assert used == 2 and text.startswith(format_context(big[:1]) + "\n\n[Doc 2: f2.pdf, Page 2]\nword")
     assert text.endswith(" …") and "[Doc 3" not in text
     assert build_context(big, scripted(context_window=200), "q") == ("[Doc 1: f1.pdf, Page 1] …", 1)
+
+
+def test_structured_answer_renders_citations_in_the_shared_format() -> None:
+    from rag_lab.answer.prompt import render_structured_answer
+
+    reply = '{"answer": "The limit is $4,106.", "cited": [2, 9, 2, 1]}'
+    text = render_structured_answer(reply, NODES)
+    assert text == "The limit is $4,106. [Doc 2: b.pdf, Page 2] [Doc 1: a.pdf, Page 1]"  # 9 is out of range
+    assert extract_sources(text, NODES) == [Source("b.pdf", 2), Source("a.pdf", 1, "https://x/a.pdf")]
+    assert render_structured_answer(f'{{"answer": "{NO_ANSWER}.", "cited": [1]}}', NODES) == f"{NO_ANSWER}."
+    assert render_structured_answer('{"answer": "cut off by the token bud', NODES) == "cut off by the token bud"
+    assert render_structured_answer("not json at all", NODES) == "not json at all"

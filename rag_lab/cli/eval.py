@@ -1,0 +1,92 @@
+"""`rag-lab eval`: run modes over a dataset's questions and print the per-mode table."""
+
+from __future__ import annotations
+
+import math
+
+from rag_lab.cli.settings import get_settings  # lazy: --help must not load pydantic-settings
+
+
+def add_eval(sub, common) -> None:
+    p = sub.add_parser("eval", help="answer a dataset's questions in each mode and score them (RAGAS, ranx)")
+    p.add_argument("dataset", help="a name under datasets/ or a folder with documents and qa.jsonl")
+    p.add_argument("--modes", default="dense,bm25,fusion,hybrid",
+                   help="comma-separated: dense,bm25,fusion,hybrid,agent,kendra")
+    p.add_argument("--out", default=None, help="run folder (default runs/<dataset>)")
+    p.add_argument("--limit", type=int, default=None, help="only the first N questions")
+    p.add_argument("--resume", action="store_true", help="skip samples already in the run folder")
+    p.add_argument("--judge", default=None, metavar="PROVIDER[:MODEL]",
+                   help="LLM judge for the judged RAGAS metrics, e.g. openai:gpt-5-mini")
+    p.add_argument("--no-rerank", action="store_true", help="keep the retrieval order (no LLM rerank)")
+    p.add_argument("--conversations", action="store_true", help="also run the dataset's multi-turn scenarios (agent)")
+    p.add_argument("--top-k", type=int, default=None, help="candidates retrieved per question")
+    p.add_argument("--top-n", type=int, default=None, help="chunks given to the LLM")
+    p.add_argument("--json", action="store_true", help="print the summary as JSON")
+    common(p)
+    p.set_defaults(handler=run_eval)
+
+
+def _cell(mean: float, nan: int) -> str:
+    text = "—" if mean is None or (isinstance(mean, float) and math.isnan(mean)) else f"{mean:.3f}"
+    return f"{text} ({nan} NaN)" if nan else text
+
+
+def render_eval_table(run) -> str:
+    """Metrics as rows, modes as columns; each mean with its NaN count beside it."""
+    modes = list(run.modes["mode"])
+    rows: list[tuple[str, list[str]]] = []
+    from rag_lab.evaluate.frames import metric_order
+
+    summary = run.summary.set_index(["mode", "metric"]) if not run.summary.empty else None
+    for metric in metric_order(sorted(set(run.summary["metric"]))):
+        cells = []
+        for mode in modes:
+            if summary is not None and (mode, metric) in summary.index:
+                row = summary.loc[(mode, metric)]
+                cells.append(_cell(float(row["mean"]), int(row["nan"])) + f" n={int(row['n'])}")
+            else:
+                cells.append("n/a")
+        rows.append((metric, cells))
+    info = run.modes.set_index("mode")
+    for column, fmt in [("samples", "{:.0f}"), ("errors", "{:.0f}"), ("cached", "{:.0f}"),
+                        ("cites_nothing", "{:.0%}"), ("latency_p50_s", "{:.2f}"), ("latency_p95_s", "{:.2f}"),
+                        ("total_tokens", "{:.0f}"), ("cost_usd", "{:.4f}")]:
+        rows.append((column, [("—" if _isnan(info.loc[m, column]) else fmt.format(info.loc[m, column])) for m in modes]))
+    width = max(len(r[0]) for r in rows) + 2
+    col = max([14, *(len(c) + 2 for _, cells in rows for c in cells), *(len(m) + 2 for m in modes)])
+    header = f"{'metric':<{width}}" + "".join(f"{m:>{col}}" for m in modes)
+    lines = [header, "-" * len(header)]
+    lines += [f"{name:<{width}}" + "".join(f"{c:>{col}}" for c in cells) for name, cells in rows]
+    return "\n".join(lines)
+
+
+def _isnan(value) -> bool:
+    try:
+        return math.isnan(float(value))
+    except (TypeError, ValueError):
+        return False
+
+
+def run_eval(args) -> int:
+    import json
+    import sys
+    from pathlib import Path
+
+    from rag_lab.datasets import resolve_dataset
+    from rag_lab.evaluate import run_evaluation
+
+    settings = get_settings()
+    dataset = resolve_dataset(args.dataset, settings.datasets_dir)
+    modes = [m.strip() for m in args.modes.split(",") if m.strip()]
+    params = {k: v for k, v in {"top_k": args.top_k, "top_n": args.top_n}.items() if v is not None}
+    out = Path(args.out) if args.out else Path("runs") / dataset.name
+    run = run_evaluation(dataset, settings, modes, out, limit=args.limit, resume=args.resume, judge=args.judge,
+                         rerank=not args.no_rerank, conversations=args.conversations, progress=True, **params)
+    if args.json:
+        print(json.dumps({"summary": run.summary.to_dict(orient="records"),
+                          "modes": run.modes.to_dict(orient="records")}, indent=2, default=str))
+    else:
+        print(f"{dataset.name}: {len(run.modes)} mode(s), run folder {out}")
+        print(render_eval_table(run))
+    print(f"samples: {out}/<mode>/samples.jsonl; manifest: {out}/manifest.json", file=sys.stderr)
+    return 0

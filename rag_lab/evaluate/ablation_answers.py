@@ -1,0 +1,143 @@
+"""Answer-level metrics for a chosen subset of ablation configurations (``--answer-configs``).
+
+Each configuration's fused chunks (from the grid, no new retrieval) go to the project's cited
+query engine through a retriever that returns exactly those chunks. An answer is generated once
+per distinct context — (question, chunk ids in order) — and kept in ``answers.jsonl`` of the run
+folder (appended as each is done, so an interrupted run resumes and a rerun generates nothing).
+Configurations that hand the generator the same chunks share one answer.
+
+Scored without an LLM: key-fact recall of the reference answer (numbers, amounts, codes), and
+whether the answer cites a relevant source file.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+from collections.abc import Sequence
+from pathlib import Path
+
+from llama_index.core.base.base_retriever import BaseRetriever
+from llama_index.core.schema import NodeWithScore, QueryBundle
+
+from rag_lab.evaluate.ablation_grid import Config, GridResult, GridSpec
+
+ANSWERS_FILE = "answers.jsonl"
+DEFAULT_ANSWER_TOP_K = (3, 5, 7)
+
+
+class FixedRetriever(BaseRetriever):
+    """Returns the given nodes for any query (the grid already decided what is retrieved)."""
+
+    def __init__(self, nodes: list[NodeWithScore]) -> None:
+        self.nodes = nodes
+        super().__init__()
+
+    def _retrieve(self, query_bundle: QueryBundle) -> list[NodeWithScore]:
+        return list(self.nodes)
+
+
+def parse_answer_configs(text: str | None, spec: GridSpec) -> list[Config]:
+    """``None`` → top-k 3/5/7 at the default k and prefetch, every mode; else comma-separated
+    config ids as printed in results.csv (``hybrid|k=60|p=100|w=1:1|top=5``) or bare top-k values."""
+    weights = (1.0, 1.0) if (1.0, 1.0) in spec.weights else spec.weights[0]
+    if not text:
+        return [Config(m, spec.baseline_k, spec.baseline_prefetch, *weights, t)
+                for m in spec.modes for t in DEFAULT_ANSWER_TOP_K]
+    by_id = {c.id: c for c in spec.configs()}
+    configs = []
+    for part in (p.strip() for p in text.split(",") if p.strip()):
+        if part.isdigit():
+            configs += [Config(m, spec.baseline_k, spec.baseline_prefetch, *weights, int(part)) for m in spec.modes]
+        elif part in by_id:
+            configs.append(by_id[part])
+        else:
+            raise ValueError(f"--answer-configs {part!r} is neither a top-k nor a configuration of the grid "
+                             "(e.g. 5 or hybrid|k=60|p=100|w=1:1|top=5)")
+    return list(dict.fromkeys(configs))
+
+
+def context_key(question: str, chunks: Sequence[str]) -> str:
+    return hashlib.sha256(json.dumps([question, list(chunks)]).encode()).hexdigest()[:20]
+
+
+def _chunks_for(grid: GridResult, config: Config, qid: str) -> tuple[str, ...]:
+    if config.id in grid.chunks:
+        return grid.chunks[config.id][qid]
+    longest = Config(config.mode, config.k, config.prefetch, config.dense_weight, config.sparse_weight,
+                     max(grid.spec.top_k))
+    if config.top_k > longest.top_k:
+        raise ValueError(f"answer configuration top-k {config.top_k} exceeds the grid's largest top-k {longest.top_k}")
+    return grid.chunks[longest.id][qid][: config.top_k]
+
+
+def generate_answers(index, settings, grid: GridResult, configs: list[Config], queries: dict[str, str],
+                     run_dir: Path, qids: Sequence[str], progress: bool = True, llm=None, **engine_params):
+    """Answers for ``configs`` × ``qids``; returns one record per (config, question)."""
+    from llama_index.core.vector_stores.utils import metadata_dict_to_node
+
+    from rag_lab.answer.adapter import AnswerPipeline
+    from rag_lab.answer.engine import build_engine
+    from rag_lab.progress import progress_bar
+
+    path = Path(run_dir) / ANSWERS_FILE
+    done: dict[str, dict] = {}
+    if path.exists():
+        text = path.read_text(encoding="utf-8")
+        if text and not text.endswith("\n"):
+            text = text[: text.rfind("\n") + 1]
+            path.write_text(text, encoding="utf-8")
+        for line in text.splitlines():
+            record = json.loads(line)
+            done[record["context"]] = record
+    wanted = {}
+    for config in configs:
+        for qid in qids:
+            chunks = _chunks_for(grid, config, qid)
+            wanted.setdefault(context_key(queries[qid], chunks), (qid, chunks))
+    todo = [(key, qid, chunks) for key, (qid, chunks) in wanted.items() if key not in done]
+    if todo:
+        with path.open("a", encoding="utf-8") as handle:
+            for key, qid, chunks in progress_bar(todo, desc="answers", unit="answer", enabled=progress):
+                payloads = index.vectors.payloads(list(chunks)) if chunks else {}  # any vector backend
+                nodes = [NodeWithScore(node=metadata_dict_to_node(payloads[c]), score=1.0 / (i + 1))
+                         for i, c in enumerate(chunks) if c in payloads]
+                engine = build_engine("fusion", settings, retriever=FixedRetriever(nodes), rerank=False, llm=llm,
+                                      top_k=max(len(nodes), 1), top_n=max(len(nodes), 1), **engine_params)
+                answer = AnswerPipeline(engine, mode="ablation").query(queries[qid])
+                record = {"context": key, "qid": qid, "chunks": list(chunks), "answer": answer.answer,
+                          "cited": [s.doc for s in answer.cited_sources],
+                          "retrieved": [s.doc for s in answer.retrieved_sources],
+                          "latency_s": answer.response_time, "usage": dict(answer.usage)}
+                handle.write(json.dumps(record, ensure_ascii=False) + "\n")
+                handle.flush()
+                done[key] = record
+    rows = []
+    for config in configs:
+        for qid in qids:
+            record = done[context_key(queries[qid], _chunks_for(grid, config, qid))]
+            rows.append({"config": config.id, **record})
+    return rows
+
+
+def answers_frame(rows: list[dict], qa_by_id: dict, qrels: dict):
+    """Tidy answer rows with key-fact recall and cited-source correctness."""
+    import pandas as pd
+
+    from rag_lab.evaluate.key_facts import key_fact_recall
+
+    out = []
+    for row in rows:
+        pair = qa_by_id.get(row["qid"])
+        reference = pair.reference_answer if pair is not None else None
+        relevant = set(qrels.get(row["qid"], {}))
+        usage = row.get("usage") or {}
+        out.append({
+            "config": row["config"], "qid": row["qid"], "question": pair.question if pair else "",
+            "answer": row["answer"], "cited": row["cited"], "retrieved": row["retrieved"],
+            "key_fact_recall": key_fact_recall(row["answer"], reference) if reference else None,
+            "cites_relevant": bool(relevant & set(row["cited"])) if row["cited"] else False,
+            "latency_s": row["latency_s"], "prompt_tokens": usage.get("prompt_tokens", 0),
+            "completion_tokens": usage.get("completion_tokens", 0),
+        })
+    return pd.DataFrame(out)

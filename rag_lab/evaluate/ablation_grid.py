@@ -1,0 +1,185 @@
+"""Every fusion configuration from cached candidate lists, vectorised.
+
+Given each question's two ranked candidate lists (retrieved once at the largest prefetch), the
+fused ranking of a configuration (RRF k, prefetch p, leg weights, top-k) is
+
+    score(item) = [dense_rank ≤ p] · 1/(k + dense_rank/w_dense) + [sparse_rank ≤ p] · 1/(k + sparse_rank/w_sparse)
+
+(:func:`rag_lab.fusion.rrf.rrf_terms`, ranks from 1), sorted best first with ties kept in
+dense-first candidate order for ``fusion`` and in point-id order for ``hybrid`` — exactly what the
+``fusion`` retriever and ``hybrid`` (Qdrant's RRF with ``k + 1``, ties by point id) compute. A leg's top-p is a prefix of its top-P, and a top-k is a prefix of the
+top-max(k) ranking, so one array pass per question set covers the whole grid.
+"""
+
+from __future__ import annotations
+
+import itertools
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+
+import numpy as np
+
+from rag_lab.fusion.rrf import DEFAULT_RRF_K, rrf_terms
+
+# The mode → (dense leg, sparse leg) each fused mode fuses.
+MODE_LEGS = {"fusion": ("dense", "bm25"), "hybrid": ("dense", "sparse")}
+GRID_MODES = tuple(MODE_LEGS)
+
+
+@dataclass(frozen=True)
+class GridSpec:
+    modes: tuple[str, ...] = ("fusion", "hybrid")
+    fusion_k: tuple[int, ...] = (1, 2, 5, 10, 20, 60, 100)
+    prefetch: tuple[int, ...] = (10, 25, 50, 100)
+    top_k: tuple[int, ...] = (3, 5, 7, 10)
+    weights: tuple[tuple[float, float], ...] = ((1.0, 1.0),)
+    default_k: int = DEFAULT_RRF_K
+    default_prefetch: int = 100
+
+    def __post_init__(self) -> None:
+        for name in ("modes", "fusion_k", "prefetch", "top_k", "weights"):
+            if not getattr(self, name):
+                raise ValueError(f"the ablation grid needs at least one value of {name}")
+        unknown = [m for m in self.modes if m not in MODE_LEGS]
+        if unknown:
+            raise ValueError(f"ablation modes must be among {', '.join(GRID_MODES)}, got {', '.join(unknown)}")
+        for name in ("prefetch", "top_k"):
+            bad = [v for v in getattr(self, name) if not isinstance(v, int) or v < 1]
+            if bad:
+                raise ValueError(f"{name} values must be whole numbers ≥ 1, got {bad}")
+        if any(k < 0 for k in self.fusion_k):
+            raise ValueError(f"fusion k values must be ≥ 0, got {list(self.fusion_k)}")
+        if any(wd <= 0 and ws <= 0 for wd, ws in self.weights):
+            raise ValueError("at least one leg weight must be > 0 in every weight pair")
+
+    @property
+    def depth(self) -> int:
+        """How deep each leg is retrieved (once): the largest prefetch."""
+        return max(self.prefetch)
+
+    @property
+    def baseline_k(self) -> int:
+        return self.default_k if self.default_k in self.fusion_k else self.fusion_k[-1]
+
+    @property
+    def baseline_prefetch(self) -> int:
+        return self.default_prefetch if self.default_prefetch in self.prefetch else self.depth
+
+    def configs(self) -> list["Config"]:
+        return [Config(mode, k, p, wd, ws, t) for mode in self.modes
+                for k, p, (wd, ws), t in itertools.product(self.fusion_k, self.prefetch, self.weights, self.top_k)]
+
+    def to_dict(self) -> dict:
+        return {"modes": list(self.modes), "fusion_k": list(self.fusion_k), "prefetch": list(self.prefetch),
+                "top_k": list(self.top_k), "weights": [list(w) for w in self.weights],
+                "default_k": self.default_k, "default_prefetch": self.default_prefetch}
+
+
+@dataclass(frozen=True)
+class Config:
+    mode: str
+    k: int
+    prefetch: int
+    dense_weight: float
+    sparse_weight: float
+    top_k: int
+
+    @property
+    def id(self) -> str:
+        return (f"{self.mode}|k={self.k}|p={self.prefetch}|w={self.dense_weight:g}:{self.sparse_weight:g}"
+                f"|top={self.top_k}")
+
+    def to_dict(self) -> dict:
+        return {"config": self.id, "mode": self.mode, "k": self.k, "prefetch": self.prefetch,
+                "dense_weight": self.dense_weight, "sparse_weight": self.sparse_weight, "top_k": self.top_k}
+
+
+@dataclass
+class Candidates:
+    """One question's leg lists: ``legs[name] = [(chunk_id, doc_key, score), ...]`` best first."""
+
+    qid: str
+    legs: dict[str, list[tuple[str, str, float]]]
+
+
+@dataclass
+class GridResult:
+    """``chunks[config_id][qid]``: the fused chunk ids, best first; ``docs`` the same folded to
+    document keys (first occurrence, i.e. best chunk, wins)."""
+
+    spec: GridSpec
+    configs: list[Config]
+    chunks: dict[str, dict[str, tuple[str, ...]]] = field(default_factory=dict)
+    docs: dict[str, dict[str, tuple[str, ...]]] = field(default_factory=dict)
+
+
+def _rank_matrix(questions: Sequence[Candidates], dense: str, sparse: str, by_id: bool = False):
+    """Per question: candidate ids in dense-first order (by id when ``by_id``: ``hybrid`` breaks
+    score ties by point id) and both legs' 1-based ranks (inf = absent)."""
+    order: list[list[str]] = []
+    doc_of: dict[str, str] = {}
+    width = 1
+    for q in questions:
+        seen: dict[str, None] = {}
+        for chunk_id, doc, _ in itertools.chain(q.legs.get(dense, ()), q.legs.get(sparse, ())):
+            doc_of[chunk_id] = doc
+            seen.setdefault(chunk_id, None)
+        order.append(sorted(seen) if by_id else list(seen))
+        width = max(width, len(seen))
+    dense_ranks = np.full((len(questions), width), np.inf)
+    sparse_ranks = np.full((len(questions), width), np.inf)
+    for row, (q, ids) in enumerate(zip(questions, order)):
+        column = {chunk_id: i for i, chunk_id in enumerate(ids)}
+        for leg, target in ((dense, dense_ranks), (sparse, sparse_ranks)):
+            rank = 0
+            seen_leg: set[str] = set()
+            for chunk_id, _, _ in q.legs.get(leg, ()):
+                if chunk_id in seen_leg:  # an id repeated inside one list counts once, at its best rank
+                    continue
+                seen_leg.add(chunk_id)
+                rank += 1
+                target[row, column[chunk_id]] = rank
+    return order, doc_of, dense_ranks, sparse_ranks
+
+
+def fused_order(dense_ranks: np.ndarray, sparse_ranks: np.ndarray, ks: Sequence[float], prefetches: Sequence[int],
+                weights: Sequence[tuple[float, float]], depth: int) -> tuple[np.ndarray, np.ndarray]:
+    """Vectorised RRF over the grid.
+
+    ``dense_ranks``/``sparse_ranks``: (questions, candidates) 1-based ranks, inf where absent.
+    Returns ``order`` (Q, K, P, W, depth) candidate column indices best first and ``count``
+    (Q, K, P, W): how many of them have a non-zero fused score (the rest are not results).
+    """
+    k = np.asarray(ks, dtype=float)[None, :, None, None, None]
+    p = np.asarray(prefetches, dtype=float)[None, None, :, None, None]
+    wd = np.asarray([w[0] for w in weights], dtype=float)[None, None, None, :, None]
+    ws = np.asarray([w[1] for w in weights], dtype=float)[None, None, None, :, None]
+    rd = dense_ranks[:, None, None, None, :]
+    rs = sparse_ranks[:, None, None, None, :]
+    score = np.where(rd <= p, rrf_terms(rd, k, wd), 0.0) + np.where(rs <= p, rrf_terms(rs, k, ws), 0.0)
+    order = np.argsort(-score, axis=-1, kind="stable")[..., :depth]
+    count = (score > 0).sum(axis=-1)
+    return order, count
+
+
+def compute_grid(questions: Sequence[Candidates], spec: GridSpec) -> GridResult:
+    """Fused chunk and document rankings of every configuration of ``spec`` for every question."""
+    configs = spec.configs()
+    result = GridResult(spec, configs, {c.id: {} for c in configs}, {c.id: {} for c in configs})
+    max_top = max(spec.top_k)
+    for mode in spec.modes:
+        dense, sparse = MODE_LEGS[mode]
+        order, doc_of, dense_ranks, sparse_ranks = _rank_matrix(questions, dense, sparse, by_id=mode == "hybrid")
+        ranked, count = fused_order(dense_ranks, sparse_ranks, spec.fusion_k, spec.prefetch, spec.weights, max_top)
+        for qi, q in enumerate(questions):
+            ids = order[qi]
+            for (ki, k), (pi, p), (wi, (wd, ws)) in itertools.product(
+                    enumerate(spec.fusion_k), enumerate(spec.prefetch), enumerate(spec.weights)):
+                n = int(count[qi, ki, pi, wi])
+                best = [ids[c] for c in ranked[qi, ki, pi, wi, : min(n, max_top)]]
+                for top in spec.top_k:
+                    chunks = tuple(best[:top])
+                    cid = Config(mode, k, p, wd, ws, top).id
+                    result.chunks[cid][q.qid] = chunks
+                    result.docs[cid][q.qid] = tuple(dict.fromkeys(doc_of[c] for c in chunks))
+    return result

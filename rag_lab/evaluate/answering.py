@@ -1,0 +1,70 @@
+"""Answer one question in one mode, through the shared answer adapter, with a disk cache.
+
+The cache key is the model, the prompt version (the answer, rerank and agent prompts) and every
+input (mode, question, index fingerprint, retrieval/rerank parameters, generation settings):
+re-running an unchanged sample costs nothing, changing any of them recomputes it.
+"""
+
+from __future__ import annotations
+
+import hashlib
+from dataclasses import asdict
+from typing import Any
+
+from rag_lab.answer.types import Answer
+from rag_lab.models.llm.disk_cache import DiskCache, cache_key
+
+
+def prompt_version() -> str:
+    from llama_index.core.prompts.default_prompts import DEFAULT_CHOICE_SELECT_PROMPT
+
+    from rag_lab.answer.agent_reply import SYSTEM_PROMPT
+    from rag_lab.answer.prompt import ANSWER_PROMPT_TMPL
+
+    text = "\x00".join([ANSWER_PROMPT_TMPL, DEFAULT_CHOICE_SELECT_PROMPT.get_template(), SYSTEM_PROMPT])
+    return hashlib.sha256(text.encode()).hexdigest()[:16]
+
+
+def answer_fields(answer: Answer) -> dict[str, Any]:
+    """The run-record part of an answer (JSON-ready)."""
+    timings = {k: float(v) for k, v in (answer.timings or {}).items()}
+    timings["total"] = float(answer.response_time)
+    return {
+        "answer": answer.answer,
+        "response_type": answer.response_type,
+        "contexts": [{"rank": c.rank, "doc_id": c.doc_id, "filename": c.filename, "page": c.page,
+                      "score": c.score, "rerank_score": c.rerank_score, "text": c.text} for c in answer.chunks],
+        "cited_sources": [asdict(s) for s in answer.cited_sources],
+        "retrieved_sources": [asdict(s) for s in answer.retrieved_sources],
+        "rerank": asdict(answer.rerank) if answer.rerank is not None else None,
+        "latency": timings,
+        "usage": dict(answer.usage),
+    }
+
+
+class CachedAnswerer:
+    """``answer(question) -> (fields, cached)`` for one mode; the answerer is built on first miss."""
+
+    def __init__(self, mode: str, build, *, model_id: str, inputs: dict[str, Any], cache: DiskCache | None) -> None:
+        self.mode = mode
+        self._build = build
+        self._answerer = None
+        self.model_id = model_id
+        self.inputs = inputs
+        self.cache = cache
+        self.version = prompt_version()
+
+    def key(self, question: str) -> str:
+        return cache_key("answer", model=self.model_id, prompt_version=self.version,
+                         inputs={**self.inputs, "mode": self.mode, "question": question})
+
+    def answer(self, question: str) -> tuple[dict[str, Any], bool]:
+        key = self.key(question)
+        if self.cache is not None and (hit := self.cache.get(key)) is not None:
+            return hit, True
+        if self._answerer is None:
+            self._answerer = self._build()
+        fields = answer_fields(self._answerer.query(question))
+        if self.cache is not None:
+            self.cache.put(key, fields, kind="answer")
+        return fields, False

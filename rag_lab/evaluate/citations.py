@@ -1,0 +1,100 @@
+"""Citation correctness: does chunk N support the sentence that cites ``[Doc N]``?
+
+Offline check: the citing sentence's key facts (numbers, money, percentages, codes — see
+:mod:`rag_lab.evaluate.key_facts`) must appear in the cited chunk. A sentence citing one
+document is supported when that chunk states all its facts; a sentence citing several is checked
+jointly (each cited chunk must state at least one fact, together all of them). Sentences with no
+key facts cannot be checked offline: they are counted as ``unverifiable``, never as correct.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass, field
+
+from rag_lab.answer.prompt import cited_numbers
+from rag_lab.evaluate.key_facts import _is_stated, _stated_values
+from rag_lab.tokenizer import iter_terms
+
+# "[Doc 2]", "[Doc 2: file.pdf, Page 3]", "[Docs 1, 2]", "(Doc 1)", "Doc 1": removed before facts are read.
+_MARKER = re.compile(r"[\[(]\s*docs?\b[^\])]*[\])]|\bdoc(?:ument)?s?\.?\s*#?\s*\d+", re.IGNORECASE)
+_LEADING = re.compile(rf"^\s*(?:(?:{_MARKER.pattern})\s*[.,;:]?\s*)+", re.IGNORECASE)
+_SENTENCE_END = re.compile(r"(?<=[.!?])\s+(?=\S)|\n+")
+
+
+@dataclass
+class CitedClaim:
+    sentence: str  # the sentence without its citation markers
+    docs: list[int]  # the [Doc N] numbers it cites
+    facts: list[str]
+    correct: list[int] = field(default_factory=list)  # cited docs that support it
+
+    @property
+    def verifiable(self) -> bool:
+        return bool(self.facts)
+
+
+@dataclass
+class CitationCheck:
+    claims: list[CitedClaim]
+    cites_anything: bool
+
+    @property
+    def checked(self) -> int:
+        """Citations that could be checked (their sentence states key facts)."""
+        return sum(len(c.docs) for c in self.claims if c.verifiable)
+
+    @property
+    def correct(self) -> int:
+        return sum(len(c.correct) for c in self.claims if c.verifiable)
+
+    @property
+    def unverifiable(self) -> int:
+        return sum(len(c.docs) for c in self.claims if not c.verifiable)
+
+    @property
+    def precision(self) -> float | None:
+        """Correct citations / checkable citations; None when nothing could be checked."""
+        return self.correct / self.checked if self.checked else None
+
+
+def check_citations(answer: str, chunk_texts: list[str]) -> CitationCheck:
+    """Check each ``[Doc N]`` of ``answer`` against ``chunk_texts[N-1]`` (prompt order)."""
+    raw_claims = split_claims(answer, len(chunk_texts))
+    stated = [_stated_values(text) for text in chunk_texts]
+    for claim in raw_claims:
+        if not claim.verifiable:
+            continue
+        terms = {t.text: t for t in iter_terms(claim.sentence) if t.is_domain}
+        by_doc = {n: {f for f, term in terms.items() if _is_stated(term, stated[n - 1])} for n in claim.docs}
+        if len(claim.docs) == 1:
+            claim.correct = [n for n in claim.docs if by_doc[n] == set(terms)]
+        else:
+            union = set().union(*by_doc.values())
+            claim.correct = [n for n in claim.docs if by_doc[n]] if union == set(terms) else []
+    return CitationCheck(raw_claims, cites_anything=bool(cited_numbers(answer or "", len(chunk_texts))))
+
+
+def split_claims(answer: str, n_docs: int) -> list[CitedClaim]:
+    """Sentences that cite at least one document. Citations at the start of a sentence
+    ("… is $4,106. [Doc 1] Parents …") belong to the sentence before it."""
+    claims: list[CitedClaim] = []
+    previous: CitedClaim | None = None
+    for raw in _SENTENCE_END.split(answer or ""):
+        lead = _LEADING.match(raw)
+        if lead and previous is not None:
+            for number in cited_numbers(lead.group(0), n_docs):
+                if number not in previous.docs:
+                    previous.docs.append(number)
+            if previous.docs and previous not in claims:
+                claims.append(previous)
+            raw = raw[lead.end():]
+        docs = cited_numbers(raw, n_docs)
+        text = _MARKER.sub(" ", raw).strip()
+        if not re.search(r"\w", text):
+            continue
+        facts = sorted({t.text for t in iter_terms(text) if t.is_domain})
+        previous = CitedClaim(text, list(docs), facts)
+        if docs:
+            claims.append(previous)
+    return claims

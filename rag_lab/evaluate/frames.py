@@ -1,0 +1,138 @@
+"""A run folder as tidy pandas frames (what notebooks, reports and the CLI table use).
+
+    run = load_run("runs/try")
+    run.samples   # one row per (mode, sample, metric): run, mode, kind, sample_id, metric, value
+    run.summary   # one row per (mode, metric): mean, n (scored), nan (failed / NaN), applicable
+    run.modes     # one row per mode: samples, errors, cached, latency p50/p95 (s), tokens, cost
+    run.records   # {mode: [raw samples.jsonl records]}
+
+``value`` is NaN where a metric applied but failed; a metric that does not apply to a sample
+(e.g. ROUGE-L without a reference answer) has no row for it.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import pandas as pd
+
+from rag_lab.evaluate.store import MANIFEST, SAMPLES, read_samples
+
+SAMPLE_COLUMNS = ["run", "mode", "kind", "sample_id", "metric", "value"]
+SUMMARY_COLUMNS = ["mode", "metric", "mean", "n", "nan", "applicable"]
+MODE_COLUMNS = ["mode", "samples", "errors", "cached", "latency_p50_s", "latency_p95_s", "retrieve_s", "generate_s",
+                "score_s", "prompt_tokens", "completion_tokens", "total_tokens", "cost_usd", "cites_nothing"]
+CONVERSATIONS = "conversations"
+
+
+@dataclass
+class EvalRun:
+    path: Path
+    manifest: dict[str, Any]
+    records: dict[str, list[dict[str, Any]]]
+    samples: pd.DataFrame = field(repr=False)
+    summary: pd.DataFrame = field(repr=False)
+    modes: pd.DataFrame = field(repr=False)
+
+    def table(self) -> pd.DataFrame:
+        """Wide per-mode table: each metric's mean, then its NaN count, then latency/tokens/cost."""
+        if self.summary.empty:
+            return self.modes.set_index("mode") if not self.modes.empty else pd.DataFrame()
+        means = self.summary.pivot(index="mode", columns="metric", values="mean")
+        nans = self.summary.pivot(index="mode", columns="metric", values="nan")
+        columns: dict[str, pd.Series] = {}
+        for metric in metric_order(list(means.columns)):
+            columns[metric] = means[metric]
+            columns[f"{metric} NaN"] = nans[metric].fillna(0).astype(int)
+        wide = pd.DataFrame(columns)
+        extra = self.modes.set_index("mode")
+        return extra.join(wide, how="left").reindex(self.modes["mode"])
+
+
+def metric_order(names: list[str]) -> list[str]:
+    from rag_lab.evaluate.metrics import all_specs
+
+    known = [s.name for s in all_specs()] + ["mrr@10", "ndcg@10", "turn_expected_content", "turn_pass"]
+    return [n for n in known if n in names] + sorted(n for n in names if n not in known)
+
+
+def _value(v: Any) -> float:
+    try:
+        v = float(v)
+    except (TypeError, ValueError):
+        return float("nan")
+    return v if math.isfinite(v) else float("nan")
+
+
+def samples_frame(records: dict[str, list[dict[str, Any]]], run: str = "") -> pd.DataFrame:
+    rows = []
+    for mode, items in records.items():
+        for r in items:
+            kind = "conversation" if mode == CONVERSATIONS else "qa"
+            for metric, value in (r.get("scores") or {}).items():
+                rows.append((run, r.get("mode", mode), kind, r["id"], metric, _value(value)))
+    return pd.DataFrame(rows, columns=SAMPLE_COLUMNS)
+
+
+def summary_frame(samples: pd.DataFrame) -> pd.DataFrame:
+    if samples.empty:
+        return pd.DataFrame(columns=SUMMARY_COLUMNS)
+    grouped = samples.groupby(["mode", "metric"], sort=False)["value"]
+    out = grouped.agg(mean="mean", n="count", applicable="size").reset_index()
+    out["nan"] = out["applicable"] - out["n"]
+    return out[SUMMARY_COLUMNS]
+
+
+def _quantile(values: list[float], q: float) -> float:
+    return float(pd.Series(values).quantile(q)) if values else float("nan")
+
+
+def modes_frame(records: dict[str, list[dict[str, Any]]]) -> pd.DataFrame:
+    rows = []
+    for mode, items in records.items():
+        ok = [r for r in items if not r.get("error")]
+        total = [float(r["latency"]["total"]) for r in ok if "total" in (r.get("latency") or {})]
+
+        def mean_of(stage: str) -> float:
+            values = [float(r["latency"][stage]) for r in ok if stage in (r.get("latency") or {})]
+            return sum(values) / len(values) if values else float("nan")
+
+        def tokens(key: str) -> int:
+            return int(sum(int((r.get("usage") or {}).get(key, 0)) for r in ok))
+
+        costs = [_value(r.get("cost_usd")) for r in ok]
+        answered = [r for r in ok if r.get("response_type", "answer") == "answer" and "citations" in r]
+        rows.append({
+            "mode": mode, "samples": len(items), "errors": len(items) - len(ok),
+            "cached": sum(1 for r in ok if r.get("cached")),
+            "latency_p50_s": _quantile(total, 0.5), "latency_p95_s": _quantile(total, 0.95),
+            "retrieve_s": mean_of("retrieve"), "generate_s": mean_of("generate"), "score_s": mean_of("score"),
+            "prompt_tokens": tokens("prompt_tokens"), "completion_tokens": tokens("completion_tokens"),
+            "total_tokens": tokens("total_tokens"),
+            "cost_usd": float(sum(costs)) if costs else float("nan"),
+            "cites_nothing": (sum(1 for r in answered if not r["citations"]["cites"]) / len(answered)
+                              if answered else float("nan")),
+        })
+    return pd.DataFrame(rows, columns=MODE_COLUMNS)
+
+
+def load_run(path: str | Path) -> EvalRun:
+    """Read ``path`` (a run folder); modes in manifest order, then any other sub-folders."""
+    path = Path(path)
+    manifest_file = path / MANIFEST
+    if not manifest_file.exists():
+        from rag_lab.errors import ConfigError
+
+        raise ConfigError(f"{path} is not a run folder (no {MANIFEST})", "pass the --out folder of `rag-lab eval`")
+    manifest = json.loads(manifest_file.read_text(encoding="utf-8"))
+    order = list(manifest.get("config", {}).get("modes", []))
+    found = sorted(p.name for p in path.iterdir() if (p / SAMPLES).exists())
+    modes = [m for m in order if m in found] + [m for m in found if m not in order]
+    # one record per sample: a failed sample retried by --resume has a later line, which wins
+    records = {m: list({r["id"]: r for r in read_samples(path / m / SAMPLES)}.values()) for m in modes}
+    samples = samples_frame(records, run=path.name)
+    return EvalRun(path, manifest, records, samples, summary_frame(samples), modes_frame(records))

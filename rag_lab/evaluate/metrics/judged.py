@@ -1,0 +1,63 @@
+"""LLM-judged RAGAS metrics, only with a judge (``--judge PROVIDER[:MODEL]`` or settings): the
+judge is any configured LlamaIndex LLM, independent of the generator, wrapped for RAGAS."""
+
+from __future__ import annotations
+
+import warnings
+
+from rag_lab.evaluate.metrics.base import MetricSpec
+
+
+def _llm(ctx):
+    from ragas.llms.base import LlamaIndexLLMWrapper  # the class (ragas.llms exports a deprecation proxy)
+
+    class JudgeLLM(LlamaIndexLLMWrapper):
+        """RAGAS's LlamaIndex adapter, minus the per-call n/temperature/stop kwargs: the judge
+        keeps its configured settings (reasoning models reject a temperature; Bedrock an ``n``)."""
+
+        def check_args(self, n, temperature, stop, callbacks):
+            return {}
+
+    if ctx.judge_llm is None:
+        raise RuntimeError("this metric needs a judge LLM (--judge PROVIDER[:MODEL])")
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", DeprecationWarning)
+        return JudgeLLM(ctx.judge_llm)
+
+
+def _metric(class_name: str, **kwargs):
+    def build(ctx):
+        import ragas.metrics
+
+        with warnings.catch_warnings():  # ragas 0.4 marks these imports deprecated (still its API)
+            warnings.simplefilter("ignore", DeprecationWarning)
+            cls = getattr(ragas.metrics, class_name)
+        return cls(llm=_llm(ctx), **kwargs)
+    return build
+
+
+def _relevancy(ctx):
+    from ragas.embeddings import LlamaIndexEmbeddingsWrapper
+
+    from rag_lab.models import get_embed_model
+
+    build = _metric("ResponseRelevancy", strictness=1)
+    metric = build(ctx)
+    metric.embeddings = LlamaIndexEmbeddingsWrapper(get_embed_model(ctx.settings))
+    return metric
+
+
+SPECS = [
+    MetricSpec("faithfulness", ("response", "retrieved_contexts"), _metric("Faithfulness"), judged=True,
+               description="share of the answer's claims the contexts support"),
+    MetricSpec("response_relevancy", ("user_input", "response"), _relevancy, judged=True,
+               description="questions generated from the answer vs the question (embeddings)"),
+    MetricSpec("llm_context_precision_with_reference", ("user_input", "retrieved_contexts", "reference"),
+               _metric("LLMContextPrecisionWithReference"), judged=True,
+               description="judged usefulness of each context, rank-weighted"),
+    MetricSpec("llm_context_recall", ("user_input", "retrieved_contexts", "reference"),
+               _metric("LLMContextRecall"), judged=True,
+               description="share of the reference's claims attributable to the contexts"),
+    MetricSpec("factual_correctness", ("response", "reference"), _metric("FactualCorrectness"), judged=True,
+               description="claim-level F1 of answer vs reference"),
+]

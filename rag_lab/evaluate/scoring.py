@@ -1,0 +1,137 @@
+"""Score one run record with the registered RAGAS metrics (and ranx, where qrels exist).
+
+The record becomes a RAGAS ``SingleTurnSample``: the answer, the chunks given to the LLM (their
+texts and, at document level, their ids), the reference answer and the relevant documents.
+Each metric is isolated: one that raises leaves ``None`` and its error, the others still score.
+Judged scores are cached on disk, keyed by judge model, RAGAS version + metric, and inputs.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import math
+import os
+import time
+from typing import Any
+
+os.environ.setdefault("RAGAS_DO_NOT_TRACK", "true")
+
+from rag_lab.evaluate.citations import check_citations  # noqa: E402
+from rag_lab.evaluate.metrics import MetricContext, MetricSpec, all_specs  # noqa: E402
+from rag_lab.models.llm.disk_cache import DiskCache, cache_key  # noqa: E402
+
+IR_METRICS = ("mrr@10", "ndcg@10")
+
+
+def doc_ids(contexts: list[dict[str, Any]], relevant: dict[str, int]) -> list[str]:
+    """Document-level ids of the contexts in rank order (once each), spelled like ``relevant``:
+    the path-like doc_id when the judgements use paths, else the file name."""
+    ids: list[str] = []
+    for ctx in contexts:
+        doc_id, filename = ctx.get("doc_id"), ctx.get("filename")
+        key = doc_id if doc_id in relevant else filename if filename in relevant else (doc_id or filename)
+        if key is not None and str(key) not in ids:
+            ids.append(str(key))
+    return ids
+
+
+def to_sample(record: dict[str, Any]):
+    from ragas.dataset_schema import SingleTurnSample
+
+    contexts = record.get("contexts") or []
+    relevant = record.get("relevant") or {}
+    return SingleTurnSample(
+        user_input=record["question"],
+        response=record.get("answer") or None,
+        reference=record.get("reference") or None,
+        retrieved_contexts=[c["text"] for c in contexts] or None,
+        retrieved_context_ids=doc_ids(contexts, relevant) or None,
+        reference_context_ids=list(relevant) or None,
+    )
+
+
+def _finite(value: Any) -> float | None:
+    try:
+        value = float(value)
+    except (TypeError, ValueError):
+        return None
+    return value if math.isfinite(value) else None
+
+
+class Scorer:
+    """``score(record) -> (scores, errors)``; metric objects are built once, on first use."""
+
+    def __init__(self, settings: Any, *, judge_llm: Any = None, judge_id: str | None = None,
+                 cache: DiskCache | None = None, metrics: list[str] | None = None) -> None:
+        self.context = MetricContext(settings, judge_llm, judge_id)
+        self.specs: list[MetricSpec] = [s for s in all_specs() if (not s.judged or judge_llm is not None)
+                                        and (metrics is None or s.name in metrics)]
+        self.cache = cache
+        self._built: dict[str, Any] = {}
+
+    @property
+    def metric_names(self) -> list[str]:
+        return [s.name for s in self.specs]
+
+    def _metric(self, spec: MetricSpec) -> Any:
+        if spec.name not in self._built:
+            self._built[spec.name] = spec.build(self.context)
+        return self._built[spec.name]
+
+    def score(self, record: dict[str, Any]) -> tuple[dict[str, float | None], dict[str, str]]:
+        sample = to_sample(record)
+        scores: dict[str, float | None] = {}
+        errors: dict[str, str] = {}
+        for spec in self.specs:
+            if any(not getattr(sample, f) for f in spec.requires) or (spec.applies and not spec.applies(sample)):
+                continue  # not applicable: no score (a user with questions only gets the rest)
+            try:
+                value = self._judged(spec, sample) if spec.judged else self._run(spec, sample)
+            except Exception as exc:  # noqa: BLE001 - recorded per metric, never fatal
+                scores[spec.name], errors[spec.name] = None, f"{type(exc).__name__}: {exc}"[:500]
+                continue
+            scores[spec.name] = _finite(value)
+            if scores[spec.name] is None:
+                errors[spec.name] = "NaN score"
+        scores.update(ir_scores(record))
+        return scores, errors
+
+    def _run(self, spec: MetricSpec, sample) -> float:
+        return asyncio.run(self._metric(spec).single_turn_ascore(sample))
+
+    def _judged(self, spec: MetricSpec, sample) -> float | None:
+        import ragas
+
+        key = cache_key("judge", model=str(self.context.judge_id), prompt_version=f"ragas-{ragas.__version__}:{spec.name}",
+                        inputs=sample.model_dump(include=set(spec.requires)))
+        if self.cache is not None and (hit := self.cache.get(key)) is not None:
+            return hit["score"]
+        value = _finite(self._run(spec, sample))
+        if self.cache is not None and value is not None:  # a NaN is retried next time, never cached
+            self.cache.put(key, {"score": value}, kind="judge")
+        return value
+
+
+def ir_scores(record: dict[str, Any]) -> dict[str, float]:
+    """ranx MRR@10 and nDCG@10 of the contexts' documents against the relevant ones."""
+    relevant = record.get("relevant") or {}
+    if not relevant:
+        return {}
+    from rag_lab.evaluate.ir import score_run
+
+    ranked = doc_ids(record.get("contexts") or [], relevant)
+    run = {record["id"]: {doc: 1.0 / rank for rank, doc in enumerate(ranked, start=1)}}
+    _, per_query = score_run(run, {record["id"]: relevant}, metrics=IR_METRICS)
+    return {m: float(per_query[m].get(record["id"], 0.0)) for m in IR_METRICS}
+
+
+def citation_summary(record: dict[str, Any]) -> dict[str, Any]:
+    check = check_citations(record.get("answer") or "", [c["text"] for c in record.get("contexts") or []])
+    return {"cites": check.cites_anything, "checked": check.checked, "correct": check.correct,
+            "unverifiable": check.unverifiable}
+
+
+def timed_score(scorer: Scorer, record: dict[str, Any]) -> tuple[dict, dict, float]:
+    started = time.perf_counter()
+    scores, errors = scorer.score(record)
+    return scores, errors, time.perf_counter() - started

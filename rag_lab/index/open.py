@@ -1,0 +1,103 @@
+"""Where each backend keeps one build ("generation") of an index, and how to open, create and
+clean them up.
+
+- edge: a shard folder ``<index folder>/edge-<build id>/`` (per dataset, per build);
+- local / server: a collection ``<index folder name>__<build id>`` in qdrant-client's store.
+
+A build writes a new generation and then switches the manifest to it. Clean-up keeps the
+generation the manifest named before the switch, so a process that read the old manifest a
+moment ago can still open it; older ones are removed.
+"""
+
+from __future__ import annotations
+
+import re
+import shutil
+import threading
+from pathlib import Path
+
+from rag_lab.config import Settings
+from rag_lab.index.backend import VectorBackend, VectorWriter
+from rag_lab.index.paths import IndexPaths
+
+_BUILD_ID = r"[0-9a-f]{10}-\d+-[0-9a-f]{6}"
+_edge_shards: dict[str, object] = {}
+_lock = threading.Lock()
+
+
+def generation_name(paths: IndexPaths, build_id: str) -> str:
+    return f"edge-{build_id}" if paths.backend == "edge" else f"{paths.root.name}__{build_id}"
+
+
+def create_writer(settings: Settings, paths: IndexPaths, location: str, dim: int) -> VectorWriter:
+    if paths.backend == "edge":
+        from rag_lab.index.edge import EdgeWriter
+
+        paths.root.mkdir(parents=True, exist_ok=True)
+        return EdgeWriter(paths.root / location, dim)
+    from rag_lab.index.store import ClientWriter, open_qdrant
+
+    return ClientWriter(open_qdrant(settings), location, dim)
+
+
+def open_backend(settings: Settings, paths: IndexPaths, location: str) -> VectorBackend:
+    """The read side of one generation; edge shards are opened once per process and shared."""
+    if paths.backend == "edge":
+        from rag_lab.index.edge import EdgeBackend
+
+        key = str((paths.root / location).resolve())
+        with _lock:
+            backend = _edge_shards.get(key)
+            if backend is None:
+                backend = _edge_shards[key] = EdgeBackend(paths.root / location)
+            return backend  # type: ignore[return-value]
+    from rag_lab.index.store import ClientBackend, open_qdrant
+
+    return ClientBackend(open_qdrant(settings), location, paths.backend)
+
+
+def generation_exists(settings: Settings, paths: IndexPaths, location: str) -> bool:
+    if paths.backend == "edge":
+        return (paths.root / location / "segments").is_dir()
+    from rag_lab.index.store import open_qdrant
+
+    return open_qdrant(settings).collection_exists(location)
+
+
+def generations(settings: Settings, paths: IndexPaths) -> list[str]:
+    """Every generation of this index folder that exists, complete or not (sorted)."""
+    if paths.backend == "edge":
+        return sorted(p.name for p in paths.root.glob("edge-*") if re.fullmatch(f"edge-{_BUILD_ID}", p.name))
+    from rag_lab.index.store import open_qdrant
+
+    prefix = f"{paths.root.name}__"
+    return sorted(c.name for c in open_qdrant(settings).get_collections().collections
+                  if c.name.startswith(prefix) and re.fullmatch(_BUILD_ID, c.name.removeprefix(prefix)))
+
+
+def remove_generations(settings: Settings, paths: IndexPaths, keep: set[str]) -> None:
+    """Remove this index folder's generations not in ``keep`` (and their BM25 folders)."""
+    for location in generations(settings, paths):
+        if location in keep:
+            continue
+        if paths.backend == "edge":
+            close_edge(paths.root / location)
+            shutil.rmtree(paths.root / location, ignore_errors=True)
+        else:
+            from rag_lab.index.store import open_qdrant
+
+            open_qdrant(settings).delete_collection(location)
+    kept_ids = {re.search(_BUILD_ID, k).group(0) for k in keep if re.search(_BUILD_ID, k)}
+    for folder in paths.root.glob("bm25-*"):
+        if folder.name.removeprefix("bm25-") not in kept_ids:
+            shutil.rmtree(folder, ignore_errors=True)
+
+
+def close_edge(path: Path | None = None) -> None:
+    """Close one shared edge shard (``path``) or all of them."""
+    with _lock:
+        keys = [str(Path(path).resolve())] if path is not None else list(_edge_shards)
+        for key in keys:
+            backend = _edge_shards.pop(key, None)
+            if backend is not None:
+                backend.close()

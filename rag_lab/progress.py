@@ -1,0 +1,160 @@
+"""One progress helper for all long work (indexing, embedding, IR runs, evaluations).
+
+``progress_bar(...)`` gives a tqdm bar when the stream is a terminal, and plain periodic lines
+(``embedding: 512/5183 chunks (10%), 41.2 chunks/s, ~1m53s left``) when it is not (CI logs,
+pipes, notebooks run by papermill), so logs never fill with carriage-return bars. The interval
+between plain lines is ``RAG_LAB_PROGRESS_INTERVAL`` seconds (default 10); a final line is always
+written when the work ends.
+
+Usage (both forms)::
+
+    for item in progress_bar(items, desc="dense", unit="query"):
+        ...
+    with progress_bar(total=n, desc="embedding", unit="chunk") as bar:
+        bar.update(len(batch))
+"""
+
+from __future__ import annotations
+
+import os
+import sys
+import time
+from collections.abc import Iterable, Iterator
+from typing import IO, Any, Protocol
+
+DEFAULT_INTERVAL = 10.0
+INTERVAL_ENV = "RAG_LAB_PROGRESS_INTERVAL"
+
+
+class Progress(Protocol):
+    """What every progress object offers (tqdm satisfies it too)."""
+
+    def update(self, n: int = 1) -> Any: ...
+    def close(self) -> None: ...
+    def __iter__(self) -> Iterator[Any]: ...
+
+
+def progress_interval() -> float:
+    """Seconds between plain progress lines, from ``RAG_LAB_PROGRESS_INTERVAL`` (default 10)."""
+    raw = os.environ.get(INTERVAL_ENV, "").strip()
+    if not raw:
+        return DEFAULT_INTERVAL
+    try:
+        value = float(raw)
+    except ValueError:
+        from rag_lab.errors import ConfigError
+
+        raise ConfigError(f"{INTERVAL_ENV}={raw!r} is not a number of seconds",
+                          f"set it to e.g. {INTERVAL_ENV}=5, or unset it for the default ({DEFAULT_INTERVAL:g} s)") from None
+    return max(value, 0.0)
+
+
+def _duration(seconds: float) -> str:
+    seconds = int(round(seconds))
+    if seconds < 60:
+        return f"{seconds}s"
+    minutes, seconds = divmod(seconds, 60)
+    if minutes < 60:
+        return f"{minutes}m{seconds:02d}s"
+    hours, minutes = divmod(minutes, 60)
+    return f"{hours}h{minutes:02d}m"
+
+
+def _plural(unit: str, n: int) -> str:
+    if n == 1 or unit in ("", "it") or unit.endswith("s"):
+        return unit
+    return unit[:-1] + "ies" if unit.endswith("y") and unit[-2:-1] not in tuple("aeiou") else unit + "s"
+
+
+class PlainProgress:
+    """Periodic one-line progress reports for streams that are not terminals."""
+
+    def __init__(self, iterable: Iterable | None = None, *, total: int | None = None, desc: str = "",
+                 unit: str = "it", stream: IO[str] | None = None, interval: float | None = None,
+                 clock=time.monotonic) -> None:
+        self.iterable = iterable
+        if total is None and iterable is not None and hasattr(iterable, "__len__"):
+            total = len(iterable)  # type: ignore[arg-type]
+        self.total = total
+        self.desc = desc
+        self.unit = unit
+        self.stream = stream if stream is not None else sys.stderr
+        self.interval = progress_interval() if interval is None else interval
+        self._clock = clock
+        self.n = 0
+        self._start = clock()
+        self._last = self._start
+        self._closed = False
+
+    def _line(self) -> str:
+        elapsed = self._clock() - self._start
+        done = f"{self.n}/{self.total}" if self.total else f"{self.n}"
+        parts = [f"{self.desc + ': ' if self.desc else ''}{done} {_plural(self.unit, self.n)}"]
+        if self.total:
+            parts[0] += f" ({100 * self.n / self.total:.0f}%)"
+        rate = self.n / elapsed if elapsed > 0 else 0.0
+        if rate > 0:
+            parts.append(f"{rate:.1f} {self.unit}/s")
+        parts.append(f"{_duration(elapsed)} elapsed")
+        if self.total and rate > 0 and self.n < self.total:
+            parts.append(f"~{_duration((self.total - self.n) / rate)} left")
+        return ", ".join(parts)
+
+    def _write(self) -> None:
+        print(self._line(), file=self.stream, flush=True)
+        self._last = self._clock()
+
+    def update(self, n: int = 1) -> None:
+        self.n += n
+        if self._clock() - self._last >= self.interval:
+            self._write()
+
+    def close(self) -> None:
+        if not self._closed:
+            self._closed = True
+            if self.n or self.total:
+                self._write()  # the final count, always
+
+    def __iter__(self) -> Iterator[Any]:
+        if self.iterable is None:
+            raise TypeError("this progress object was created without an iterable")
+        try:
+            for item in self.iterable:
+                yield item
+                self.update(1)
+        finally:
+            self.close()
+
+    def __enter__(self) -> PlainProgress:
+        return self
+
+    def __exit__(self, *exc) -> None:
+        self.close()
+
+
+class NoProgress(PlainProgress):
+    """Progress disabled: counts, iterates, prints nothing."""
+
+    def _write(self) -> None:
+        pass
+
+
+def _is_tty(stream: IO[str]) -> bool:
+    try:
+        return bool(stream.isatty())
+    except (AttributeError, ValueError):  # closed or fake streams
+        return False
+
+
+def progress_bar(iterable: Iterable | None = None, *, total: int | None = None, desc: str = "",
+                 unit: str = "it", enabled: bool = True, stream: IO[str] | None = None,
+                 interval: float | None = None) -> Progress:
+    """A tqdm bar on a terminal, plain periodic lines otherwise, nothing when ``enabled`` is False."""
+    stream = stream if stream is not None else sys.stderr
+    if not enabled:
+        return NoProgress(iterable, total=total, desc=desc, unit=unit, stream=stream, interval=float("inf"))
+    if _is_tty(stream):
+        from tqdm.auto import tqdm
+
+        return tqdm(iterable, total=total, desc=desc, unit=unit, file=stream)
+    return PlainProgress(iterable, total=total, desc=desc, unit=unit, stream=stream, interval=interval)

@@ -1,0 +1,92 @@
+"""One self-contained HTML file per run: inline CSS, figures as inline SVG, no script, no font,
+no image or stylesheet from any network location (a test opens it in Chromium with the network
+blocked and checks that nothing was requested).
+"""
+
+from __future__ import annotations
+
+import html
+import json
+from dataclasses import dataclass
+from datetime import datetime, timezone
+from pathlib import Path
+
+from rag_lab.report import sections as S
+
+CSS = """
+body{font:14px/1.45 system-ui,-apple-system,"Segoe UI",Roboto,sans-serif;margin:0;color:#1d232a;background:#fafbfc}
+main{max-width:1180px;margin:0 auto;padding:24px 28px 60px}
+h1{font-size:26px;margin:0 0 4px}h2{font-size:20px;margin:34px 0 10px;border-bottom:2px solid #dde3ea;padding-bottom:4px}
+h3{font-size:16px;margin:22px 0 8px}.sub{color:#5b6672;margin:0 0 18px}
+table{border-collapse:collapse;margin:8px 0 16px;font-size:12.5px;background:#fff}
+th,td{border:1px solid #dde3ea;padding:4px 8px;text-align:left;vertical-align:top}
+th{background:#eef2f6;font-weight:600}tr:nth-child(even) td{background:#f8fafc}
+td.num{text-align:right;font-variant-numeric:tabular-nums}
+.sig-up{color:#0a7c2f;font-weight:600}.sig-down{color:#b3261e;font-weight:600}
+figure{margin:12px 0 22px;background:#fff;border:1px solid #dde3ea;padding:8px;display:inline-block;max-width:100%}
+figure svg{max-width:100%;height:auto}figcaption{font-size:12px;color:#5b6672;margin-top:4px}
+.ok{color:#0a7c2f;font-weight:600}.bad{color:#b3261e;font-weight:600}
+.note{background:#fff8e1;border-left:4px solid #f0b400;padding:8px 12px;margin:10px 0}
+details{margin:6px 0}summary{cursor:pointer}pre{white-space:pre-wrap;font-size:12px;background:#f3f5f7;padding:8px}
+.answer{background:#fff;border:1px solid #dde3ea;padding:8px 12px;margin:6px 0 14px}
+nav a{margin-right:12px;color:#2457a6;text-decoration:none}
+"""
+
+
+@dataclass
+class Section:
+    title: str
+    body: str
+
+    @property
+    def anchor(self) -> str:
+        return "".join(c if c.isalnum() else "-" for c in self.title.lower()).strip("-")
+
+
+def render_document(title: str, subtitle: str, sections: list[Section]) -> str:
+    nav = " ".join(f'<a href="#{s.anchor}">{html.escape(s.title)}</a>' for s in sections)
+    body = "\n".join(f'<section id="{s.anchor}"><h2>{html.escape(s.title)}</h2>\n{s.body}\n</section>'
+                     for s in sections)
+    generated = datetime.now(timezone.utc).strftime("%Y-%m-%d %H:%M UTC")
+    return (
+        "<!DOCTYPE html>\n<html lang=\"en\"><head><meta charset=\"utf-8\">"
+        "<meta name=\"viewport\" content=\"width=device-width,initial-scale=1\">"
+        f"<title>{html.escape(title)}</title><style>{CSS}</style></head>\n<body><main>"
+        f"<h1>{html.escape(title)}</h1><p class=\"sub\">{html.escape(subtitle)} · generated {generated}</p>"
+        f"<nav>{nav}</nav>\n{body}\n</main></body></html>\n"
+    )
+
+
+def build_report(run_dir: Path) -> str:
+    """The HTML of a run folder: an ablation (``rag-lab ablate``) or an evaluation run (``rag-lab eval``)."""
+    from rag_lab.errors import DatasetError
+
+    run_dir = Path(run_dir)
+    manifest_path = run_dir / "manifest.json"
+    if not manifest_path.exists():
+        raise DatasetError(f"{run_dir} is not a finished run folder (no manifest.json)",
+                           "pass the --out folder of `rag-lab ablate` or `rag-lab eval`")
+    try:
+        manifest = json.loads(manifest_path.read_text())
+    except json.JSONDecodeError as exc:
+        raise DatasetError(f"{manifest_path}: line {exc.lineno} is not JSON ({exc.msg})",
+                           "re-run the command that wrote it") from None
+    if manifest.get("kind") == "ablation":
+        from rag_lab.evaluate.ablation import load_ablation
+
+        result = load_ablation(run_dir)
+        return render_document(f"rag-lab ablation: {manifest['dataset']}",
+                               f"{manifest['n_configs']} configurations × {manifest['n_queries']} questions",
+                               S.ablation_sections(result))
+    return render_document(f"rag-lab run: {run_dir.name}", str(manifest.get("dataset", "")),
+                           S.generic_sections(run_dir, manifest))
+
+
+def write_report(run_dir: Path, out: Path) -> Path:
+    out = Path(out)
+    out.parent.mkdir(parents=True, exist_ok=True)
+    text = build_report(run_dir)
+    tmp = out.with_suffix(out.suffix + ".tmp")
+    tmp.write_text(text, encoding="utf-8")
+    tmp.replace(out)
+    return out

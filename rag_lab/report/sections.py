@@ -1,0 +1,270 @@
+"""Report sections built from a run's tidy frames (tables, inline figures, notes)."""
+
+from __future__ import annotations
+
+import html
+import json
+from pathlib import Path
+
+from rag_lab.report import figures as F
+from rag_lab.report import tables as T
+
+
+def _section(title: str, body: str):
+    from rag_lab.report.html import Section
+
+    return Section(title, body)
+
+
+def table_html(frame, caption: str | None = None, max_rows: int = 200) -> str:
+    """A DataFrame as an escaped HTML table; numbers right-aligned, significance marks coloured."""
+    if frame is None or len(frame) == 0:
+        return "<p><em>(no rows)</em></p>"
+    frame = frame.head(max_rows)
+    head = "".join(f"<th>{html.escape(str(c))}</th>" for c in frame.columns)
+    body = []
+    for _, row in frame.iterrows():
+        cells = []
+        for value in row.tolist():
+            text = value if isinstance(value, str) else ("—" if value is None else
+                                                         f"{value:.3f}" if isinstance(value, float) else str(value))
+            cls = (' class="sig-up"' if text.startswith("▲") else ' class="sig-down"' if text.startswith("▼")
+                   else ' class="num"' if not isinstance(value, str) else "")
+            cells.append(f"<td{cls}>{html.escape(text)}</td>")
+        body.append("<tr>" + "".join(cells) + "</tr>")
+    cap = f"<caption>{html.escape(caption)}</caption>" if caption else ""
+    return f"<table>{cap}<thead><tr>{head}</tr></thead><tbody>{''.join(body)}</tbody></table>"
+
+
+def figure_html(fig, caption: str) -> str:
+    return f"<figure>{F.to_svg(fig)}<figcaption>{html.escape(caption)}</figcaption></figure>"
+
+
+def kv_table(pairs: dict) -> str:
+    rows = "".join(
+        f"<tr><th>{html.escape(str(k))}</th><td>{html.escape(v if isinstance(v, str) else json.dumps(v, ensure_ascii=False))}</td></tr>"
+        for k, v in pairs.items())
+    return f"<table><tbody>{rows}</tbody></table>"
+
+
+def manifest_section(manifest: dict):
+    keys = ["dataset", "dataset_root", "n_queries", "n_configs", "grid", "baseline", "rrf", "metrics", "document_key",
+            "significance", "ci", "index_fingerprint", "embed_model", "created", "git_commit", "versions"]
+    shown = {k: manifest[k] for k in keys if k in manifest}
+    check = manifest.get("spot_check")
+    body = kv_table(shown)
+    if check:
+        status = ('<span class="ok">equal</span>' if check.get("equal")
+                  else '<span class="bad">DIFFERENT</span> (ties or a changed index: see the lists)')
+        body += (f"<h3>Spot check</h3><p>One live query through {html.escape(check.get('what', check['mode']))} "
+                 f"for <code>{html.escape(check['config'])}</code>, question {html.escape(str(check['qid']))} "
+                 f"(“{html.escape(check.get('query', '')[:160])}”), against the ranking the grid computed from the "
+                 f"cached candidate lists: {status}.</p>"
+                 f"<details><summary>both rankings (chunk ids)</summary><pre>live: {html.escape(', '.join(check['live']))}"
+                 f"\ngrid: {html.escape(', '.join(check['grid']))}</pre></details>")
+    return _section("Run manifest", body)
+
+
+def ablation_sections(result) -> list:
+    results, manifest = result.results, result.manifest
+    sections = [manifest_section(manifest)]
+    metrics = list(dict.fromkeys(results["metric"]))
+    main_metric = "ndcg" if "ndcg" in metrics else metrics[0]
+
+    # Per-mode tables at the default k / prefetch.
+    body = ("<p>Each mode at the default RRF k and prefetch with equal weights, every top-k. Means with "
+            "95 % bootstrap intervals (seeded); ▲/▼ = significantly better/worse than the baseline by both "
+            "Student's t and Fisher's randomization test after Holm correction over the whole grid.</p>")
+    base = T.baseline_rows(results)
+    for mode, group in base.groupby("mode", sort=False):
+        body += f"<h3>{html.escape(mode)}</h3>" + table_html(T.wide(group))
+    sections.append(_section("Per-mode tables", body))
+
+    body = f"<p>Best configuration per mode and top-k by {html.escape(F.metric_label(main_metric))}.</p>"
+    body += table_html(T.best_configs(results, main_metric))
+    significant = T.significant_rows(results)
+    body += "<h3>Significant differences from the baseline</h3>"
+    body += (table_html(T.display(significant)) if len(significant)
+             else "<p>No configuration differs significantly from its baseline (both tests, Holm-corrected, α = 0.05).</p>")
+    sections.append(_section("Best configurations and significance", body))
+
+    body = ""
+    for metric in [m for m in (main_metric, "id_context_recall") if m in metrics]:
+        body += figure_html(F.fusion_k_lines(results, metric), f"{F.metric_label(metric)} vs RRF k, 95 % CI bands")
+    for mode in dict.fromkeys(results["mode"]):
+        body += figure_html(F.prefetch_topk_heatmap(results, mode, main_metric),
+                            f"{mode}: {F.metric_label(main_metric)} over prefetch × top-k")
+    sections.append(_section("Ablation plots", body))
+    answers = getattr(result, "answers", None)
+    if answers is not None and len(answers):
+        sections.append(answers_section(answers))
+    sections.append(latency_section(manifest, answers))
+    sections.append(worst_section(result, main_metric))
+    return sections
+
+
+def answers_section(answers):
+    """Answer-level metrics per answer configuration (key-fact recall with a bootstrap CI)."""
+    import pandas as pd
+
+    from rag_lab.evaluate.stats import bootstrap_ci
+
+    rows = []
+    for config, group in answers.groupby("config", sort=False):
+        kf = bootstrap_ci(pd.to_numeric(group["key_fact_recall"], errors="coerce").to_numpy())
+        rows.append({"config": config, "answers": len(group),
+                     "key-fact recall [95% CI]": T.fmt_ci(kf["mean"], kf["ci_low"], kf["ci_high"]),
+                     "no reference facts": kf["n_nan"],
+                     "cites a relevant file": f"{group['cites_relevant'].astype(bool).mean():.0%}",
+                     "cites nothing": f"{(group['cited'].apply(len) == 0).mean():.0%}"})
+    body = ("<p>Answers generated from each configuration's fused chunks (one generation per distinct context; "
+            "configurations that give the generator the same chunks share it). Key-fact recall: the share of the "
+            "reference answer's numbers, amounts and codes the answer states.</p>")
+    body += table_html(pd.DataFrame(rows))
+    body += "<h3>Weakest answers (lowest key-fact recall), with their cited sources</h3>"
+    scored = answers.assign(_kf=pd.to_numeric(answers["key_fact_recall"], errors="coerce").fillna(-1.0))
+    for _, row in scored.sort_values(["_kf", "qid"]).head(8).iterrows():
+        kf = "—" if row["_kf"] < 0 else f"{row['_kf']:.2f}"
+        body += (f"<div class=\"answer\"><b>{html.escape(str(row['config']))}</b> · question {html.escape(str(row['qid']))}"
+                 f" · key-fact recall {kf}<br><b>Q:</b> {html.escape(str(row['question']))}"
+                 f"<br><b>answer:</b> {html.escape(str(row['answer'])[:1200])}"
+                 f"<br><b>cited sources:</b> {html.escape(', '.join(row['cited']) or '(none cited)')}"
+                 f"<br><b>retrieved:</b> {html.escape(', '.join(dict.fromkeys(row['retrieved'])))}</div>")
+    return _section("Answer-level metrics", body)
+
+
+def latency_section(manifest: dict, answers=None):
+    import pandas as pd
+
+    legs = manifest.get("leg_latency") or {}
+    frame = pd.DataFrame([{"label": leg, "p50_ms": v["p50_ms"], "p95_ms": v["p95_ms"], "n": v["n"]}
+                          for leg, v in legs.items()])
+    body = ("<p>Retrieval time per question of each leg (done once per question at the largest prefetch; every "
+            "configuration is then computed from the cached lists):</p>")
+    body += table_html(frame)
+    if len(frame):
+        body += figure_html(F.latency_bars(frame), "leg retrieval latency per question (p50, p95)")
+    timing = manifest.get("timing") or {}
+    if timing:
+        body += "<h3>Run time by stage</h3>" + kv_table({k: f"{v:.2f} s" for k, v in timing.items()})
+    if answers is not None and len(answers):
+        body += "<h3>Answer generation</h3>" + table_html(answer_cost_table(answers))
+    else:
+        body += ("<p>Retrieval only: no tokens and no provider cost (the ablation calls no LLM unless "
+                 "answer configurations are evaluated).</p>")
+    return _section("Latency and cost", body)
+
+
+def answer_cost_table(answers):
+    frame = answers.copy()
+    agg = {"latency_s": ("latency_s", "median"), "answers": ("qid", "count")}
+    for col in ("prompt_tokens", "completion_tokens", "cost_usd"):
+        if col in frame.columns:
+            agg[col] = (col, "sum")
+    return frame.groupby("config").agg(**agg).reset_index()
+
+
+def worst_section(result, metric: str):
+    body = ""
+    worst = worst_questions(result, metric)
+    if worst is None or not len(worst):
+        return _section("Worst questions", "<p>(no per-question scores)</p>")
+    body += (f"<p>The lowest-scoring questions by {html.escape(F.metric_label(metric))} at each mode's baseline "
+             "configuration (largest top-k), with what was retrieved"
+             + (" and the answer with its cited sources" if "answer" in worst.columns else "") + ".</p>")
+    for _, row in worst.iterrows():
+        body += (f"<div class=\"answer\"><b>{html.escape(str(row['mode']))}</b> · question "
+                 f"{html.escape(str(row['qid']))} · {html.escape(metric)} = {row['score']:.3f}<br>"
+                 f"<b>Q:</b> {html.escape(str(row.get('question', '')))}<br>"
+                 f"<b>relevant:</b> {html.escape(', '.join(row.get('relevant') or []))}<br>"
+                 f"<b>retrieved:</b> {html.escape(', '.join(row.get('retrieved') or []))}")
+        if isinstance(row.get("answer"), str):
+            body += (f"<br><b>answer:</b> {html.escape(row['answer'][:1200])}"
+                     f"<br><b>cited sources:</b> {html.escape(', '.join(row.get('cited') or []) or '(none cited)')}")
+        body += "</div>"
+    return _section("Worst questions", body)
+
+
+def worst_questions(result, metric: str, per_mode: int = 5):
+    """The ``per_mode`` worst questions per mode at its baseline configuration (largest top-k)."""
+    import pandas as pd
+
+    details = getattr(result, "details", None) or {}
+    per_query = result.per_query
+    base = T.baseline_rows(result.results)
+    if base.empty or per_query is None or per_query.empty:
+        return None
+    rows = []
+    for mode, group in base[base["metric"] == metric].groupby("mode", sort=False):
+        config = group.sort_values("top_k")["config"].iloc[-1]
+        scores = per_query[(per_query["config"] == config) & (per_query["metric"] == metric)]
+        for _, s in scores.sort_values(["score", "qid"]).head(per_mode).iterrows():
+            info = details.get(config, {}).get(str(s["qid"]), {})
+            rows.append({"mode": mode, "config": config, "qid": s["qid"], "score": s["score"], **info})
+    return pd.DataFrame(rows)
+
+
+def generic_sections(run_dir: Path, manifest: dict) -> list:
+    """An evaluation run (``rag-lab eval``): per-mode metrics with CIs and significance, latency and
+    cost, the worst questions with answers and cited sources. Any other run: its manifest."""
+    sections = [_section("Run manifest", kv_table(manifest))]
+    try:
+        from rag_lab.evaluate.frames import load_run
+    except ImportError:
+        return sections
+    try:
+        return sections + _eval_sections(load_run(run_dir))
+    except Exception as exc:  # shown in the report, never silently dropped
+        return sections + [_section("Evaluation tables", f"<p class=\"bad\">could not render the evaluation frames: "
+                                                         f"{html.escape(type(exc).__name__)}: {html.escape(str(exc))}</p>")]
+
+
+def _eval_sections(run) -> list:
+    sections = []
+    samples = run.samples.dropna(subset=["value"])
+    if samples.empty:
+        return sections
+    from rag_lab.evaluate.stats import bootstrap_frame, compare_to_baseline
+
+    ci = bootstrap_frame(samples.rename(columns={"value": "score"}), ["mode", "metric"])
+    per_query = {}
+    for (mode, metric), group in samples.groupby(["mode", "metric"], sort=False):
+        per_query.setdefault(mode, {})[metric] = dict(zip(group["sample_id"].astype(str), group["value"]))
+    baseline = next(iter(per_query))
+    sig = compare_to_baseline(per_query, baseline) if len(per_query) > 1 else None
+    rows = []
+    for _, r in ci.iterrows():
+        row = {"mode": r["mode"], "metric": r["metric"], "mean [95% CI]": T.fmt_ci(r["mean"], r["ci_low"], r["ci_high"]),
+               "n": r["n"]}
+        if sig is not None and r["mode"] != baseline:
+            part = sig[(sig["system"] == r["mode"]) & (sig["metric"] == r["metric"])].set_index("test")
+            if len(part):
+                significant = bool(part["significant"].all())
+                delta = float(part["delta"].iloc[0])
+                row.update({"Δ vs " + baseline: f"{delta:+.3f}",
+                            "p (t, Holm)": T._fmt_p(part["p_holm"].get("student")),
+                            "p (Fisher, Holm)": T._fmt_p(part["p_holm"].get("fisher")),
+                            "": ("▲ sig." if delta > 0 else "▼ sig.") if significant else ""})
+        rows.append(row)
+    import pandas as pd
+
+    sections.append(_section("Per-mode tables", "<p>Means with seeded 95 % bootstrap intervals; ▲/▼ = significant "
+                             f"against {html.escape(baseline)} by both paired tests after Holm correction.</p>"
+                             + table_html(pd.DataFrame(rows))))
+    sections.append(_section("Latency and cost", table_html(run.modes)))
+    main_metric = next((m for m in ("key_fact_recall", "id_context_recall", "rouge_l") if m in set(samples["metric"])),
+                       samples["metric"].iloc[0])
+    body = f"<p>The lowest-scoring questions per mode by {html.escape(main_metric)}.</p>"
+    for mode, records in run.records.items():
+        by_id = {str(r.get("id")): r for r in records}
+        worst = samples[(samples["mode"] == mode) & (samples["metric"] == main_metric)].sort_values("value").head(3)
+        for _, w in worst.iterrows():
+            rec = by_id.get(str(w["sample_id"]), {})
+            cited = rec.get("cited_sources") or []
+            cited_text = ", ".join(str(c.get("doc", c)) if isinstance(c, dict) else str(c) for c in cited)
+            body += (f"<div class=\"answer\"><b>{html.escape(mode)}</b> · {html.escape(str(w['sample_id']))} · "
+                     f"{html.escape(main_metric)} = {w['value']:.3f}<br><b>Q:</b> {html.escape(str(rec.get('question', '')))}"
+                     f"<br><b>answer:</b> {html.escape(str(rec.get('answer', ''))[:1200])}"
+                     f"<br><b>cited sources:</b> {html.escape(cited_text or '(none cited)')}</div>")
+    sections.append(_section("Worst questions", body))
+    return sections

@@ -1,0 +1,94 @@
+"""Tidy result frames → small display tables (CI strings, significance marks)."""
+
+from __future__ import annotations
+
+import math
+
+ALPHA = 0.05
+
+
+def fmt_ci(mean: float, low: float, high: float, digits: int = 3) -> str:
+    if mean is None or (isinstance(mean, float) and math.isnan(mean)):
+        return "—"
+    if low is None or (isinstance(low, float) and math.isnan(low)):
+        return f"{mean:.{digits}f}"
+    return f"{mean:.{digits}f} [{low:.{digits}f}, {high:.{digits}f}]"
+
+
+def mark(row) -> str:
+    """▲ / ▼: better / worse than the baseline, significant by both tests after Holm correction;
+    '=' baseline itself; '' not significant."""
+    if row.get("config") == row.get("baseline"):
+        return "= baseline"
+    if bool(row.get("significant")) and not _nan(row.get("delta")):
+        return "▲ sig." if row["delta"] > 0 else "▼ sig."
+    return ""
+
+
+def _nan(value) -> bool:
+    return value is None or (isinstance(value, float) and math.isnan(value))
+
+
+def _fmt_p(value) -> str:
+    return "—" if _nan(value) else (f"{value:.3f}" if value >= 0.001 else "<0.001")
+
+
+def display(frame, metrics: list[str] | None = None):
+    """Rows of a results frame with ``mean [CI]``, Δ vs baseline, Holm-adjusted p-values and a mark."""
+    import pandas as pd
+
+    if metrics is not None:
+        frame = frame[frame["metric"].isin(metrics)]
+    rows = []
+    for _, row in frame.iterrows():
+        row = row.to_dict()
+        rows.append({
+            "mode": row["mode"], "k": row["k"], "prefetch": row["prefetch"],
+            "weights": f"{row['dense_weight']:g}:{row['sparse_weight']:g}", "top-k": row["top_k"],
+            "metric": row["metric"], "mean [95% CI]": fmt_ci(row["mean"], row["ci_low"], row["ci_high"]),
+            "Δ vs baseline": "—" if _nan(row.get("delta")) else f"{row['delta']:+.3f}",
+            "p (t, Holm)": _fmt_p(row.get("p_student_holm")), "p (Fisher, Holm)": _fmt_p(row.get("p_fisher_holm")),
+            "": mark(row),
+        })
+    return pd.DataFrame(rows)
+
+
+def best_configs(results, metric: str = "ndcg"):
+    """The best configuration per mode and top-k by ``metric`` (with its CI and mark)."""
+    frame = results[results["metric"] == metric]
+    if frame.empty:
+        frame = results[results["metric"] == results["metric"].iloc[0]]
+    best = frame.loc[frame.groupby(["mode", "top_k"])["mean"].idxmax()].sort_values(["top_k", "mode"])
+    return display(best)
+
+
+def baseline_rows(results):
+    """Each mode at the default k and prefetch (equal weights), every top-k and metric."""
+    frame = results
+    spec_k = 60 if 60 in set(frame["k"]) else frame["k"].max()
+    spec_p = 100 if 100 in set(frame["prefetch"]) else frame["prefetch"].max()
+    rows = frame[(frame["k"] == spec_k) & (frame["prefetch"] == spec_p)
+                 & (frame["dense_weight"] == 1.0) & (frame["sparse_weight"] == 1.0)]
+    if rows.empty:
+        rows = frame[(frame["k"] == spec_k) & (frame["prefetch"] == spec_p)]
+    return rows.sort_values(["mode", "top_k", "metric"])
+
+
+def significant_rows(results, limit: int = 30):
+    """Configurations significantly different from their baseline, largest |Δ| first."""
+    frame = results[results["significant"].fillna(False).astype(bool)]
+    frame = frame.reindex(frame["delta"].abs().sort_values(ascending=False).index)
+    return frame.head(limit)
+
+
+def wide(frame, index=("mode", "k", "prefetch", "top_k")):
+    """One row per configuration, one column per metric holding ``mean [CI]`` and its mark."""
+    import pandas as pd
+
+    if frame.empty:
+        return pd.DataFrame()
+    cells = frame.assign(cell=[f"{fmt_ci(r['mean'], r['ci_low'], r['ci_high'])} {mark(r)}".strip()
+                               for _, r in frame.iterrows()])
+    table = cells.pivot_table(index=list(index), columns="metric", values="cell", aggfunc="first")
+    table.columns.name = None
+    return table.reset_index()

@@ -1,0 +1,37 @@
+"""`rag-lab --help` and argument errors must not import the heavy stack (LlamaIndex, torch,
+Qdrant, bm25s): they return at once. Timing itself: benchmarks/cli_startup.py."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+REPO = Path(__file__).resolve().parents[2]
+HEAVY = ("llama_index", "torch", "qdrant_client", "bm25s", "transformers", "sentence_transformers", "ranx",
+         "boto3", "pandas", "pydantic_settings")
+PROBE = """
+import json, sys
+from rag_lab.cli import main
+try:
+    code = main(sys.argv[1:])
+except SystemExit as exc:
+    code = exc.code
+heavy = sorted({m.split('.')[0] for m in sys.modules} & set(json.loads(sys.stdin.read())))
+print(json.dumps({"code": code, "heavy": heavy}))
+"""
+
+
+@pytest.mark.parametrize("argv", [["--help"], ["search", "--help"], ["search"], ["ask", "x", "y", "--mode", "nope"],
+                                  ["ir", "scifact", "--limit", "many"]])
+def test_help_and_argument_errors_import_nothing_heavy(argv):
+    env = {**os.environ, "PYTHONPATH": str(REPO)}
+    done = subprocess.run([sys.executable, "-c", PROBE, *argv], input=json.dumps(HEAVY), capture_output=True,
+                          text=True, cwd=REPO, env=env, timeout=120)
+    result = json.loads(done.stdout.strip().splitlines()[-1])
+    assert result["code"] in (0, 2), done.stderr
+    assert result["heavy"] == [], f"{argv}: imported {result['heavy']}"

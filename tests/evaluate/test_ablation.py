@@ -1,0 +1,136 @@
+"""`rag-lab ablate` end to end on the real texas_childcare index: legs cached and resumable, the
+grid equal to the live retrievers, ranx + RAGAS metrics, CIs and significance in one tidy table."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+
+from rag_lab.datasets import resolve_dataset
+from rag_lab.evaluate import ablation, ablation_legs
+from rag_lab.evaluate.ablation_grid import Config, GridSpec
+
+SPEC = GridSpec(modes=("fusion", "hybrid"), fusion_k=(1, 60), prefetch=(5, 20), top_k=(3, 5),
+                weights=((1.0, 1.0), (0.7, 1.3)), default_prefetch=20)
+
+
+@pytest.fixture(scope="module")
+def texas(texas_index, lab_settings):
+    return resolve_dataset("texas_childcare", lab_settings.datasets_dir)
+
+
+@pytest.fixture(scope="module")
+def run(texas, lab_settings, tmp_path_factory):
+    out = tmp_path_factory.mktemp("runs") / "texas-ablation"
+    return ablation.run_ablation(texas, lab_settings, SPEC, out, limit=10, progress=False, n_permutations=200)
+
+
+def test_tidy_table_has_every_configuration_and_metric(run):
+    results = run.results
+    assert len(run.grid.configs) == 2 * 2 * 2 * 2 * 2
+    assert set(results["metric"]) == {"ndcg", "recall", "precision", "mrr", "id_context_precision", "id_context_recall"}
+    assert len(results) == len(run.grid.configs) * 6  # one row per configuration × metric
+    assert results["mean"].between(0, 1).all()
+    assert (results["ci_low"] <= results["mean"] + 1e-12).all() and (results["mean"] <= results["ci_high"] + 1e-12).all()
+    baselines = results[results["config"] == results["baseline"]]
+    assert len(baselines) == 2 * 6 and not baselines["significant"].any()  # one baseline per top-k
+    assert results.loc[results["config"] != results["baseline"], "p_fisher_holm"].notna().all()
+    assert (run.run_dir / "results.csv").exists() and (run.run_dir / "per_query.csv.gz").exists()
+
+
+def test_spot_check_live_hybrid_equals_the_grid(run):
+    check = run.manifest["spot_check"]
+    assert check["mode"] == "hybrid" and check["equal"], check
+    assert len(check["live"]) == 5
+
+
+@pytest.mark.parametrize("config", [Config("fusion", 1, 5, 1.0, 1.0, 5), Config("fusion", 60, 20, 0.7, 1.3, 3),
+                                    Config("hybrid", 1, 5, 0.7, 1.3, 5), Config("hybrid", 60, 20, 1.0, 1.0, 3)])
+def test_grid_rankings_equal_live_retrievers(run, texas_index, config):
+    from rag_lab.retrieve.fusion import FusionRetriever
+    from rag_lab.retrieve.hybrid import HybridRetriever
+
+    cls = FusionRetriever if config.mode == "fusion" else HybridRetriever
+    retriever = cls(texas_index, top_k=config.top_k, prefetch=config.prefetch, rrf_k=config.k,
+                    dense_weight=config.dense_weight, sparse_weight=config.sparse_weight)
+    queries, _, _ = ablation.load_questions(resolve_dataset("texas_childcare", texas_index.settings.datasets_dir), 10)
+    for qid in list(queries)[:4]:
+        live = [r.node.node_id for r in retriever.retrieve(queries[qid])]
+        assert live == list(run.grid.chunks[config.id][qid]), (config.id, qid)
+
+
+def test_rerun_uses_the_leg_cache(run, texas, lab_settings, monkeypatch):
+    def must_not_retrieve(*args, **kwargs):
+        raise AssertionError("cached legs were retrieved again")
+
+    monkeypatch.setattr(ablation_legs, "LegRetriever", must_not_retrieve)
+    monkeypatch.setattr(ablation, "retrieve_legs",
+                        lambda *a, **kw: ablation_legs.retrieve_legs(*a, **kw, retriever_factory=must_not_retrieve))
+    again = ablation.run_ablation(texas, lab_settings, SPEC, run.run_dir, limit=10, progress=False, n_permutations=200)
+    merged = again.results.merge(run.results, on=["config", "metric"])
+    assert (merged["mean_x"] == merged["mean_y"]).all() and (merged["p_fisher_x"].fillna(-1) == merged["p_fisher_y"].fillna(-1)).all()
+
+
+def test_interrupted_leg_cache_resumes(run, texas, texas_index, lab_settings, tmp_path):
+    legs = (run.run_dir / "legs.jsonl").read_text().splitlines()
+    out = tmp_path / "resumed"
+    out.mkdir()
+    (out / "legs.meta.json").write_text((run.run_dir / "legs.meta.json").read_text())
+    (out / "legs.jsonl").write_text("\n".join(legs[:3]) + "\n" + legs[3][: len(legs[3]) // 2])  # cut mid-line
+    calls = []
+
+    class Counting(ablation_legs.LegRetriever):
+        def __call__(self, query):
+            calls.append(query)
+            return super().__call__(query)
+
+    queries, _, _ = ablation.load_questions(texas, 10)
+    questions, _ = ablation_legs.retrieve_legs(texas_index, queries, out, SPEC.modes, SPEC.depth,
+                                               progress=False, retriever_factory=Counting)
+    assert len(calls) == 7 and [q.qid for q in questions] == list(queries)
+    lines = [json.loads(x) for x in (out / "legs.jsonl").read_text().splitlines() if x.strip().endswith("}")]
+    assert sorted(r["qid"] for r in lines) == sorted(queries)
+
+
+def test_load_ablation_round_trips(run):
+    loaded = ablation.load_ablation(run.run_dir)
+    assert loaded.manifest["n_configs"] == 32 and len(loaded.results) == len(run.results)
+    assert set(loaded.per_query["metric"]) == set(run.results["metric"])
+    assert loaded.details  # questions, relevant and retrieved documents for the report
+
+
+def test_answer_configs_generate_once_per_distinct_context(run, texas, lab_settings, monkeypatch):
+    from llama_index.core.llms import MockLLM
+
+    from rag_lab.evaluate import ablation_answers
+
+    configs = ablation_answers.parse_answer_configs("3,5", SPEC)
+    assert [c.id for c in configs] == ["fusion|k=60|p=20|w=1:1|top=3", "hybrid|k=60|p=20|w=1:1|top=3",
+                                       "fusion|k=60|p=20|w=1:1|top=5", "hybrid|k=60|p=20|w=1:1|top=5"]
+    assert ablation_answers.parse_answer_configs(None, SPEC)[0].top_k == 3
+    with pytest.raises(ValueError, match="neither"):
+        ablation_answers.parse_answer_configs("bogus", SPEC)
+    # A deterministic LLM drives the loop (the real local model runs in the notebooks and the demo).
+    result = ablation.run_ablation(texas, lab_settings, SPEC, run.run_dir, limit=10, progress=False,
+                                   n_permutations=200, answer_configs=configs, answer_limit=3, llm=MockLLM(max_tokens=8))
+    answers = result.answers
+    assert len(answers) == 4 * 3 and set(answers["config"]) == {c.id for c in configs}
+    contexts = {(q, tuple(result.grid.chunks[c.id][q])) for c in configs for q in answers["qid"].unique()}
+    lines = (run.run_dir / "answers.jsonl").read_text().splitlines()
+    assert len(lines) == len(contexts) < 12  # fusion and hybrid share contexts: generated once each
+    assert result.manifest["answers"]["distinct_contexts"] == len(contexts)
+
+    def must_not_generate(*args, **kwargs):
+        raise AssertionError("a cached answer was generated again")
+
+    monkeypatch.setattr("rag_lab.answer.engine.build_engine", must_not_generate)
+    again = ablation.run_ablation(texas, lab_settings, SPEC, run.run_dir, limit=10, progress=False,
+                                  n_permutations=200, answer_configs=configs, answer_limit=3)
+    assert list(again.answers["answer"]) == list(answers["answer"])
+    loaded = ablation.load_ablation(run.run_dir)
+    assert len(loaded.answers) == 12 and isinstance(loaded.answers["cited"].iloc[0], list)
+    from rag_lab.report.html import build_report
+
+    page = build_report(run.run_dir)
+    assert 'id="answer-level-metrics"' in page and "<b>answer:</b>" in page

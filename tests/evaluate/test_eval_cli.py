@@ -1,0 +1,52 @@
+"""`rag-lab eval` and `rag-lab ir` in-process on the session's texas_childcare index."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+
+from tests.cli.test_cli import cli  # noqa: F401  (the in-process CLI fixture)
+from tests.evaluate.conftest import quoting_answer
+from tests.answer.conftest import ScriptedLLM
+
+
+@pytest.fixture
+def scripted_generator(monkeypatch):
+    """The CLI's generator replaced by a deterministic one at the factory (the only seam)."""
+    llm = ScriptedLLM(script=quoting_answer)
+    monkeypatch.setattr("rag_lab.models.llm.get_llm", lambda settings, **kw: llm)
+    return llm
+
+
+def test_eval_prints_every_offline_metric_with_nan_counts(cli, scripted_generator, tmp_path):  # noqa: F811
+    out = tmp_path / "runs" / "cli"
+    code, stdout, _ = cli("eval", "texas_childcare", "--modes", "bm25,hybrid", "--limit", "2", "--no-rerank",
+                          "--out", str(out))
+    assert code == 0
+    header, rule, *rows = stdout.splitlines()[1:]
+    assert header.split()[1:] == ["bm25", "hybrid"]
+    names = [row.split()[0] for row in rows]
+    for metric in ("id_context_precision", "id_context_recall", "rouge_l", "string_similarity",
+                   "semantic_similarity", "key_fact_recall", "citation_precision", "mrr@10", "ndcg@10",
+                   "cites_nothing", "latency_p50_s", "latency_p95_s", "total_tokens", "cost_usd"):
+        assert metric in names, metric
+    rouge = rows[names.index("rouge_l")]
+    assert rouge.count("n=2") == 2  # two samples scored per mode; no NaN, so none shown
+    assert len((out / "bm25" / "samples.jsonl").read_text().splitlines()) == 2
+    assert json.loads((out / "manifest.json").read_text())["config"]["rerank"] is False
+
+
+def test_eval_rejects_unknown_modes_and_judges(cli, tmp_path):  # noqa: F811
+    code, _, err = cli("eval", "texas_childcare", "--modes", "bm25,vibes", "--out", str(tmp_path / "x"))
+    assert code == 2 and "vibes" in err and "choose from" in err
+    code, _, err = cli("eval", "texas_childcare", "--modes", "bm25", "--judge", "gpt:4", "--out", str(tmp_path / "x"))
+    assert code == 2 and "Unknown judge provider 'gpt'" in err
+
+
+def test_ir_works_on_a_folder_dataset_with_document_level_qrels(cli):  # noqa: F811
+    code, stdout, _ = cli("ir", "texas_childcare", "--modes", "bm25", "--limit", "5")
+    assert code == 0
+    row = next(line for line in stdout.splitlines() if line.startswith("bm25"))
+    ndcg, recall, mrr = (float(x) for x in row.split()[1:4])
+    assert 0.0 < ndcg <= 1.0 and recall == 1.0 and 0.0 < mrr <= 1.0  # 3 PDFs: every source is within 100

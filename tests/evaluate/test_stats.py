@@ -1,0 +1,129 @@
+"""Significance and CI code with known values: identical runs are never significant, a planted
+difference is; Holm and the bootstrap match hand-computed numbers; everything is seeded."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+from rag_lab.evaluate import stats
+
+
+def test_holm_known_values():
+    # sorted: .005·4 = .02, .01·3 = .03, .03·2 = .06, .04·1 = .04 → monotone .06
+    assert stats.holm([0.01, 0.04, 0.03, 0.005]) == pytest.approx([0.03, 0.06, 0.06, 0.02])
+    assert stats.holm([0.5, 0.9]) == pytest.approx([1.0, 1.0])  # capped at 1
+    adjusted = stats.holm([0.02, float("nan")])
+    assert adjusted[0] == pytest.approx(0.02) and np.isnan(adjusted[1])  # NaN neither counted nor filled
+
+
+@pytest.mark.parametrize("seed", [0, 1, 2])
+@pytest.mark.parametrize("test", stats.STAT_TESTS)
+def test_identical_runs_are_never_significant(seed, test):
+    scores = np.random.default_rng(seed).random(60)
+    assert stats.paired_p_value(scores, scores.copy(), test) == 1.0
+
+
+def test_identical_systems_in_a_comparison_are_not_significant():
+    rng = np.random.default_rng(7)
+    base = {f"q{i}": float(v) for i, v in enumerate(rng.random(40))}
+    per_query = {"base": {"ndcg": base}, "same": {"ndcg": dict(base)}}
+    frame = stats.compare_to_baseline(per_query, "base")
+    assert set(frame["test"]) == {"student", "fisher"}
+    assert (frame["p_value"] == 1.0).all() and not frame["significant"].any()
+
+
+@pytest.mark.parametrize("test", stats.STAT_TESTS)
+def test_a_planted_difference_is_significant(test):
+    rng = np.random.default_rng(3)
+    control = rng.random(100) * 0.5
+    treatment = control + 0.15 + rng.normal(0, 0.05, 100)
+    assert stats.paired_p_value(control, treatment, test) < 0.001
+
+
+def test_noise_alone_is_not_significant_and_planted_survives_holm():
+    rng = np.random.default_rng(11)
+    base = rng.random(80)
+    systems = {"base": {"m": {f"q{i}": v for i, v in enumerate(base)}}}
+    # a system that only swaps scores between queries (same mean), and one with a real gain
+    shuffled = base.copy()
+    rng.shuffle(shuffled)
+    systems["swapped"] = {"m": {f"q{i}": v for i, v in enumerate(shuffled)}}
+    systems["better"] = {"m": {f"q{i}": min(1.0, v + 0.2) for i, v in enumerate(base)}}
+    frame = stats.compare_to_baseline(systems, "base").set_index(["system", "test"])
+    for test in stats.STAT_TESTS:
+        assert not frame.loc[("swapped", test), "significant"]
+        assert frame.loc[("better", test), "significant"]
+        assert frame.loc[("better", test), "delta"] > 0.1
+
+
+def test_fisher_is_seeded():
+    rng = np.random.default_rng(5)
+    a, b = rng.random(30), rng.random(30)
+    assert stats.paired_p_value(a, b, "fisher", seed=1) == stats.paired_p_value(a, b, "fisher", seed=1)
+
+
+def test_unpaired_inputs_and_unknown_tests_are_rejected():
+    with pytest.raises(ValueError, match="same queries"):
+        stats.paired_p_value([0.1, 0.2], [0.1, 0.2, 0.3])
+    with pytest.raises(ValueError, match="unknown statistical test"):
+        stats.paired_p_value([0.1, 0.2], [0.3, 0.1], "wilcoxon")
+    with pytest.raises(ValueError, match="baseline"):
+        stats.compare_to_baseline({"a": {"m": {"q": 1.0}}}, "nope")
+
+
+def test_bootstrap_ci_known_values():
+    constant = stats.bootstrap_ci([0.4] * 50)
+    assert constant == {"mean": pytest.approx(0.4), "ci_low": pytest.approx(0.4), "ci_high": pytest.approx(0.4), "n": 50, "n_nan": 0}
+    normal = np.random.default_rng(0).normal(0.0, 1.0, 2000)
+    ci = stats.bootstrap_ci(normal)
+    # ±1.96·σ/√n ≈ ±0.0438 around the sample mean
+    assert ci["ci_low"] < ci["mean"] < ci["ci_high"]
+    assert (ci["ci_high"] - ci["ci_low"]) == pytest.approx(2 * 1.96 / np.sqrt(2000), rel=0.15)
+    assert stats.bootstrap_ci(normal, seed=9) == stats.bootstrap_ci(normal, seed=9)
+
+
+def test_bootstrap_counts_nan_and_never_averages_it():
+    ci = stats.bootstrap_ci([1.0, float("nan"), 0.0, float("nan")])
+    assert ci["n"] == 2 and ci["n_nan"] == 2 and ci["mean"] == 0.5
+    empty = stats.bootstrap_ci([float("nan")])
+    assert empty["n"] == 0 and np.isnan(empty["mean"])
+
+
+def test_bootstrap_matrix_equals_per_row_bootstrap():
+    rng = np.random.default_rng(2)
+    matrix = rng.random((3, 25))
+    mean, low, high = stats.bootstrap_matrix(matrix, seed=4)
+    for row in range(3):
+        ci = stats.bootstrap_ci(matrix[row], seed=4)
+        assert (mean[row], low[row], high[row]) == pytest.approx((ci["mean"], ci["ci_low"], ci["ci_high"]))
+    with pytest.raises(ValueError, match="complete"):
+        stats.bootstrap_matrix([[0.1, float("nan")]])
+
+
+def test_bootstrap_frame_groups():
+    import pandas as pd
+
+    frame = pd.DataFrame({"mode": ["a"] * 4 + ["b"] * 4, "score": [1, 1, 1, 1, 0, 0, 0, 0]})
+    out = stats.bootstrap_frame(frame, ["mode"]).set_index("mode")
+    assert out.loc["a", "mean"] == 1 and out.loc["b", "ci_high"] == 0
+
+
+def test_fisher_matches_ranx_definition():
+    from ranx.statistical_tests import fisher_randomization_test
+
+    rng = np.random.default_rng(8)
+    a = rng.random(60)
+    b = a + rng.normal(0.03, 0.1, 60)
+    ours = stats.paired_p_value(a, b, "fisher", n_permutations=4000)
+    theirs = fisher_randomization_test(a, b, 4000, 0.05, 42)[0]
+    assert ours == pytest.approx(theirs, abs=0.03)  # same test; ranx's parallel sampling is unseeded
+
+
+def test_student_is_ranx_paired_t():
+    from scipy.stats import ttest_rel
+
+    rng = np.random.default_rng(9)
+    a, b = rng.random(25), rng.random(25)
+    assert stats.paired_p_value(a, b, "student") == pytest.approx(ttest_rel(a, b).pvalue)
+    assert stats.paired_p_value(a, a + 0.1, "student") == 0.0  # constant shift: certain

@@ -1,0 +1,29 @@
+"""`rag-lab report` on an evaluation run folder (the evaluation runner's format): per-mode CIs and
+significance, latency/cost, worst questions with answers and cited sources."""
+
+from __future__ import annotations
+
+import json
+
+from rag_lab.report.html import build_report
+from rag_lab.report.notebooks import check_self_contained
+
+
+def test_eval_run_report(tmp_path):
+    run = tmp_path / "eval"
+    (run / "dense").mkdir(parents=True)
+    (run / "bm25").mkdir()
+    (run / "manifest.json").write_text(json.dumps({"dataset": {"name": "toy"}, "config": {"modes": ["dense", "bm25"]}}))
+    for mode, good in (("dense", 0.2), ("bm25", 0.9)):
+        lines = [json.dumps({"id": f"q{i}", "mode": mode, "question": f"question {i}?", "answer": f"answer {i}",
+                             "cited_sources": [{"doc": "a.pdf", "page": 1}] if i % 2 else [],
+                             "scores": {"key_fact_recall": good + (0.01 * i if mode == "bm25" else 0.0)}})
+                 for i in range(30)]
+        (run / mode / "samples.jsonl").write_text("\n".join(lines) + "\n")
+    page = build_report(run)
+    assert "could not render" not in page
+    assert check_self_contained(page) == []
+    for section in ("per-mode-tables", "latency-and-cost", "worst-questions"):
+        assert f'id="{section}"' in page
+    assert "▲ sig." in page  # bm25 is far better than dense on every question
+    assert "<b>cited sources:</b> a.pdf" in page and "(none cited)" in page

@@ -1,0 +1,69 @@
+"""`rag-lab report`: one self-contained HTML file — checked statically and in headless Chromium
+with the network blocked (no request leaves, the tables and figures render)."""
+
+from __future__ import annotations
+
+import re
+
+import pytest
+
+from rag_lab.report.notebooks import check_self_contained
+from tests.report.chromium import chromium_binary, open_offline, remote
+
+SECTIONS = ("run-manifest", "per-mode-tables", "best-configurations-and-significance", "ablation-plots",
+            "latency-and-cost", "worst-questions")
+
+
+def test_report_is_self_contained_and_complete(report_file):
+    page = report_file.read_text()
+    assert check_self_contained(page) == []
+    assert "<script" not in page.lower() and "@font-face" not in page
+    for section in SECTIONS:
+        assert f'id="{section}"' in page, section
+    assert page.count("<svg") >= 4  # two k-line plots (nDCG, RAGAS recall) + one heatmap per mode + latency
+    assert page.count("<table") >= 6
+    assert "Spot check" in page and 'class="ok">equal' in page
+    assert "ID context recall (RAGAS)" in page  # folder dataset: RAGAS ID-based metrics
+    assert re.search(r"0\.\d{3} \[0\.\d{3}, [01]\.\d{3}\]", page)  # means with CIs
+
+
+def test_the_static_check_catches_remote_references():
+    assert check_self_contained('<img src="https://cdn.example/x.png">')
+    assert check_self_contained('<script src="require.js"></script>')
+    assert check_self_contained("<style>@import url(//fonts.example/css);</style>")
+    assert not check_self_contained('<a href="#top">top</a><img src="data:image/png;base64,AAAA">')
+
+
+needs_chromium = pytest.mark.skipif(
+    chromium_binary() is None,
+    reason="Debian's chromium is not installed here (apt-get install -y chromium; .ci/run installs it)")
+
+
+@needs_chromium
+def test_report_in_chromium_requests_nothing_and_renders(report_file, tmp_path):
+    dom, requests = open_offline(report_file, tmp_path)
+    assert remote(requests) == [], remote(requests)
+    assert not [r for r in requests if r["net_error"]], requests  # no failed request either
+    assert dom.count("<svg") >= 4 and dom.count("<table") >= 6
+    for section in SECTIONS:
+        assert f'id="{section}"' in dom
+
+
+@needs_chromium
+def test_chromium_check_sees_a_blocked_request(tmp_path):
+    page = tmp_path / "leaky.html"
+    page.write_text('<!DOCTYPE html><html><body><img src="http://images.example.invalid/x.png"></body></html>')
+    _, requests = open_offline(page, tmp_path)
+    leaked = remote(requests)
+    assert [r["url"] for r in leaked] == ["http://images.example.invalid/x.png"]
+    assert leaked[0]["net_error"] != 0  # blocked: it never left the machine
+
+
+def test_report_command_and_a_clear_error(small_ablation, tmp_path, capsys):
+    from rag_lab.cli.main import main
+
+    out = tmp_path / "r.html"
+    assert main(["report", str(small_ablation.run_dir), "-o", str(out)]) == 0
+    assert out.exists() and str(out) in capsys.readouterr().out
+    assert main(["report", str(tmp_path / "nothing-here")]) == 2
+    assert "no manifest.json" in capsys.readouterr().err

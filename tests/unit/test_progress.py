@@ -1,0 +1,96 @@
+"""rag_lab.progress: tqdm on a terminal, plain periodic lines otherwise, interval from the env."""
+
+from __future__ import annotations
+
+import io
+
+import pytest
+
+from rag_lab.errors import ConfigError
+from rag_lab.progress import PlainProgress, progress_bar, progress_interval
+
+
+class FakeClock:
+    def __init__(self) -> None:
+        self.now = 0.0
+
+    def __call__(self) -> float:
+        return self.now
+
+
+class TTY(io.StringIO):
+    def isatty(self) -> bool:
+        return True
+
+
+def test_not_a_tty_gives_plain_lines_without_carriage_returns():
+    stream = io.StringIO()
+    items = list(progress_bar(range(7), desc="dense", unit="query", stream=stream, interval=0))
+    assert items == list(range(7))
+    out = stream.getvalue()
+    assert "\r" not in out
+    lines = out.strip().splitlines()
+    assert lines[-1].startswith("dense: 7/7 queries (100%)")
+    assert len(lines) >= 7  # interval 0: one line per update, plus the final one
+
+
+def test_plain_lines_are_periodic():
+    clock = FakeClock()
+    stream = io.StringIO()
+    bar = PlainProgress(total=100, desc="embedding", unit="chunk", stream=stream, interval=10, clock=clock)
+    for _ in range(100):
+        clock.now += 1.0  # 1 s per chunk: a line every 10 chunks
+        bar.update(1)
+    bar.close()
+    lines = stream.getvalue().strip().splitlines()
+    assert len(lines) == 11  # 10 periodic lines + the final one
+    assert lines[0].startswith("embedding: 10/100 chunks (10%)")
+    assert "~1m30s left" in lines[0]
+    assert lines[-1].startswith("embedding: 100/100 chunks (100%)")
+
+
+def test_quiet_until_the_interval_then_one_final_line():
+    stream = io.StringIO()
+    with progress_bar(total=3, desc="writing Qdrant", unit="chunk", stream=stream, interval=60) as bar:
+        bar.update(1)
+        bar.update(2)
+    lines = stream.getvalue().splitlines()
+    assert len(lines) == 1 and lines[0].startswith("writing Qdrant: 3/3 chunks (100%)")
+
+
+def test_interval_from_the_environment(monkeypatch):
+    monkeypatch.setenv("RAG_LAB_PROGRESS_INTERVAL", "2.5")
+    assert progress_interval() == 2.5
+    assert PlainProgress(total=1, stream=io.StringIO()).interval == 2.5
+    monkeypatch.delenv("RAG_LAB_PROGRESS_INTERVAL")
+    assert progress_interval() == 10.0
+    monkeypatch.setenv("RAG_LAB_PROGRESS_INTERVAL", "soon")
+    with pytest.raises(ConfigError, match="RAG_LAB_PROGRESS_INTERVAL"):
+        progress_interval()
+
+
+def test_a_terminal_gets_tqdm():
+    from tqdm import tqdm
+
+    stream = TTY()
+    bar = progress_bar(total=5, desc="x", stream=stream)
+    try:
+        assert isinstance(bar, tqdm)
+    finally:
+        bar.close()
+
+
+def test_disabled_prints_nothing_but_still_iterates():
+    stream = TTY()
+    assert list(progress_bar(["a", "b"], enabled=False, stream=stream)) == ["a", "b"]
+    assert stream.getvalue() == ""
+
+
+def test_build_index_progress_goes_through_the_helper(monkeypatch):
+    """The long loops (embedding, Qdrant writes, IR runs) use the one helper, not tqdm directly."""
+    import rag_lab.evaluate.ir as ir
+    import rag_lab.index.build as build
+
+    assert build.progress_bar is progress_bar
+    assert ir.progress_bar is progress_bar
+    assert not hasattr(build, "tqdm") and not hasattr(ir, "tqdm")

@@ -67,7 +67,10 @@ def judge_settings(settings: Settings, spec: str) -> Settings:
     return settings.model_copy(update={"llm_provider": provider, "llm_model": model})
 
 
-def model_id(settings: Settings, *, for_agent: bool = False) -> str:
+def model_id(settings: Settings, *, for_agent: bool = False, llm: Any = None) -> str:
+    """The cache identity of the generator: an LLM object passed in is not the configured model."""
+    if llm is not None:
+        return f"object:{type(llm).__name__}:{llm.metadata.model_name}"
     from rag_lab.models.llm.factory import resolve_model
 
     return f"{settings.llm_provider}:{resolve_model(settings, for_agent=for_agent)}"
@@ -186,7 +189,8 @@ def run_evaluation(
               "conversations": conversations, "questions": len(pairs)}
     manifest_path = out / MANIFEST
     _check_resume(manifest_path, dataset, resume)
-    models = {"llm": model_id(settings), "agent_llm": model_id(settings, for_agent=True) if "agent" in modes else None,
+    models = {"llm": model_id(settings, llm=llm),
+              "agent_llm": model_id(settings, for_agent=True, llm=agent_llm) if "agent" in modes else None,
               "embedding": f"{settings.embed_provider}:{settings.embed_model_name}", "judge": judge_id}
     write_json_atomic(manifest_path, build_manifest(dataset=dataset, settings=settings, config=config, models=models))
 
@@ -203,7 +207,7 @@ def run_evaluation(
             if not todo:
                 continue
             answerer = CachedAnswerer(
-                mode, lambda m=mode: factory.build(m), model_id=model_id(settings, for_agent=mode == "agent"),
+                mode, lambda m=mode: factory.build(m), model_id=models["agent_llm" if mode == "agent" else "llm"],
                 inputs={**base_inputs, "index": _index_fingerprint(mode, dataset, settings)}, cache=cache)
             for pair, relevant in progress_bar(todo, desc=mode, unit="sample", enabled=progress):
                 log.append(evaluate_sample(pair, relevant, mode, answerer, scorer))

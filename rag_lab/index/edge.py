@@ -55,6 +55,18 @@ class EdgeBackend:
         self.path = Path(path)
         self._shard = _edge().EdgeShard.load(str(self.path))
 
+    @property
+    def shard(self):
+        """The open shard; reopened after ``close()`` (a CLI command in the same process closes all)."""
+        if self._shard is None:
+            if not (self.path / "segments").is_dir():
+                from rag_lab.errors import IndexNotReadyError
+
+                raise IndexNotReadyError(f"The index generation {self.path} was removed by a newer build",
+                                         "open the index again (CorpusIndex.open) to read the current build")
+            self._shard = _edge().EdgeShard.load(str(self.path))
+        return self._shard
+
     def _nearest(self, vector, using: str, limit: int, score_threshold=None, with_payload=True):
         q = _edge()
         return q.QueryRequest(limit=limit, query=q.Query.Nearest(vector, using=using),
@@ -63,12 +75,12 @@ class EdgeBackend:
     def dense(self, vector: Sequence[float], limit: int, score_threshold: float | None = None,
               with_payload: bool = True) -> list[Hit]:
         request = self._nearest(list(vector), DENSE_VECTOR, limit, score_threshold, with_payload)
-        return _hits(self._shard.query(request), with_payload)
+        return _hits(self.shard.query(request), with_payload)
 
     def sparse(self, query: SparseQuery, limit: int, with_payload: bool = True) -> list[Hit]:
         if not query.indices:
             return []
-        return _hits(self._shard.query(self._nearest(_sparse(query), SPARSE_VECTOR, limit, None, with_payload)),
+        return _hits(self.shard.query(self._nearest(_sparse(query), SPARSE_VECTOR, limit, None, with_payload)),
                      with_payload)
 
     def legs(self, vector, query, limit, score_threshold=None) -> tuple[list[Hit], list[Hit]]:
@@ -76,7 +88,7 @@ class EdgeBackend:
         requests = [self._nearest(list(vector), DENSE_VECTOR, limit, score_threshold, False)]
         if query is not None and query.indices:
             requests.append(self._nearest(_sparse(query), SPARSE_VECTOR, limit, None, False))
-        answers = self._shard.query_batch(q.QueryBatchRequest(requests))
+        answers = self.shard.query_batch(q.QueryBatchRequest(requests))
         dense = _hits(answers[0], False)
         return dense, (_hits(answers[1], False) if len(answers) > 1 else [])
 
@@ -90,15 +102,15 @@ class EdgeBackend:
             used.append(float(weights[1]))
         request = q.QueryRequest(limit=limit, prefetches=stages, query=q.Fusion.Rrf(k=int(k), weights=used),
                                  with_payload=True)
-        return _hits(self._shard.query(request), True)
+        return _hits(self.shard.query(request), True)
 
     def payloads(self, ids: Sequence[str]) -> dict[str, dict]:
         if not ids:
             return {}
-        return {str(r.id): r.payload for r in self._shard.retrieve(list(ids), True, False)}
+        return {str(r.id): r.payload for r in self.shard.retrieve(list(ids), True, False)}
 
     def count(self) -> int:
-        return int(self._shard.count(_edge().CountRequest(exact=True)))
+        return int(self.shard.count(_edge().CountRequest(exact=True)))
 
     def close(self) -> None:
         if self._shard is not None:

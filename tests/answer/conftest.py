@@ -3,6 +3,7 @@ reports token usage like a provider would) and the real local SmolLM2, made smal
 
 from __future__ import annotations
 
+import uuid
 from collections.abc import Callable
 from typing import Any
 
@@ -21,10 +22,13 @@ class ScriptedLLM(CustomLLM):
     script: Any = "scripted answer"
     prompts: list[str] = Field(default_factory=list)
     context_window: int = 3900
+    # Each instance is its own model unless told otherwise: answers cached for one script never
+    # answer another test's (the evaluation cache is keyed by model name).
+    model_name: str = Field(default_factory=lambda: f"scripted-{uuid.uuid4().hex[:8]}")
 
     @property
     def metadata(self) -> LLMMetadata:
-        return LLMMetadata(context_window=self.context_window, num_output=64, model_name="scripted")
+        return LLMMetadata(context_window=self.context_window, num_output=64, model_name=self.model_name)
 
     @llm_completion_callback()
     def complete(self, prompt: str, formatted: bool = False, **kwargs: Any) -> CompletionResponse:

@@ -31,7 +31,11 @@ def test_scenario_runs_with_history_and_resumes(lab_settings, texas_index, tmp_p
     root = tmp_path / "mine"
     shutil.copytree(lab_settings.datasets_dir / "texas_childcare", root, ignore=shutil.ignore_patterns("scenarios"))
     dataset = resolve_dataset(root)
-    assert dataset.name == "texas_childcare"  # same dataset.json: the session's index serves it
+    assert dataset.name == "texas_childcare"
+    # a copy elsewhere is another corpus and gets its own index (parse and embedding caches make it cheap)
+    from rag_lab.index import build_index
+
+    build_index(dataset, lab_settings, progress=False)
     reply = "For a family of 4 the income limit is $92,041 [Doc 1]; apply at your local Workforce board."
     llm = ToolScriptLLM(script=[{"query": "income limits"}, reply])
     out = tmp_path / "run"

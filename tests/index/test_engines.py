@@ -116,3 +116,15 @@ def test_candidate_legs_are_the_engines_legs(engines):
     assert sparse and [s for _, s in sparse] == sorted((s for _, s in sparse), reverse=True)
     vector = index.embed_model.get_query_embedding("heron by the quarry lake")
     assert [i for i, _ in dense] == [h.id for h in index.vectors.dense(vector, 12)]
+
+
+def test_an_open_edge_index_survives_close_all(engines):
+    """A CLI command run in a notebook's process closes every shard; open indexes reopen theirs."""
+    from rag_lab.index.store import close_all
+
+    index = engines["edge"]
+    vector = index.embed_model.get_query_embedding("heron by the quarry lake")
+    before = [h.id for h in index.vectors.dense(vector, 5)]
+    close_all()
+    assert [h.id for h in index.vectors.dense(vector, 5)] == before
+    assert index.vectors.count() == len(index.bm25.corpus)

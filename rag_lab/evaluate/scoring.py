@@ -97,7 +97,7 @@ class Scorer:
         return scores, errors
 
     def _run(self, spec: MetricSpec, sample) -> float:
-        return asyncio.run(self._metric(spec).single_turn_ascore(sample))
+        return run_coroutine(self._metric(spec).single_turn_ascore(sample))
 
     def _judged(self, spec: MetricSpec, sample) -> float | None:
         import ragas
@@ -110,6 +110,19 @@ class Scorer:
         if self.cache is not None and value is not None:  # a NaN is retried next time, never cached
             self.cache.put(key, {"score": value}, kind="judge")
         return value
+
+
+def run_coroutine(coro):
+    """``asyncio.run(coro)``, or the same in a worker thread when this thread already runs an event
+    loop (a Jupyter kernel), where ``asyncio.run`` refuses and every metric would fail."""
+    try:
+        asyncio.get_running_loop()
+    except RuntimeError:
+        return asyncio.run(coro)
+    from concurrent.futures import ThreadPoolExecutor
+
+    with ThreadPoolExecutor(max_workers=1) as pool:
+        return pool.submit(asyncio.run, coro).result()
 
 
 def ir_scores(record: dict[str, Any]) -> dict[str, float]:

@@ -1,0 +1,39 @@
+"""Scoring works where an event loop is already running (a Jupyter kernel, e.g. a notebook calling
+``run_evaluation``): RAGAS's async metrics must not fail with "asyncio.run() cannot be called from a
+running event loop"."""
+
+from __future__ import annotations
+
+import asyncio
+
+from rag_lab.evaluate.scoring import Scorer, run_coroutine
+
+
+def _record():
+    return {"id": "q1", "question": "What is the bi-weekly income limit for a family of 5?",
+            "answer": "The limit is $4,106 in BCY 2026 [Doc 1].", "reference": "$4,106 (BCY 2026).",
+            "contexts": [{"doc_id": "a.pdf", "filename": "a.pdf", "text": "family of 5: $4,106 bi-weekly"}],
+            "relevant": {"a.pdf": 1}}
+
+
+def test_run_coroutine_with_and_without_a_running_loop():
+    async def answer():
+        return 42
+
+    assert run_coroutine(answer()) == 42
+
+    async def inside():
+        return run_coroutine(answer())
+
+    assert asyncio.run(inside()) == 42
+
+
+def test_scorer_inside_a_running_loop(lab_settings):
+    scorer = Scorer(lab_settings, metrics=["rouge_l", "key_fact_recall", "id_context_recall"])
+
+    async def inside():
+        return scorer.score(_record())
+
+    scores, errors = asyncio.run(inside())
+    assert errors == {}
+    assert scores["key_fact_recall"] == 1.0 and scores["id_context_recall"] == 1.0 and scores["rouge_l"] > 0

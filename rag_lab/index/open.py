@@ -88,9 +88,22 @@ def remove_generations(settings: Settings, paths: IndexPaths, keep: set[str]) ->
 
             open_qdrant(settings).delete_collection(location)
     kept_ids = {re.search(_BUILD_ID, k).group(0) for k in keep if re.search(_BUILD_ID, k)}
+    in_use = _bm25_dirs_named_by_manifests(paths.root)  # other backends' builds share this folder
     for folder in paths.root.glob("bm25-*"):
-        if folder.name.removeprefix("bm25-") not in kept_ids:
+        if folder.name.removeprefix("bm25-") not in kept_ids and folder.name not in in_use:
             shutil.rmtree(folder, ignore_errors=True)
+
+
+def _bm25_dirs_named_by_manifests(root: Path) -> set[str]:
+    import json
+
+    named = set()
+    for manifest in root.glob("manifest-*.json"):
+        try:
+            named.add(json.loads(manifest.read_text(encoding="utf-8")).get("bm25_dir") or "")
+        except (OSError, ValueError):
+            continue  # unreadable: that backend's own commands report it
+    return named
 
 
 def close_edge(path: Path | None = None) -> None:

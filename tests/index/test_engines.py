@@ -128,3 +128,16 @@ def test_an_open_edge_index_survives_close_all(engines):
     close_all()
     assert [h.id for h in index.vectors.dense(vector, 5)] == before
     assert index.vectors.count() == len(index.bm25.corpus)
+
+
+def test_building_one_engine_keeps_the_other_engines_bm25(tmp_path):
+    """Both engines' builds share a dataset's index folder; one build's clean-up must not delete
+    the BM25 index the other engine's manifest names."""
+    dataset = resolve_dataset(_corpus(tmp_path / "corpus"))
+    edge, local = (load_settings(data_dir=tmp_path / "lab", vector_backend=b) for b in ("edge", "local"))
+    build_index(dataset, edge, progress=False)
+    build_index(dataset, local, progress=False)
+    build_index(dataset, local, progress=False, force=True)  # a rebuild cleans up older generations
+    for settings in (edge, local):
+        index = CorpusIndex.open(dataset, settings)
+        assert len(index.bm25.corpus) == index.vectors.count() > 0

@@ -107,7 +107,9 @@ def worst_samples(run, metric: str, n: int = 5, modes: Sequence[str] | None = No
         for rank, (_, row) in enumerate(worst.iterrows(), start=1):
             rows.append({"mode": mode, "rank": rank, "sample_id": row["sample_id"], "metric": metric,
                          "value": float(row["value"]), **sample_details(by_id.get(row["_id"], {}))})
-    return pd.DataFrame(rows, columns=WORST_COLUMNS)
+    frame = pd.DataFrame(rows, columns=WORST_COLUMNS)
+    frame["first_relevant_rank"] = frame["first_relevant_rank"].astype("Int64")  # None stays missing, not 1.0/NaN
+    return frame
 
 
 def score_matrix(run, metric: str, modes: Sequence[str] | None = None):

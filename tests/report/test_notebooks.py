@@ -20,9 +20,14 @@ def small_parameters(tmp: Path) -> dict[str, dict]:
                 "limit": 5, "run_dir": str(tmp / "runs" / "nb-ablation"), "permutations": 100}
     return {
         "01_quickstart": {"modes": ["bm25", "hybrid"], "ask_modes": ["bm25"], "answer_chunks": 1},
+        "02_mode_comparison": {"datasets": ["texas_childcare"], "modes": ["bm25", "hybrid"], "limit": 8,
+                               "answer_limit": 0, "resamples": 200, "permutations": 200,
+                               "run_dir": str(tmp / "runs" / "nb-modes")},
         "03_ablation_fusion_k": ablation,
         "04_ablation_prefetch_topk": ablation,
         "05_explain_hybrid": {"top_k": 5},
+        "06_failure_analysis": {"dataset": "texas_childcare", "modes": ["bm25", "hybrid"], "limit": 2, "worst_n": 2,
+                                "answer_chunks": 1, "run_dir": str(tmp / "runs" / "nb-failures")},
         "07_contextual_retrieval": {"DATASET": "texas_childcare", "MODES": ["bm25", "dense"], "RESAMPLES": 200},
     }
 
@@ -65,5 +70,12 @@ def test_notebook_executes_without_error_cells(notebook, notebook_env, tmp_path,
     assert outputs, "the notebook ran but showed nothing"
     page = to_html(executed)
     assert check_self_contained(page) == []
-    if notebook.stem in ("03_ablation_fusion_k", "04_ablation_prefetch_topk", "05_explain_hybrid"):
+    if notebook.stem in ("02_mode_comparison", "03_ablation_fusion_k", "04_ablation_prefetch_topk", "05_explain_hybrid",
+                         "06_failure_analysis"):
         assert "data:image/png;base64," in page  # the plots are in the page
+    if notebook.stem == "06_failure_analysis":  # RAGAS metrics scored inside the kernel's running event loop
+        from rag_lab.evaluate import load_run
+
+        run = load_run(small_parameters(notebook_env)[notebook.stem]["run_dir"])
+        scored = run.summary[run.summary["metric"] == "key_fact_recall"]
+        assert len(scored) == 2 and (scored["n"] > 0).all()

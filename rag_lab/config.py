@@ -25,7 +25,7 @@ DEFAULT_EMBED_MODELS: dict[str, str] = {
     "bedrock": "amazon.titan-embed-text-v2:0",
 }
 DEFAULT_LLM_MODELS: dict[str, str] = {
-    "local": "SmolLM2-135M-Instruct.Q4_1",
+    "local": "Qwen2.5-Coder-0.5B-Instruct-Q4_K_M",  # benchmarks/offline_models.py: see README
     "openai": "gpt-5-mini",
     "groq": "llama-3.3-70b-versatile",
     "bedrock": "amazon.nova-pro-v1:0",

@@ -89,11 +89,11 @@ def _ask_every_mode(dataset, settings, modes: list[str]) -> None:
     from rag_lab.answer.adapter import make_answerer
 
     local = settings.llm_provider == "local"
-    # The 135M offline model cannot produce rerank choice lists (the rerank would fail and be
+    # A small offline model cannot produce rerank choice lists (the rerank would fail and be
     # recorded as failed) and reads prompts at ~60 tokens/s: keep its prompt to 3 chunks.
     options = {"rerank": not local, "top_n": 3} if local else {}
     _banner(f"4. '{SAMPLE_QUESTION}' in every mode ({settings.llm_provider}: {settings.llm_model_name}"
-            + ("; rerank off and 3 chunks for the tiny offline model" if local else "") + ")")
+            + ("; rerank off and 3 chunks for the small offline model" if local else "") + ")")
     for mode in [*modes, "agent"]:
         params = {} if mode == "agent" else options
         answer = make_answerer(mode, settings, dataset, **params).query(SAMPLE_QUESTION)

@@ -60,7 +60,9 @@ class LegRetriever:
         candidates = getattr(self.hybrid, "candidate_legs", None)
         if candidates is not None:  # the engine's own API: [(node id, score)] per leg, best first
             dense, sparse = candidates(query)
-            return self._with_docs(dense), self._with_docs(sparse)
+            keys = self._doc_keys({node_id for node_id, _ in dense} | {node_id for node_id, _ in sparse})
+            return ([(i, keys[i], float(score)) for i, score in dense],
+                    [(i, keys[i], float(score)) for i, score in sparse])
         # Otherwise the explained hybrid search returns every candidate of both legs (top_k = 2 × prefetch)
         # with each leg's rank and score: rebuild the two lists from them.
         results = self.hybrid.retrieve(query)
@@ -74,12 +76,14 @@ class LegRetriever:
                 sparse.append((e["sparse_rank"], (*hit, float(e["sparse_score"]))))
         return [h for _, h in sorted(dense)], [h for _, h in sorted(sparse)]
 
-    def _with_docs(self, pairs) -> Leg:
+    def _doc_keys(self, node_ids: set[str]) -> dict[str, str]:
+        """Node id → document key, from one payload fetch. Node metadata is stored flat in the
+        payload, so the key is read there; parsing ``_node_content`` (the whole chunk) is the fallback."""
         from llama_index.core.vector_stores.utils import metadata_dict_to_node
 
-        payloads = self.hybrid.index.vectors.payloads([node_id for node_id, _ in pairs])
-        return [(node_id, doc_key(metadata_dict_to_node(payloads[node_id]).metadata), float(score))
-                for node_id, score in pairs]
+        payloads = self.hybrid.index.vectors.payloads(list(node_ids))
+        return {node_id: doc_key(payload) if ("filename" in payload or "doc_id" in payload)
+                else doc_key(metadata_dict_to_node(payload).metadata) for node_id, payload in payloads.items()}
 
     def __call__(self, query: str) -> tuple[dict[str, Leg], dict[str, float]]:
         legs: dict[str, Leg] = {}

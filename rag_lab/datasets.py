@@ -114,6 +114,15 @@ class Dataset:
                                "IR evaluation needs qrels/test.tsv (BEIR) or a qa.jsonl with source_file")
         return _read_qrels(self.qrels_file)
 
+    def judged_queries(self, limit: int | None = None) -> tuple[dict[str, str], dict[str, dict[str, int]]]:
+        """Queries that have judgements and their qrels; with ``limit``, a sample spread over the
+        relevant documents (see :func:`spread_by_source`), not the first lines of the file."""
+        qrels = self.load_qrels()
+        queries = {q: t for q, t in self.load_queries().items() if q in qrels}
+        if limit is not None:
+            kept = spread_by_source(list(queries), {q: sorted(qrels[q]) for q in queries}, limit)
+            queries = {q: queries[q] for q in kept}
+        return queries, {q: qrels[q] for q in queries}
 
     def _judged_pairs(self) -> list[QAPair]:
         pairs = [p for p in self.load_qa() if p.source_files]
@@ -121,6 +130,25 @@ class Dataset:
             raise DatasetError(f"{self.qa_file}: no line names a source_file",
                                "document-level IR metrics need each question's source file(s)")
         return pairs
+
+
+def spread_by_source(ids: list[str], sources: dict[str, list[str]], limit: int) -> list[str]:
+    """The first ``limit`` ids of a round-robin over their first source document (documents in
+    order of first appearance): Q&A files list a document's questions together, so the first 20
+    lines of texas_childcare_full are all about one PDF. Every larger limit extends a smaller one,
+    so a resumed run with a larger ``--limit`` keeps what it has."""
+    if isinstance(limit, bool) or not isinstance(limit, int) or limit < 1:
+        raise ValueError(f"limit must be a whole number ≥ 1, got {limit!r}")
+    groups: dict[str, list[str]] = {}
+    for i in ids:
+        first = sources.get(i) or [""]
+        groups.setdefault(first[0] or f"\x00{i}", []).append(i)  # no source: a group of its own
+    ordered: list[str] = []
+    for depth in range(max((len(g) for g in groups.values()), default=0)):
+        ordered.extend(g[depth] for g in groups.values() if depth < len(g))
+        if len(ordered) >= limit:
+            break
+    return ordered[:limit]
 
 
 def _qa_pair(path: Path, line_no: int, record: object) -> QAPair:

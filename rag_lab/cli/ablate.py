@@ -42,7 +42,7 @@ def add_ablate(sub, common) -> None:
     p.add_argument("--top-k", default="3,5,7,10", help="results kept")
     p.add_argument("--weights", default="1:1", help="dense:sparse leg weight pairs, e.g. 0.7:1.3,1:1,1.3:0.7")
     p.add_argument("--out", default=None, help="run folder (default runs/ablation-<dataset>); reruns resume from its leg cache")
-    p.add_argument("--limit", type=int, default=None, help="only the first N questions")
+    p.add_argument("--limit", type=int, default=None, help="N questions spread over the source documents (round-robin)")
     p.add_argument("--permutations", type=int, default=1000, help="Fisher randomization permutations")
     p.add_argument("--seed", type=int, default=42, help="seed of the randomization test and the bootstrap")
     p.add_argument("--answer-configs", default=None,

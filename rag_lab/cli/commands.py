@@ -114,7 +114,7 @@ def add_ir(sub, common) -> None:
     p.add_argument("--prefetch", type=int, default=None, help="candidates per leg (default 100)")
     p.add_argument("--dense-weight", type=float, default=None)
     p.add_argument("--sparse-weight", type=float, default=None)
-    p.add_argument("--limit", type=int, default=None, help="only the first N queries")
+    p.add_argument("--limit", type=int, default=None, help="N queries spread over the relevant documents (round-robin)")
     p.add_argument("--no-resume", action="store_true", help="ignore checkpointed runs")
     p.add_argument("--json", metavar="FILE", default=None, help="also write the table as JSON")
     add_contextual_option(p)

@@ -18,7 +18,7 @@ from rag_lab.cli.settings import get_settings
 def add_demo(sub, common) -> None:
     p = sub.add_parser("demo", help="index the bundled datasets, search in every mode, IR table on SciFact")
     p.add_argument("--datasets", default="texas_childcare,scifact")
-    p.add_argument("--ir-limit", type=int, default=None, help="evaluate only the first N SciFact queries")
+    p.add_argument("--ir-limit", type=int, default=None, help="evaluate only N SciFact queries")
     p.add_argument("--skip-ir", action="store_true")
     p.add_argument("--skip-ask", action="store_true")
     p.add_argument("--skip-reports", action="store_true", help="skip the mode comparison, ablation grid and HTML reports")

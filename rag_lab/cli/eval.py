@@ -13,7 +13,7 @@ def add_eval(sub, common) -> None:
     p.add_argument("--modes", default="dense,bm25,fusion,hybrid",
                    help="comma-separated: dense,bm25,fusion,hybrid,agent,kendra")
     p.add_argument("--out", default=None, help="run folder (default runs/<dataset>)")
-    p.add_argument("--limit", type=int, default=None, help="only the first N questions")
+    p.add_argument("--limit", type=int, default=None, help="N questions spread over the source documents (round-robin)")
     p.add_argument("--resume", action="store_true", help="skip samples already in the run folder")
     p.add_argument("--judge", default=None, metavar="PROVIDER[:MODEL]",
                    help="LLM judge for the judged RAGAS metrics, e.g. openai:gpt-5-mini")
@@ -26,13 +26,15 @@ def add_eval(sub, common) -> None:
     p.set_defaults(handler=run_eval)
 
 
-def _cell(mean: float, nan: int) -> str:
+def _cell(mean: float, nan: int, n: int) -> str:
+    """``mean NaN k/m``: the mean over the n scored samples and how many of the m applicable failed
+    (shown even when 0, so a reader never has to guess whether failures were averaged away)."""
     text = "—" if mean is None or (isinstance(mean, float) and math.isnan(mean)) else f"{mean:.3f}"
-    return f"{text} ({nan} NaN)" if nan else text
+    return f"{text} NaN {nan}/{n + nan}"
 
 
 def render_eval_table(run) -> str:
-    """Metrics as rows, modes as columns; each mean with its NaN count beside it."""
+    """Metrics as rows, modes as columns; each mean with its NaN count (failed / applicable) beside it."""
     modes = list(run.modes["mode"])
     rows: list[tuple[str, list[str]]] = []
     from rag_lab.evaluate.frames import metric_order
@@ -43,7 +45,7 @@ def render_eval_table(run) -> str:
         for mode in modes:
             if summary is not None and (mode, metric) in summary.index:
                 row = summary.loc[(mode, metric)]
-                cells.append(_cell(float(row["mean"]), int(row["nan"])) + f" n={int(row['n'])}")
+                cells.append(_cell(float(row["mean"]), int(row["nan"]), int(row["n"])))
             else:
                 cells.append("n/a")
         rows.append((metric, cells))

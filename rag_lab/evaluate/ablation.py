@@ -180,15 +180,11 @@ def _timing_summary(timings: dict[str, dict[str, float]]) -> dict[str, dict[str,
 
 def load_questions(dataset: Dataset, limit: int | None = None):
     """Queries, qrels and (for Q&A datasets) each question's reference source files."""
-    queries = dataset.load_queries()
-    qrels = dataset.load_qrels()
-    queries = {q: t for q, t in queries.items() if q in qrels}
-    if limit:
-        queries = dict(list(queries.items())[:limit])
+    queries, qrels = dataset.judged_queries(limit)
     references = None
     if dataset.kind == "folder" and dataset.has_qa:
         references = {q: sorted(qrels[q]) for q in queries}
-    return queries, {q: qrels[q] for q in queries}, references
+    return queries, qrels, references
 
 
 def run_ablation(dataset: Dataset, settings: Settings, spec: GridSpec, out_dir: Path | str,

@@ -143,12 +143,8 @@ def evaluate_modes(
     dataset: Dataset, settings: Settings, modes: list[str], params: dict | None = None,
     progress: bool = True, resume: bool = True, limit: int | None = None, contextual: str | None = None,
 ) -> IRReport:
-    queries = dataset.load_queries()
-    qrels = dataset.load_qrels()
-    queries = {q: t for q, t in queries.items() if q in qrels}
-    n_available = len(queries)
-    if limit:
-        queries = dict(list(queries.items())[:limit])
+    n_available = len(dataset.judged_queries()[0])
+    queries, qrels = dataset.judged_queries(limit)
     manifest = CorpusIndex.open(dataset, settings, contextual).manifest
     report = IRReport(
         dataset.name, query_ids=list(queries), n_available=n_available,

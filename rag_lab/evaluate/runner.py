@@ -19,7 +19,7 @@ from pathlib import Path
 from typing import Any
 
 from rag_lab.config import Settings, get_settings
-from rag_lab.datasets import Dataset, QAPair, resolve_dataset
+from rag_lab.datasets import Dataset, QAPair, resolve_dataset, spread_by_source
 from rag_lab.errors import ConfigError
 from rag_lab.evaluate.answering import CachedAnswerer
 from rag_lab.evaluate.cost import cost_usd
@@ -46,10 +46,9 @@ def questions(dataset: Dataset, limit: int | None = None) -> list[tuple[QAPair, 
     else:
         raise ConfigError(f"Dataset {dataset.name!r} has no questions",
                           "add a qa.jsonl next to the documents (see README: 'Your own corpus')")
-    if limit is not None:
-        if limit < 1:
-            raise ValueError(f"limit must be ≥ 1, got {limit}")
-        pairs = pairs[:limit]
+    if limit is not None:  # a sample spread over the source documents, not the file's first lines
+        by_id = {p.id: (p, relevant) for p, relevant in pairs}
+        pairs = [by_id[i] for i in spread_by_source(list(by_id), {p.id: sorted(r) for p, r in pairs}, limit)]
     return pairs
 
 

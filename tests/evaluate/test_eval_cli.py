@@ -32,7 +32,7 @@ def test_eval_prints_every_offline_metric_with_nan_counts(cli, scripted_generato
                    "cites_nothing", "latency_p50_s", "latency_p95_s", "total_tokens", "cost_usd"):
         assert metric in names, metric
     rouge = rows[names.index("rouge_l")]
-    assert rouge.count("n=2") == 2  # two samples scored per mode; no NaN, so none shown
+    assert rouge.count("NaN 0/2") == 2  # two samples scored per mode, none failed: the count is still shown
     assert len((out / "bm25" / "samples.jsonl").read_text().splitlines()) == 2
     assert json.loads((out / "manifest.json").read_text())["config"]["rerank"] is False
 
@@ -50,3 +50,10 @@ def test_ir_works_on_a_folder_dataset_with_document_level_qrels(cli):  # noqa: F
     row = next(line for line in stdout.splitlines() if line.startswith("bm25"))
     ndcg, recall, mrr = (float(x) for x in row.split()[1:4])
     assert 0.0 < ndcg <= 1.0 and recall == 1.0 and 0.0 < mrr <= 1.0  # 3 PDFs: every source is within 100
+
+
+def test_a_failed_score_is_counted_beside_the_mean_not_averaged_away():
+    from rag_lab.cli.eval import _cell
+
+    assert _cell(0.5, 1, 3) == "0.500 NaN 1/4"
+    assert _cell(float("nan"), 2, 0) == "— NaN 2/2"

@@ -27,8 +27,11 @@ def run_dir(lab_settings, texas_index, tmp_path_factory):
 def test_each_mode_writes_one_complete_record_per_sample(run_dir, lab_settings):
     out, llm = run_dir
     assert len(llm.answer_prompts) == 6  # 3 questions × 2 modes, nothing twice
-    questions = [json.loads(line) for line in (lab_settings.datasets_dir / "texas_childcare" / "qa.jsonl")
-                 .read_text(encoding="utf-8").splitlines()[:3]]
+    lines = [json.loads(line) for line in (lab_settings.datasets_dir / "texas_childcare" / "qa.jsonl")
+             .read_text(encoding="utf-8").splitlines()]
+    # --limit 3 on three PDFs: the first question about each PDF, in file order
+    questions = [next(q for q in lines if q["source_file"] == f) for f in dict.fromkeys(q["source_file"] for q in lines)]
+    assert len(questions) == 3
     for mode in ("bm25", "dense"):
         records = [json.loads(line) for line in (out / mode / "samples.jsonl").read_text(encoding="utf-8").splitlines()]
         assert [r["id"] for r in records] == [q["id"] for q in questions]

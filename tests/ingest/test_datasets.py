@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pytest
 
-from rag_lab.datasets import resolve_dataset
+from rag_lab.datasets import resolve_dataset, spread_by_source
 from rag_lab.errors import DatasetError
 
 REPO = Path(__file__).resolve().parents[2]
@@ -168,3 +168,24 @@ def test_texas_childcare_full_is_vendored_with_answerable_pairs():
     qrels = dataset.load_qrels()
     assert set(qrels) == {p.id for p in pairs} and all(v == {p.source_file: 1} for p in pairs for v in [qrels[p.id]])
     assert (dataset.root / "PROVENANCE.md").is_file()
+
+
+def test_limit_spreads_over_source_documents_and_extends():
+    ids = ["a1", "a2", "a3", "b1", "b2", "c1", "q"]
+    sources = {"a1": ["a.pdf"], "a2": ["a.pdf"], "a3": ["a.pdf"], "b1": ["b.pdf"], "b2": ["b.pdf"],
+               "c1": ["c.pdf"], "q": []}
+    assert spread_by_source(ids, sources, 4) == ["a1", "b1", "c1", "q"]
+    assert spread_by_source(ids, sources, 6) == ["a1", "b1", "c1", "q", "a2", "b2"]
+    assert spread_by_source(ids, sources, 100) == ["a1", "b1", "c1", "q", "a2", "b2", "a3"]
+    with pytest.raises(ValueError, match="limit"):
+        spread_by_source(ids, sources, 0)
+
+
+def test_limited_texas_full_questions_cover_many_source_files():
+    dataset = resolve_dataset("texas_childcare_full", DATASETS)
+    queries, qrels = dataset.judged_queries(20)
+    assert len(queries) == 20
+    first_sources = {sorted(qrels[q])[0] for q in queries}
+    assert len(first_sources) == 20  # 23 source PDFs: one question each, not 20 about the first PDF
+    bigger, _ = dataset.judged_queries(40)
+    assert list(bigger)[:20] == list(queries)

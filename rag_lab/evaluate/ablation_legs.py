@@ -25,6 +25,8 @@ from rag_lab.retrieve.records import doc_key
 
 LEGS_FILE = "legs.jsonl"
 LEGS_META = "legs.meta.json"
+# Questions embedded per forward pass; also how much a crash can lose (the lines are written per question).
+EMBED_BATCH = 64
 Leg = list[tuple[str, str, float]]
 
 
@@ -37,68 +39,74 @@ def legs_needed(modes: Sequence[str]) -> list[str]:
     return needed
 
 
-def _hits(results) -> Leg:
-    return [(r.node.node_id, doc_key(r.node.metadata), float(r.score)) for r in results]
-
-
 class LegRetriever:
-    """Retrieves the needed legs of one question through the project's retrievers."""
+    """Retrieves the needed legs of questions through the index's own engines.
+
+    Questions are embedded in batches (:meth:`embed`) and every chunk's document key is known up
+    front, so a question costs only its searches: no per-question forward pass, no node objects
+    built for the 100-deep lists (only ids, document keys and scores are kept)."""
 
     def __init__(self, index, legs: Sequence[str], depth: int) -> None:
-        from rag_lab.retrieve.bm25 import BM25Retriever
-        from rag_lab.retrieve.dense import DenseRetriever
         from rag_lab.retrieve.hybrid import HybridRetriever
 
+        self.index = index
         self.legs = list(legs)
         self.depth = depth
-        self.hybrid = HybridRetriever(index, top_k=2 * depth, prefetch=depth, explain=True) \
-            if "sparse" in self.legs else None
-        self.dense = DenseRetriever(index, top_k=depth) if "dense" in self.legs and self.hybrid is None else None
-        self.bm25 = BM25Retriever(index, top_k=depth) if "bm25" in self.legs else None
+        self.hybrid = HybridRetriever(index, top_k=depth, prefetch=depth) \
+            if "sparse" in self.legs or "dense" in self.legs else None
+        self.bm25 = index.bm25 if "bm25" in self.legs else None  # llama-index's BM25Retriever (bm25s inside)
+        self._keys: dict[str, str] = {}
+        if self.bm25 is not None:  # its corpus holds every chunk's flat metadata: no payload fetch
+            self._corpus_hits = [(str(e["node_id"]), doc_key(e)) for e in self.bm25.corpus]
+            self._keys = dict(self._corpus_hits)
 
-    def _hybrid_legs(self, query: str) -> tuple[Leg, Leg]:
-        candidates = getattr(self.hybrid, "candidate_legs", None)
-        if candidates is not None:  # the engine's own API: [(node id, score)] per leg, best first
-            dense, sparse = candidates(query)
-            keys = self._doc_keys({node_id for node_id, _ in dense} | {node_id for node_id, _ in sparse})
-            return ([(i, keys[i], float(score)) for i, score in dense],
-                    [(i, keys[i], float(score)) for i, score in sparse])
-        # Otherwise the explained hybrid search returns every candidate of both legs (top_k = 2 × prefetch)
-        # with each leg's rank and score: rebuild the two lists from them.
-        results = self.hybrid.retrieve(query)
-        dense, sparse = [], []
-        for r in results:
-            e = r.node.metadata.get("explanation") or {}
-            hit = (r.node.node_id, doc_key(r.node.metadata))
-            if e.get("dense_rank") is not None:
-                dense.append((e["dense_rank"], (*hit, float(e["dense_score"]))))
-            if e.get("sparse_rank") is not None:
-                sparse.append((e["sparse_rank"], (*hit, float(e["sparse_score"]))))
-        return [h for _, h in sorted(dense)], [h for _, h in sorted(sparse)]
+    def embed(self, queries: list[str]) -> list[list[float]] | None:
+        """Every question's query embedding, batched (None when no leg needs one)."""
+        if self.hybrid is None:
+            return None
+        from rag_lab.models.embeddings import embed_queries
+
+        return embed_queries(self.index.embed_model, queries)
 
     def _doc_keys(self, node_ids: set[str]) -> dict[str, str]:
-        """Node id → document key, from one payload fetch. Node metadata is stored flat in the
-        payload, so the key is read there; parsing ``_node_content`` (the whole chunk) is the fallback."""
+        """Node id → document key; unknown ids from one payload fetch. Node metadata is stored flat
+        in the payload, so the key is read there; parsing ``_node_content`` is the fallback."""
         from llama_index.core.vector_stores.utils import metadata_dict_to_node
 
-        payloads = self.hybrid.index.vectors.payloads(list(node_ids))
-        return {node_id: doc_key(payload) if ("filename" in payload or "doc_id" in payload)
-                else doc_key(metadata_dict_to_node(payload).metadata) for node_id, payload in payloads.items()}
+        missing = [i for i in node_ids if i not in self._keys]
+        if missing:
+            for node_id, payload in self.index.vectors.payloads(missing).items():
+                self._keys[node_id] = doc_key(payload) if ("filename" in payload or "doc_id" in payload) \
+                    else doc_key(metadata_dict_to_node(payload).metadata)
+        return self._keys
 
-    def __call__(self, query: str) -> tuple[dict[str, Leg], dict[str, float]]:
+    def _bm25_leg(self, query: str) -> Leg:
+        """The ``bm25`` mode's ranking (same tokenizer, same zero-score cut), as ids and scores."""
+        import numpy as np
+
+        engine = self.bm25.bm25
+        tokens = [t for t in self.index.tokenizer(query) if t in engine.vocab_dict]
+        if not tokens:
+            return []
+        ids, scores = engine.retrieve([tokens], k=min(self.depth, len(self._corpus_hits)),
+                                      show_progress=False, return_as="tuple")
+        # bm25s returns the corpus entries themselves when it holds the corpus, else positions
+        return [((str(i["node_id"]), doc_key(i)) if isinstance(i, dict) else self._corpus_hits[int(i)]) + (float(score),)
+                for i, score in zip(np.asarray(ids[0]).tolist(), np.asarray(scores[0]).tolist()) if score > 0]
+
+    def __call__(self, query: str, vector: list[float] | None = None) -> tuple[dict[str, Leg], dict[str, float]]:
         legs: dict[str, Leg] = {}
         ms: dict[str, float] = {}
         if self.hybrid is not None:
             started = time.perf_counter()
-            legs["dense"], legs["sparse"] = self._hybrid_legs(query)
+            dense, sparse = self.hybrid.candidate_legs(query, vector)
+            keys = self._doc_keys({i for i, _ in dense} | {i for i, _ in sparse})
+            legs["dense"] = [(i, keys[i], float(score)) for i, score in dense]
+            legs["sparse"] = [(i, keys[i], float(score)) for i, score in sparse]
             ms["dense+sparse"] = (time.perf_counter() - started) * 1000.0
-        if self.dense is not None:
-            started = time.perf_counter()
-            legs["dense"] = _hits(self.dense.retrieve(query))
-            ms["dense"] = (time.perf_counter() - started) * 1000.0
         if self.bm25 is not None:
             started = time.perf_counter()
-            legs["bm25"] = _hits(self.bm25.retrieve(query))
+            legs["bm25"] = self._bm25_leg(query)
             ms["bm25"] = (time.perf_counter() - started) * 1000.0
         return {leg: legs[leg] for leg in self.legs}, ms
 
@@ -167,12 +175,21 @@ def retrieve_legs(
     todo = [q for q in queries if q not in done]
     if todo:
         retriever = retriever_factory(index, legs, depth)
-        with cache.path.open("a", encoding="utf-8") as handle:
-            for qid in progress_bar(todo, desc="legs", unit="question", enabled=progress):
-                found, ms = retriever(queries[qid])
-                record = {"qid": qid, "legs": found, "ms": ms}
-                cache.append(handle, record)
-                done[qid] = record
+        with cache.path.open("a", encoding="utf-8") as handle, \
+                progress_bar(total=len(todo), desc="legs", unit="question", enabled=progress) as bar:
+            for start in range(0, len(todo), EMBED_BATCH):
+                batch = todo[start:start + EMBED_BATCH]
+                started = time.perf_counter()
+                vectors = retriever.embed([queries[q] for q in batch])
+                embed_ms = (time.perf_counter() - started) * 1000.0 / len(batch)
+                for i, qid in enumerate(batch):
+                    found, ms = retriever(queries[qid], None if vectors is None else vectors[i])
+                    if vectors is not None:
+                        ms["embed"] = embed_ms  # the batch's time, shared out
+                    record = {"qid": qid, "legs": found, "ms": ms}
+                    cache.append(handle, record)
+                    done[qid] = record
+                    bar.update(1)
     questions, timings = [], {}
     for qid in queries:
         record = done[qid]

@@ -1,7 +1,8 @@
 """What every rag-lab retriever shares: argument checks and the metadata contract.
 
 Subclasses implement ``_search(query, top_k) -> list[NodeWithScore]``; ``_retrieve`` validates
-first so that every mode rejects bad input the same way.
+first so that every mode rejects bad input the same way. Modes that embed the query also implement
+``_search_vector`` and use a ``QueryBundle.embedding`` the caller computed (e.g. in a batch).
 """
 
 from __future__ import annotations
@@ -52,7 +53,18 @@ class LabRetriever(BaseRetriever):
 
     def _retrieve(self, query_bundle: QueryBundle) -> list[NodeWithScore]:
         query = check_query(query_bundle.query_str)
-        return finalize_results(self._search(query, self.top_k))[: self.top_k]
+        if query_bundle.embedding is not None and self.embeds_queries:
+            # A caller that embedded its questions in a batch passes each vector in the QueryBundle.
+            results = self._search_vector(query, list(query_bundle.embedding), self.top_k)
+        else:
+            results = self._search(query, self.top_k)
+        return finalize_results(results)[: self.top_k]
+
+    #: True for modes that embed the query (they accept a precomputed ``QueryBundle.embedding``).
+    embeds_queries: bool = False
 
     def _search(self, query: str, top_k: int) -> list[NodeWithScore]:  # pragma: no cover - abstract
         raise NotImplementedError
+
+    def _search_vector(self, query: str, vector: list[float], top_k: int) -> list[NodeWithScore]:
+        raise NotImplementedError(f"{type(self).__name__} does not search by a query embedding")

@@ -21,6 +21,10 @@ class DenseRetriever(LabRetriever):
         self.score_threshold = score_threshold
         super().__init__(top_k=top_k, **kwargs)
 
+    embeds_queries = True
+
     def _search(self, query: str, top_k: int) -> list[NodeWithScore]:
-        vector = self.index.embed_model.get_query_embedding(query)
+        return self._search_vector(query, self.index.embed_model.get_query_embedding(query), top_k)
+
+    def _search_vector(self, query: str, vector: list[float], top_k: int) -> list[NodeWithScore]:
         return [hit_to_node(h) for h in self.index.vectors.dense(vector, top_k, self.score_threshold)]

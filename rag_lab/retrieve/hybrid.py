@@ -48,20 +48,28 @@ class HybridRetriever(LabRetriever):
         self.score_threshold = score_threshold
         super().__init__(top_k=top_k, **kwargs)
 
-    def _query_vectors(self, query: str) -> tuple[list[float], SparseQuery | None]:
-        dense = self.index.embed_model.get_query_embedding(query)
+    def _query_vectors(self, query: str, dense: list[float] | None = None) -> tuple[list[float], SparseQuery | None]:
+        if dense is None:
+            dense = self.index.embed_model.get_query_embedding(query)
         indices, values = sparse_query_vector(self.index.tokenizer(query))
         return dense, (SparseQuery(list(indices), list(values)) if indices else None)
 
-    def candidate_legs(self, query: str) -> tuple[list[tuple[str, float]], list[tuple[str, float]]]:
+    def candidate_legs(self, query: str, dense_vector: list[float] | None = None
+                       ) -> tuple[list[tuple[str, float]], list[tuple[str, float]]]:
         """Both legs' ranked candidates, ``[(node id, score)]`` best first, ``prefetch`` deep each
-        (dense cosine, sparse BM25-with-IDF): exactly what the engine fuses."""
-        dense, sparse = self._query_vectors(check_query(query))
+        (dense cosine, sparse BM25-with-IDF): exactly what the engine fuses. ``dense_vector``: the
+        query's embedding when the caller has already computed it (batched)."""
+        dense, sparse = self._query_vectors(check_query(query), dense_vector)
         dense_hits, sparse_hits = self.index.vectors.legs(dense, sparse, self.prefetch, self.score_threshold)
         return [(h.id, h.score) for h in dense_hits], [(h.id, h.score) for h in sparse_hits]
 
+    embeds_queries = True
+
     def _search(self, query: str, top_k: int) -> list[NodeWithScore]:
-        dense, sparse = self._query_vectors(query)
+        return self._search_vector(query, None, top_k)
+
+    def _search_vector(self, query: str, vector: list[float] | None, top_k: int) -> list[NodeWithScore]:
+        dense, sparse = self._query_vectors(query, vector)
         if self.explain:
             return self._search_explained(dense, sparse, top_k)
         # A few extra results, so that a tie at the cut is broken by point id, as in explain mode.

@@ -81,3 +81,18 @@ def test_very_long_query(make_retriever):
     assert len(results) == 3
     if make_retriever.mode != "kendra":
         assert _mentions_share_of_cost(results)
+
+
+def test_a_precomputed_query_embedding_gives_the_same_results(make_retriever, texas_index):
+    """A QueryBundle carrying the query's embedding (batched by the caller) is used as is, with the
+    same results; a wrong vector changes the dense-based modes' results (so it is really used)."""
+    from llama_index.core.schema import QueryBundle
+
+    retriever = make_retriever(top_k=5)
+    vector = texas_index.embed_model.get_query_embedding(QUERY)
+    plain = retriever.retrieve(QUERY)
+    given = retriever.retrieve(QueryBundle(QUERY, embedding=vector))
+    assert _ids(given) == _ids(plain)
+    if getattr(retriever, "embeds_queries", False) and make_retriever.mode == "dense":
+        other = texas_index.embed_model.get_query_embedding("vacation policy for staff holidays")
+        assert _ids(retriever.retrieve(QueryBundle(QUERY, embedding=other))) != _ids(plain)

@@ -81,9 +81,9 @@ def test_interrupted_leg_cache_resumes(run, texas, texas_index, lab_settings, tm
     calls = []
 
     class Counting(ablation_legs.LegRetriever):
-        def __call__(self, query):
+        def __call__(self, query, vector=None):
             calls.append(query)
-            return super().__call__(query)
+            return super().__call__(query, vector)
 
     queries, _, _ = ablation.load_questions(texas, 10)
     questions, _ = ablation_legs.retrieve_legs(texas_index, queries, out, SPEC.modes, SPEC.depth,
@@ -91,6 +91,24 @@ def test_interrupted_leg_cache_resumes(run, texas, texas_index, lab_settings, tm
     assert len(calls) == 7 and [q.qid for q in questions] == list(queries)
     lines = [json.loads(x) for x in (out / "legs.jsonl").read_text().splitlines() if x.strip().endswith("}")]
     assert sorted(r["qid"] for r in lines) == sorted(queries)
+
+
+def test_legs_are_the_retrievers_own_rankings(texas, texas_index):
+    """Batched embeddings and the node-free bm25 leg give exactly what the mode retrievers return."""
+    from rag_lab.retrieve.bm25 import BM25Retriever
+    from rag_lab.retrieve.dense import DenseRetriever
+
+    queries, _, _ = ablation.load_questions(texas, 6)
+    texts = list(queries.values())
+    legs = ablation_legs.LegRetriever(texas_index, ["dense", "bm25", "sparse"], 10)
+    vectors = legs.embed(texts)
+    for text, vector in zip(texts, vectors):
+        found, ms = legs(text, vector)
+        assert [i for i, _, _ in found["dense"]] == [r.node.node_id for r in DenseRetriever(texas_index, top_k=10).retrieve(text)]
+        bm25 = BM25Retriever(texas_index, top_k=10).retrieve(text)
+        assert [(i, round(s, 5)) for i, _, s in found["bm25"]] == [(r.node.node_id, round(r.score, 5)) for r in bm25]
+        assert [d for _, d, _ in found["bm25"]] == [r.node.metadata["filename"] for r in bm25]
+        assert set(ms) == {"dense+sparse", "bm25"}
 
 
 def test_load_ablation_round_trips(run):

@@ -29,6 +29,10 @@ def add_demo(sub, common) -> None:
     p.set_defaults(handler=run_demo)
 
 
+def _embedded(settings) -> str:
+    return "Qdrant Edge, in-process" if settings.vector_backend == "edge" else "qdrant-client local mode"
+
+
 def _banner(text: str) -> None:
     print(f"\n{'=' * 100}\n{text}\n{'=' * 100}")
 
@@ -43,7 +47,7 @@ def run_demo(args) -> int:
     settings = get_settings()
     datasets = [resolve_dataset(n.strip(), settings.datasets_dir) for n in args.datasets.split(",") if n.strip()]
     _banner(f"1. Indexing ({settings.embed_provider} embeddings: {settings.embed_model_name}; "
-            f"Qdrant: {'server' if settings.qdrant_url else 'local mode'})")
+            f"Qdrant: {'server ' + settings.qdrant_url if settings.qdrant_url else _embedded(settings)})")
     for dataset in datasets:
         print(build_index(dataset, settings).summary())
 

@@ -6,8 +6,8 @@ fused ranking of a configuration (RRF k, prefetch p, leg weights, top-k) is
     score(item) = [dense_rank ≤ p] · 1/(k + dense_rank/w_dense) + [sparse_rank ≤ p] · 1/(k + sparse_rank/w_sparse)
 
 (:func:`rag_lab.fusion.rrf.rrf_terms`, ranks from 1), sorted best first with ties kept in
-dense-first candidate order for ``fusion`` and in point-id order for ``hybrid`` — exactly what the
-``fusion`` retriever and ``hybrid`` (Qdrant's RRF with ``k + 1``, ties by point id) compute. A leg's top-p is a prefix of its top-P, and a top-k is a prefix of the
+dense-first candidate order — the one tie rule (:func:`rag_lab.fusion.tie_key`) that the ``fusion``
+retriever and ``hybrid`` (Qdrant's RRF with ``k + 1``) both follow. A leg's top-p is a prefix of its top-P, and a top-k is a prefix of the
 top-max(k) ranking, so one array pass per question set covers the whole grid.
 """
 
@@ -113,9 +113,10 @@ class GridResult:
     docs: dict[str, dict[str, tuple[str, ...]]] = field(default_factory=dict)
 
 
-def _rank_matrix(questions: Sequence[Candidates], dense: str, sparse: str, by_id: bool = False):
-    """Per question: candidate ids in dense-first order (by id when ``by_id``: ``hybrid`` breaks
-    score ties by point id) and both legs' 1-based ranks (inf = absent)."""
+def _rank_matrix(questions: Sequence[Candidates], dense: str, sparse: str):
+    """Per question: candidate ids in dense-first order (the dense leg by rank, then the sparse
+    leg's other ids by rank: a stable sort on the fused score then follows the one tie rule,
+    :func:`rag_lab.fusion.tie_key`) and both legs' 1-based ranks (inf = absent)."""
     order: list[list[str]] = []
     doc_of: dict[str, str] = {}
     width = 1
@@ -124,7 +125,7 @@ def _rank_matrix(questions: Sequence[Candidates], dense: str, sparse: str, by_id
         for chunk_id, doc, _ in itertools.chain(q.legs.get(dense, ()), q.legs.get(sparse, ())):
             doc_of[chunk_id] = doc
             seen.setdefault(chunk_id, None)
-        order.append(sorted(seen) if by_id else list(seen))
+        order.append(list(seen))
         width = max(width, len(seen))
     dense_ranks = np.full((len(questions), width), np.inf)
     sparse_ranks = np.full((len(questions), width), np.inf)
@@ -169,7 +170,7 @@ def compute_grid(questions: Sequence[Candidates], spec: GridSpec) -> GridResult:
     max_top = max(spec.top_k)
     for mode in spec.modes:
         dense, sparse = MODE_LEGS[mode]
-        order, doc_of, dense_ranks, sparse_ranks = _rank_matrix(questions, dense, sparse, by_id=mode == "hybrid")
+        order, doc_of, dense_ranks, sparse_ranks = _rank_matrix(questions, dense, sparse)
         ranked, count = fused_order(dense_ranks, sparse_ranks, spec.fusion_k, spec.prefetch, spec.weights, max_top)
         for qi, q in enumerate(questions):
             ids = order[qi]

@@ -8,6 +8,7 @@ re-running an unchanged sample costs nothing, changing any of them recomputes it
 from __future__ import annotations
 
 import hashlib
+import json
 from dataclasses import asdict
 from typing import Any
 
@@ -16,12 +17,16 @@ from rag_lab.models.llm.disk_cache import DiskCache, cache_key
 
 
 def prompt_version() -> str:
+    """What a cached answer depends on besides the model and the question: every prompt and answer
+    schema (text and JSON forms), and the rule that orders tied fused results."""
     from llama_index.core.prompts.default_prompts import DEFAULT_CHOICE_SELECT_PROMPT
 
     from rag_lab.answer.agent_reply import SYSTEM_PROMPT
-    from rag_lab.answer.prompt import ANSWER_PROMPT_TMPL
+    from rag_lab.answer.prompt import ANSWER_JSON_PROMPT_TMPL, ANSWER_PROMPT_TMPL, ANSWER_SCHEMA
+    from rag_lab.fusion import TIE_RULE
 
-    text = "\x00".join([ANSWER_PROMPT_TMPL, DEFAULT_CHOICE_SELECT_PROMPT.get_template(), SYSTEM_PROMPT])
+    text = "\x00".join([ANSWER_PROMPT_TMPL, ANSWER_JSON_PROMPT_TMPL, json.dumps(ANSWER_SCHEMA, sort_keys=True),
+                        DEFAULT_CHOICE_SELECT_PROMPT.get_template(), SYSTEM_PROMPT, TIE_RULE])
     return hashlib.sha256(text.encode()).hexdigest()[:16]
 
 

@@ -17,6 +17,7 @@ from pathlib import Path
 
 from rag_lab.config import Settings
 from rag_lab.datasets import Dataset
+from rag_lab.fusion import TIE_RULE
 from rag_lab.fusion.rrf import DEFAULT_RRF_K
 from rag_lab.index import CorpusIndex
 from rag_lab.progress import progress_bar
@@ -94,7 +95,7 @@ def fold_to_documents(results) -> dict[str, float]:
 def _checkpoint_path(settings: Settings, index: CorpusIndex, mode: str, params: dict) -> Path:
     # The backend is part of the key: engines may order ties differently, so runs are not interchangeable.
     key = json.dumps({"fp": index.manifest.fingerprint, "backend": index.paths.backend, "mode": mode,
-                      "params": params}, sort_keys=True)
+                      "params": params, "ties": TIE_RULE}, sort_keys=True)
     digest = hashlib.sha256(key.encode()).hexdigest()[:16]
     return Path(settings.data_dir) / "runs" / index.paths.root.name / f"{mode}-{digest}.json"
 

@@ -1,11 +1,17 @@
 """Per-result explanations of a two-leg fusion: each leg's rank, score and RRF term.
 
 ``fused_score == dense_term + sparse_term`` exactly (a leg that did not return the item adds 0).
+
+Ties: RRF gives equal scores to, e.g., an item 3rd in the dense list only and one 3rd in the
+sparse list only. :func:`rank_fused` holds the one tie rule every fused mode follows (``fusion``,
+``hybrid`` plain and explained, the ablation grid): the dense leg's order first, then the sparse
+leg's, then the id. It is what a stable sort of LlamaIndex's ``QueryFusionRetriever`` output gives
+(its first retriever's results are inserted first), so tie order is never engine-dependent.
 """
 
 from __future__ import annotations
 
-from collections.abc import Hashable, Sequence
+from collections.abc import Hashable, Mapping, Sequence
 from dataclasses import asdict, dataclass
 from typing import Literal
 
@@ -62,6 +68,22 @@ def explain_fusion(
             k=k, dense_weight=dense_weight, sparse_weight=sparse_weight,
         )
     return explanations
+
+
+#: Names the tie rule in cache keys: results ranked under another rule are never reused.
+TIE_RULE = "dense-rank,sparse-rank,id"
+
+
+def tie_key(item: Hashable, explanation: Explanation) -> tuple:
+    """Sort key of a fused result: best score first; ties by dense rank, then sparse rank (absent
+    from a leg = after every rank), then id."""
+    inf = float("inf")
+    return (-explanation.fused_score, explanation.dense_rank or inf, explanation.sparse_rank or inf, str(item))
+
+
+def rank_fused(explained: Mapping[Hashable, Explanation]) -> list[tuple[Hashable, Explanation]]:
+    """``explain_fusion``'s items best first, ties by :func:`tie_key` (the one tie rule)."""
+    return sorted(explained.items(), key=lambda kv: tie_key(*kv))
 
 
 def explanations_frame(results) -> "pandas.DataFrame":  # noqa: F821 - pandas imported lazily

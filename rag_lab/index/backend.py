@@ -62,6 +62,9 @@ class VectorBackend(Protocol):
 
     def payloads(self, ids: Sequence[str]) -> dict[str, dict]: ...
 
+    def dense_vectors(self, ids: Sequence[str]) -> dict[str, list[float]]:
+        """The stored dense vectors of these points (hybrid orders tied fused scores by them)."""
+
     def count(self) -> int: ...
 
     def close(self) -> None: ...

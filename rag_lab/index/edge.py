@@ -109,6 +109,11 @@ class EdgeBackend:
             return {}
         return {str(r.id): r.payload for r in self.shard.retrieve(list(ids), True, False)}
 
+    def dense_vectors(self, ids: Sequence[str]) -> dict[str, list[float]]:
+        if not ids:
+            return {}
+        return {str(r.id): r.vector[DENSE_VECTOR] for r in self.shard.retrieve(list(ids), False, True)}
+
     def count(self) -> int:
         return int(self.shard.count(_edge().CountRequest(exact=True)))
 

@@ -120,6 +120,12 @@ class ClientBackend:
             return {}
         return {str(p.id): p.payload for p in self.client.retrieve(self.collection, list(ids), with_payload=True)}
 
+    def dense_vectors(self, ids):
+        if not ids:
+            return {}
+        points = self.client.retrieve(self.collection, list(ids), with_payload=False, with_vectors=[DENSE_VECTOR])
+        return {str(p.id): p.vector[DENSE_VECTOR] for p in points}
+
     def count(self) -> int:
         return self.client.count(self.collection, exact=True).count
 

@@ -18,7 +18,7 @@ from llama_index.core.retrievers import QueryFusionRetriever
 from llama_index.core.retrievers.fusion_retriever import FUSION_MODES
 from llama_index.core.schema import NodeWithScore, QueryBundle
 
-from rag_lab.fusion import DEFAULT_RRF_K, explain_fusion
+from rag_lab.fusion import DEFAULT_RRF_K, Explanation, explain_fusion, rank_fused
 from rag_lab.fusion.score import leg_contributions
 from rag_lab.index import CorpusIndex
 from rag_lab.retrieve.base import check_query, check_top_k, finalize_results
@@ -27,6 +27,11 @@ from rag_lab.retrieve.dense import DenseRetriever
 
 FusionMode = Literal["reciprocal_rerank", "relative_score", "dist_based_score"]
 DENSE, SPARSE = 0, 1
+
+
+def _rescored(explanation: Explanation, dense_term: float, sparse_term: float) -> Explanation:
+    return type(explanation)(**{**explanation.to_dict(), "dense_term": dense_term, "sparse_term": sparse_term,
+                                "fused_score": dense_term + sparse_term})
 
 
 class FusionRetriever(QueryFusionRetriever):
@@ -78,17 +83,15 @@ class FusionRetriever(QueryFusionRetriever):
             [(h.node.node_id, h.score) for h in dense], [(h.node.node_id, h.score) for h in sparse],
             self.rrf_k, *self.weights,
         )
+        if contributions is not None:  # score-based modes: replace RRF terms by scaled scores
+            explained = {node_id: _rescored(e, contributions[0].get(node_id, 0.0), contributions[1].get(node_id, 0.0))
+                         for node_id, e in explained.items()}
         fused = []
-        for node_id, explanation in explained.items():
-            if contributions is not None:  # score-based modes: replace RRF terms by scaled scores
-                d_term, s_term = contributions[0].get(node_id, 0.0), contributions[1].get(node_id, 0.0)
-                explanation = type(explanation)(**{**explanation.to_dict(), "dense_term": d_term,
-                                                   "sparse_term": s_term, "fused_score": d_term + s_term})
+        for node_id, explanation in rank_fused(explained):  # ties: the one rule hybrid follows too
             node = nodes[node_id]
             node.metadata["explanation"] = explanation.to_dict()
             fused.append(NodeWithScore(node=node, score=explanation.fused_score))
-        # Stable: ties keep dense-first order.
-        return sorted(fused, key=lambda r: r.score, reverse=True)
+        return fused
 
     def _reciprocal_rerank_fusion(self, results) -> list[NodeWithScore]:
         return self._fuse(results)

@@ -4,17 +4,21 @@ Plain mode sends one query with a dense and a sparse prefetch and RRF fusion, so
 where the data is (inside Qdrant Edge in-process, or on the server). Explain mode sends one
 batched request for the same two candidate lists and fuses them with the same formula here, so
 every result carries both legs' ranks, scores and RRF terms at no extra search cost. Both modes
-break score ties by point id, so they return the same ranking on every engine.
+order equal fused scores by the one tie rule of :func:`rag_lab.fusion.tie_key` (dense leg first),
+as ``fusion`` does, so the two fused modes rank identical legs identically on every engine.
 """
 
 from __future__ import annotations
 
+from collections import Counter
+
+import numpy as np
 from llama_index.core.schema import NodeWithScore
 from llama_index.core.vector_stores.utils import metadata_dict_to_node
 
-from rag_lab.fusion import DEFAULT_RRF_K, explain_fusion, qdrant_rrf_k
+from rag_lab.fusion import DEFAULT_RRF_K, explain_fusion, qdrant_rrf_k, rank_fused
 from rag_lab.index import CorpusIndex
-from rag_lab.index.backend import SparseQuery
+from rag_lab.index.backend import Hit, SparseQuery
 from rag_lab.retrieve.base import LabRetriever, check_query, check_top_k
 from rag_lab.tokenizer import sparse_query_vector
 
@@ -72,19 +76,32 @@ class HybridRetriever(LabRetriever):
         dense, sparse = self._query_vectors(query, vector)
         if self.explain:
             return self._search_explained(dense, sparse, top_k)
-        # A few extra results, so that a tie at the cut is broken by point id, as in explain mode.
+        # A few extra results, so that a tie at the cut is ordered by the tie rule, not the engine.
         hits = self.index.vectors.rrf(dense, sparse, self.prefetch, qdrant_rrf_k(self.rrf_k),
                                       [self.dense_weight, self.sparse_weight], top_k + TIE_MARGIN,
                                       self.score_threshold)
-        hits = sorted(hits, key=lambda h: (-h.score, h.id))[:top_k]
+        hits = self._order_ties(hits, dense)[:top_k]
         return [NodeWithScore(node=metadata_dict_to_node(h.payload), score=float(h.score)) for h in hits]
+
+    def _order_ties(self, hits: list[Hit], dense: list[float]) -> list[Hit]:
+        """Qdrant orders equal fused scores its own way; this applies the tie rule (dense rank
+        first) without a second search: among tied points, a higher dense similarity is a better
+        dense rank, and a point outside the dense leg is less similar than every point in it."""
+        counts = Counter(h.score for h in hits)
+        tied = [h.id for h in hits if counts[h.score] > 1]
+        if not tied:
+            return hits
+        query = np.asarray(dense, dtype=np.float64)
+        stored = self.index.vectors.dense_vectors(tied)
+        similarity = {i: float(np.dot(query, v) / (np.linalg.norm(query) * np.linalg.norm(v) or 1.0))
+                      for i, v in ((i, np.asarray(v, dtype=np.float64)) for i, v in stored.items())}
+        return sorted(hits, key=lambda h: (-h.score, -similarity.get(h.id, -2.0), h.id))
 
     def _search_explained(self, dense, sparse, top_k: int) -> list[NodeWithScore]:
         dense_hits, sparse_hits = self.index.vectors.legs(dense, sparse, self.prefetch, self.score_threshold)
         explained = explain_fusion([(h.id, h.score) for h in dense_hits], [(h.id, h.score) for h in sparse_hits],
                                    self.rrf_k, self.dense_weight, self.sparse_weight)
-        # Ties broken by point id, exactly as plain mode does.
-        ranked = sorted(explained.items(), key=lambda kv: (-kv[1].fused_score, kv[0]))[:top_k]
+        ranked = rank_fused(explained)[:top_k]  # the tie rule plain mode applies too
         payloads = self.index.vectors.payloads([i for i, _ in ranked])
         results = []
         for point_id, explanation in ranked:

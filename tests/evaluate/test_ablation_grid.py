@@ -12,7 +12,7 @@ import pytest
 from rag_lab.evaluate import ir
 from rag_lab.evaluate.ablation_grid import Candidates, Config, GridSpec, compute_grid
 from rag_lab.evaluate.ablation_metrics import context_per_query, ir_per_query
-from rag_lab.fusion import explain_fusion, rrf_term, rrf_terms
+from rag_lab.fusion import explain_fusion, rank_fused, rrf_term, rrf_terms
 
 
 def test_rrf_terms_is_rrf_term_vectorised():
@@ -43,10 +43,7 @@ def _expected(question: Candidates, config: Config, sparse_leg: str) -> list[str
     dense = [(c, s) for c, _, s in question.legs["dense"][: config.prefetch]]
     sparse = [(c, s) for c, _, s in question.legs[sparse_leg][: config.prefetch]]
     explained = explain_fusion(dense, sparse, config.k, config.dense_weight, config.sparse_weight)
-    if config.mode == "hybrid":  # the hybrid retriever breaks score ties by point id
-        explained = dict(sorted(explained.items()))
-    ranked = sorted(explained.items(), key=lambda kv: kv[1].fused_score, reverse=True)
-    return [c for c, e in ranked if e.fused_score > 0][: config.top_k]
+    return [c for c, e in rank_fused(explained) if e.fused_score > 0][: config.top_k]
 
 
 def test_grid_equals_explain_fusion_for_every_configuration():
@@ -64,11 +61,13 @@ def test_grid_equals_explain_fusion_for_every_configuration():
             assert list(docs) == list(dict.fromkeys(doc_of[c] for c in grid.chunks[config.id][q.qid]))
 
 
-def test_ties_keep_dense_first_order():
-    # a and b tie (each first in one leg): the dense leg's item comes first, as in Qdrant's fusion
-    q = Candidates("q", {"dense": [("a", "A", 0.9)], "bm25": [("b", "B", 3.0)]})
-    grid = compute_grid([q], GridSpec(modes=("fusion",), fusion_k=(60,), prefetch=(5,), top_k=(2,)))
-    assert grid.chunks["fusion|k=60|p=5|w=1:1|top=2"]["q"] == ("a", "b")
+def test_ties_keep_dense_first_order_in_both_modes():
+    # z and a tie (each first in one leg): the dense leg's item comes first in fusion and hybrid
+    # alike, whatever the ids' order (the one tie rule, rag_lab.fusion.tie_key)
+    q = Candidates("q", {"dense": [("z", "Z", 0.9)], "bm25": [("a", "A", 3.0)], "sparse": [("a", "A", 2.0)]})
+    grid = compute_grid([q], GridSpec(modes=("fusion", "hybrid"), fusion_k=(60,), prefetch=(5,), top_k=(2,)))
+    assert grid.chunks["fusion|k=60|p=5|w=1:1|top=2"]["q"] == ("z", "a")
+    assert grid.chunks["hybrid|k=60|p=5|w=1:1|top=2"]["q"] == ("z", "a")
 
 
 def test_grid_spec_rejects_bad_values():

@@ -8,7 +8,7 @@ import pytest
 
 from rag_lab.config import load_settings
 from rag_lab.datasets import resolve_dataset
-from rag_lab.fusion import explain_fusion, qdrant_rrf_k
+from rag_lab.fusion import explain_fusion, qdrant_rrf_k, rank_fused
 from rag_lab.index import CorpusIndex, build_index
 from rag_lab.index.backend import Hit
 from rag_lab.retrieve.hybrid import HybridRetriever
@@ -106,6 +106,27 @@ def test_hybrid_retriever_returns_the_same_chunks_on_both_engines(engines):
         assert sorted(got["edge"], key=lambda x: (-x[0], x[1])) == sorted(got["local"], key=lambda x: (-x[0], x[1]))
         explained = HybridRetriever(engines["edge"], top_k=ALL, prefetch=ALL, explain=True).retrieve(query)
         assert [(round(r.score, 5), r.node.metadata["filename"]) for r in explained] == got["edge"]
+
+
+def test_ties_follow_the_one_rule_in_plain_and_explained_hybrid_on_both_engines(engines):
+    """With a shallow prefetch, equal fused scores are common (an item 3rd in the dense leg only and
+    one 3rd in the sparse leg only). Plain hybrid (fused inside the engine), explained hybrid and
+    the formula ranked by the tie rule (rank_fused: dense rank, then sparse rank) give the same
+    order, and so do both engines."""
+    ties = 0
+    for query in QUERIES:
+        by_engine = {}
+        for name, index in engines.items():
+            plain = HybridRetriever(index, top_k=8, prefetch=5).retrieve(query)
+            explained = HybridRetriever(index, top_k=8, prefetch=5, explain=True).retrieve(query)
+            dense, sparse = HybridRetriever(index, top_k=8, prefetch=5).candidate_legs(query)
+            expected = [i for i, _ in rank_fused(explain_fusion(dense, sparse, 60))][:8]
+            assert [r.node.node_id for r in plain] == [r.node.node_id for r in explained] == expected, (name, query)
+            scores = [round(r.score, 9) for r in explained]
+            ties += len(scores) - len(set(scores))
+            by_engine[name] = [r.node.metadata["filename"] for r in plain]
+        assert by_engine["edge"] == by_engine["local"], query
+    assert ties > 0, "the queries must produce tied fused scores for this test to mean anything"
 
 
 def test_candidate_legs_are_the_engines_legs(engines):

@@ -121,7 +121,7 @@ class ListwiseJSONRerank(LLMRerank):
 
     def schema(self, count: int) -> dict[str, Any]:
         items = {"type": "integer", "minimum": 1, "maximum": count}
-        return {"type": "object", "required": ["ranking"],
+        return {"type": "object", "required": ["ranking"], "additionalProperties": False,
                 "properties": {"ranking": {"type": "array", "items": items, "minItems": 1,
                                            "maxItems": min(self.top_n, count)}}}
 

@@ -117,6 +117,8 @@ def add_ir(sub, common) -> None:
     p.add_argument("--limit", type=int, default=None, help="N queries spread over the relevant documents (round-robin)")
     p.add_argument("--no-resume", action="store_true", help="ignore checkpointed runs")
     p.add_argument("--json", metavar="FILE", default=None, help="also write the table as JSON")
+    p.add_argument("--out", metavar="DIR", default=None,
+                   help="also write a run folder (manifest, per-query scores) for `rag-lab report DIR -o FILE.html`")
     add_contextual_option(p)
     common(p)
     p.set_defaults(handler=run_ir)
@@ -164,6 +166,10 @@ def run_ir(args) -> int:
         Path(args.json).parent.mkdir(parents=True, exist_ok=True)
         Path(args.json).write_text(json.dumps(report.to_json(), indent=2))
         print(f"wrote {args.json}")
+    if args.out:
+        from rag_lab.evaluate.ir import write_ir_run
+
+        print(f"wrote {write_ir_run(report, dataset, settings, args.out)} (render it: rag-lab report {args.out} -o FILE.html)")
     return 0
 
 

@@ -1,9 +1,10 @@
 """`rag-lab demo`: the main job on the configured (by default fully offline) stack.
 
-1. index both bundled datasets (idempotent; embeddings cached);
+1. index every dataset the demo uses (idempotent; parsed PDFs and embeddings cached);
 2. one sample search per available retrieval mode, with hybrid's explanation;
 3. the IR table on SciFact beside the published anchors;
-4. one sample question answered in every configured mode (engines and the agent).
+4. one sample question answered in every configured mode (engines and the agent; answers cached);
+5. mode comparison, retrieval ablation grid and HTML reports (see :mod:`demo_reports`).
 """
 
 from __future__ import annotations
@@ -46,9 +47,10 @@ def run_demo(args) -> int:
 
     settings = get_settings()
     datasets = [resolve_dataset(n.strip(), settings.datasets_dir) for n in args.datasets.split(",") if n.strip()]
+    report_names = [] if args.skip_reports else [n.strip() for n in args.report_datasets.split(",") if n.strip()]
     _banner(f"1. Indexing ({settings.embed_provider} embeddings: {settings.embed_model_name}; "
             f"Qdrant: {'server ' + settings.qdrant_url if settings.qdrant_url else _embedded(settings)})")
-    for dataset in datasets:
+    for dataset in _indexed_first(datasets, report_names, settings):
         print(build_index(dataset, settings).summary())
 
     _banner("2. One sample search per retrieval mode")
@@ -81,9 +83,24 @@ def run_demo(args) -> int:
         from rag_lab.cli.demo_reports import run_reports
 
         _banner("5. Mode comparison, retrieval ablation grid (fusion k × prefetch × top-k) and HTML reports")
-        run_reports(settings, [n.strip() for n in args.report_datasets.split(",") if n.strip()],
-                    answer_limit=args.answer_limit)
+        run_reports(settings, report_names, answer_limit=args.answer_limit)
     return 0
+
+
+def _indexed_first(datasets, report_names: list[str], settings) -> list:
+    """Every dataset the demo will use, so that all indexing (PDF parsing in worker processes,
+    embeddings) happens before any model is loaded for answering."""
+    from rag_lab.datasets import resolve_dataset
+    from rag_lab.errors import DatasetError
+
+    everything = {d.name: d for d in datasets}
+    for name in report_names:
+        if name not in everything:
+            try:
+                everything[name] = resolve_dataset(name, settings.datasets_dir)
+            except DatasetError:
+                pass  # the report step says it skips this dataset, and why
+    return list(everything.values())
 
 
 SAMPLE_QUESTION = "What is the maximum bi-weekly income for a family of 5 in BCY 2026?"
@@ -91,18 +108,34 @@ SAMPLE_QUESTION = "What is the maximum bi-weekly income for a family of 5 in BCY
 
 def _ask_every_mode(dataset, settings, modes: list[str]) -> None:
     from rag_lab.answer.adapter import make_answerer
+    from rag_lab.evaluate.answering import CachedAnswerer
+    from rag_lab.evaluate.runner import model_id
+    from rag_lab.index import CorpusIndex
+    from rag_lab.models.llm.disk_cache import DiskCache
 
     local = settings.llm_provider == "local"
-    # A small offline model cannot produce rerank choice lists (the rerank would fail and be
-    # recorded as failed) and reads prompts at ~60 tokens/s: keep its prompt to 3 chunks.
+    # A small offline model reads prompts at a few hundred tokens/s: keep its prompt to 3 chunks,
+    # without the LLM rerank (local models rerank only when asked, see README).
     options = {"rerank": not local, "top_n": 3} if local else {}
     _banner(f"4. '{SAMPLE_QUESTION}' in every mode ({settings.llm_provider}: {settings.llm_model_name}"
-            + ("; rerank off and 3 chunks for the small offline model" if local else "") + ")")
-    for mode in [*modes, "agent"]:
-        params = {} if mode == "agent" else options
-        answer = make_answerer(mode, settings, dataset, **params).query(SAMPLE_QUESTION)
-        sources = ", ".join(f"{s.doc} p.{s.page}" if s.page is not None else s.doc for s in answer.sources)
-        text = " ".join(answer.answer.split())
-        print(f"\n[{mode}] {answer.response_time:.1f}s, {answer.usage.get('total_tokens', 0)} tokens")
-        print(f"  answer : {text[:400]}{'…' if len(text) > 400 else ''}")
-        print(f"  sources: {sources or '—'}")
+            + ("; rerank off and 3 chunks for the small offline model" if local else "")
+            + "; answers cached: a rerun prints them again without generating)")
+    fingerprint = CorpusIndex.open(dataset, settings).manifest.fingerprint
+    cache = DiskCache(settings.cache_dir / "llm.sqlite")
+    try:
+        for mode in [*modes, "agent"]:
+            params = {} if mode == "agent" else options
+            answerer = CachedAnswerer(
+                mode, lambda m=mode, p=params: make_answerer(m, settings, dataset, **p),
+                model_id=model_id(settings, for_agent=mode == "agent"),
+                inputs={"demo": True, "params": params, "index": fingerprint}, cache=cache)
+            fields, cached = answerer.answer(SAMPLE_QUESTION)
+            sources = fields["cited_sources"] or fields["retrieved_sources"]
+            listed = ", ".join(f"{s['doc']} p.{s['page']}" if s.get("page") is not None else s["doc"] for s in sources)
+            text = " ".join(fields["answer"].split())
+            print(f"\n[{mode}] {fields['latency']['total']:.1f}s{' (cached)' if cached else ''}, "
+                  f"{fields['usage'].get('total_tokens', 0)} tokens")
+            print(f"  answer : {text[:400]}{'…' if len(text) > 400 else ''}")
+            print(f"  {'cited' if fields['cited_sources'] else 'retrieved (nothing cited)'}: {listed or '—'}")
+    finally:
+        cache.close()

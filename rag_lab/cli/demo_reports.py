@@ -1,9 +1,11 @@
 """The demo's report step: mode comparison + retrieval ablation grid per dataset, HTML reports.
 
-For each dataset: the index (idempotent), the ablation grid (legs retrieved once per question and
-cached in ``runs/demo-<dataset>-ablation``; reruns cost only the fusion and scoring), the per-mode
-IR table (checkpointed), the evaluation runner on a few questions where one exists (answers are
-cached), and one self-contained HTML report per run. Prints every report's path.
+For each dataset: the index (idempotent), the retrieval ablation grid (legs retrieved once per
+question and cached in ``runs/demo-<dataset>-ablation``; reruns cost only the fusion and scoring),
+the mode comparison on every judged question (ranx, checkpointed: ``runs/demo-<dataset>-ir``), the
+small answer-level evaluation — every mode answering ``answer_limit`` questions through the
+evaluation runner, answers cached — where the dataset has Q&A pairs, and one self-contained HTML
+report per run. Prints every report's path.
 """
 
 from __future__ import annotations
@@ -20,7 +22,6 @@ def run_reports(settings, dataset_names=DEMO_DATASETS, answer_limit: int = 3, ou
     from rag_lab.datasets import resolve_dataset
     from rag_lab.errors import DatasetError
     from rag_lab.evaluate.ablation import run_ablation
-    from rag_lab.evaluate.ablation_answers import parse_answer_configs
     from rag_lab.evaluate.ablation_grid import GridSpec
     from rag_lab.index import build_index
     from rag_lab.report.html import write_report
@@ -35,13 +36,11 @@ def run_reports(settings, dataset_names=DEMO_DATASETS, answer_limit: int = 3, ou
         started = time.perf_counter()
         build_index(dataset, settings)
         run_dir = out_root / f"demo-{dataset.name}-ablation"
-        spec = GridSpec()
-        # The small answer-level evaluation: top-k 3/5/7 at the default k and prefetch, first questions only.
-        answer_configs = parse_answer_configs(None, spec) if dataset.has_qa and answer_limit > 0 else None
-        result = run_ablation(dataset, settings, spec, run_dir, answer_configs=answer_configs,
-                              answer_limit=answer_limit)
+        # Retrieval only: the answer-level evaluation is the mode comparison's (one LLM pass, not two).
+        result = run_ablation(dataset, settings, GridSpec(), run_dir, answer_configs=None)
         print(render_summary(result))
         written.append(write_report(run_dir, reports_dir / f"{run_dir.name}.html"))
+        written.append(write_report(_ir_comparison(dataset, settings, out_root), reports_dir / f"demo-{dataset.name}-ir.html"))
         evaluation = _mode_comparison(dataset, settings, out_root, answer_limit)
         if evaluation is not None:
             written.append(write_report(evaluation, reports_dir / f"{evaluation.name}.html"))
@@ -52,13 +51,24 @@ def run_reports(settings, dataset_names=DEMO_DATASETS, answer_limit: int = 3, ou
     return written
 
 
+def _ir_comparison(dataset, settings, out_root: Path) -> Path:
+    """Every retrieval mode on every judged question (ranx; per-query runs checkpointed)."""
+    from rag_lab.cli.render import render_ir_table
+    from rag_lab.evaluate.ir import evaluate_modes, write_ir_run
+    from rag_lab.retrieve import INDEX_MODES
+
+    report = evaluate_modes(dataset, settings, list(INDEX_MODES))
+    print(render_ir_table(report.results, title=f"{dataset.name}: mode comparison (ranx) — {report.describe()}"))
+    return write_ir_run(report, dataset, settings, out_root / f"demo-{dataset.name}-ir")
+
+
 def _mode_comparison(dataset, settings, out_root: Path, limit: int) -> Path | None:
     """Every mode on a few questions with answers, through the evaluation runner when it exists."""
     try:
         from rag_lab.evaluate.runner import run_evaluation
     except ImportError:
         return None
-    if not dataset.has_qa:
+    if not dataset.has_qa or limit < 1:
         return None
     out = out_root / f"demo-{dataset.name}-modes"
     local = settings.llm_provider == "local"

@@ -62,6 +62,7 @@ class IRReport:
     params: dict = field(default_factory=dict)  # effective retrieval parameters (defaults filled in)
     models: dict = field(default_factory=dict)  # embedding model, sparse tokenizer/BM25, index fingerprint
     created: str = ""  # ISO date-time (UTC)
+    latencies_ms: dict[str, dict[str, float]] = field(default_factory=dict)  # mode → query id → ms
 
     def describe(self) -> str:
         """One line saying what the numbers cover (printed above the table)."""
@@ -77,8 +78,26 @@ class IRReport:
             "dataset": self.dataset, "created": self.created,
             "queries": {"evaluated": len(self.query_ids), "available": self.n_available, "ids": self.query_ids},
             "params": self.params, "models": self.models, "metrics": list(METRICS),
-            "results": self.results, "per_query": self.per_query,
+            "results": self.results, "per_query": self.per_query, "latencies_ms": self.latencies_ms,
         }
+
+
+def write_ir_run(report: IRReport, dataset: Dataset, settings: Settings, out: Path) -> Path:
+    """An IR evaluation as a run folder that ``rag-lab report`` renders (per-mode table with CIs and
+    paired tests, latency): ``manifest.json`` (kind "ir": config, models, versions, git commit)
+    and ``ir.json`` (means, per-query scores, latencies)."""
+    from rag_lab.evaluate.manifest import build_manifest
+    from rag_lab.evaluate.store import write_json_atomic
+
+    out = Path(out)
+    out.mkdir(parents=True, exist_ok=True)
+    write_json_atomic(out / "ir.json", report.to_json())
+    manifest = build_manifest(dataset=dataset, settings=settings,
+                              config={"modes": list(report.results), "params": report.params,
+                                      "queries": len(report.query_ids), "available": report.n_available},
+                              models=report.models)
+    write_json_atomic(out / "manifest.json", {"kind": "ir", **manifest})
+    return out
 
 
 def fold_to_documents(results) -> dict[str, float]:
@@ -160,4 +179,5 @@ def evaluate_modes(
         means, per_query = score_run(mode_run.run, qrels)
         report.results[mode] = {**means, "p50_ms": mode_run.p50_ms}
         report.per_query[mode] = per_query
+        report.latencies_ms[mode] = mode_run.latencies_ms
     return report

@@ -43,7 +43,10 @@ def fisher_randomization(control: np.ndarray, treatment: np.ndarray, n_permutati
     """Two-sided paired Fisher randomization test (Smucker et al., CIKM 2007), as ranx defines it:
     under the null each query's two scores are exchangeable, so each permutation swaps them per
     query at random (= flips the sign of that query's difference) and p is the share of
-    permutations whose |mean difference| reaches the observed one.
+    permutations whose |mean difference| reaches the observed one — counting the observed
+    arrangement itself, ``(hits + 1) / (n + 1)`` (Phipson & Smyth 2010), so p is never 0: with 2,000
+    permutations nothing is resolved below 1/2001, and after Holm over a large grid a difference no
+    permutation reached is not "p < 0.001" (ranx reports ``hits / n``; the two differ by < 1/n).
 
     Computed here with a seeded numpy Generator because ranx's numba-parallel implementation seeds
     only the calling thread: the same inputs and seed give different p-values from call to call
@@ -53,7 +56,8 @@ def fisher_randomization(control: np.ndarray, treatment: np.ndarray, n_permutati
     observed = abs(d.sum())
     signs = np.random.default_rng(seed).integers(0, 2, size=(n_permutations, d.size), dtype=np.int8) * 2 - 1
     permuted = np.abs(signs @ d)
-    return float(np.mean(permuted >= observed - 1e-12 * max(1.0, observed)))
+    hits = int(np.count_nonzero(permuted >= observed - 1e-12 * max(1.0, observed)))
+    return (hits + 1) / (n_permutations + 1)
 
 
 def paired_p_value(control: Sequence[float], treatment: Sequence[float], test: str = "fisher",

@@ -10,7 +10,10 @@ from __future__ import annotations
 import gzip
 import json
 import logging
+import multiprocessing
+import os
 import re
+from concurrent.futures import ProcessPoolExecutor, as_completed
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Iterator
@@ -82,15 +85,49 @@ def _iter_files(folder: Path) -> Iterator[Path]:
             yield path
 
 
-def _cached_pdf_pages(path: Path, parse_cache: ParseCache | None) -> list[str]:
-    if parse_cache is None:
+def _parse_worker(path: Path) -> list[str] | OSError | ValueError:
+    try:
         return _pdf_pages(path)
-    digest = file_hash(path)
-    pages = parse_cache.get(digest, PARSER_VERSION)
-    if pages is None:
-        pages = _pdf_pages(path)  # a failure raises before anything is cached
-        parse_cache.put(digest, PARSER_VERSION, pages)
-    return pages
+    except (OSError, ValueError) as exc:  # returned, not raised: the caller records a skipped file
+        return exc
+
+
+def _parse_pdfs(paths: list[Path], parse_cache: ParseCache | None, bar) -> dict[Path, list[str] | OSError | ValueError]:
+    """Each PDF's page texts (or why it cannot be read): from the cache when unchanged, else parsed,
+    in worker processes when there are several (pdfminer is pure Python: one core per file), the
+    largest file first so that the workers finish together. Every parse is cached as it lands."""
+    parsed: dict[Path, list[str] | OSError | ValueError] = {}
+    digests: dict[Path, str] = {}
+    todo: list[Path] = []
+    for path in paths:
+        pages = None
+        if parse_cache is not None:
+            digests[path] = file_hash(path)
+            pages = parse_cache.get(digests[path], PARSER_VERSION)
+        if pages is None:
+            todo.append(path)
+        else:
+            parsed[path] = pages
+            bar.update(1)
+
+    def landed(path: Path, result: list[str] | OSError | ValueError) -> None:
+        parsed[path] = result
+        if parse_cache is not None and isinstance(result, list):
+            parse_cache.put(digests[path], PARSER_VERSION, result)
+        bar.update(1)
+
+    todo.sort(key=lambda p: p.stat().st_size, reverse=True)
+    workers = min(len(todo), os.cpu_count() or 1)
+    if workers <= 1:
+        for path in todo:
+            landed(path, _parse_worker(path))
+        return parsed
+    # spawn, not fork: the parent may hold model threads (torch, llama.cpp) that a fork would copy
+    with ProcessPoolExecutor(workers, mp_context=multiprocessing.get_context("spawn")) as pool:
+        futures = {pool.submit(_parse_worker, path): path for path in todo}
+        for future in as_completed(futures):
+            landed(futures[future], future.result())
+    return parsed
 
 
 def load_folder(
@@ -108,9 +145,13 @@ def load_folder(
         raise DatasetError(f"Document folder not found: {folder}", "pass an existing folder")
     documents: list[Document] = []
     files = list(_iter_files(folder))
-    for path in progress_bar(files, desc="parsing", unit="file", enabled=progress):
+    bar = progress_bar(total=len(files), desc="parsing", unit="file", enabled=progress)
+    pdfs = _parse_pdfs([p for p in files if p.suffix.lower() == ".pdf"], parse_cache, bar)
+    for path in files:
         rel = path.relative_to(folder).as_posix()
         suffix = path.suffix.lower()
+        if suffix != ".pdf":
+            bar.update(1)
         if suffix not in SUPPORTED_SUFFIXES:
             report.skip(rel, f"unsupported file type {suffix or '(none)'}")
             continue
@@ -119,7 +160,9 @@ def load_folder(
             base["source_url"] = source_urls[path.name]
         try:
             if suffix == ".pdf":
-                pages = _cached_pdf_pages(path, parse_cache)
+                pages = pdfs[path]
+                if not isinstance(pages, list):
+                    raise pages
                 if not any(p.strip() for p in pages):
                     report.skip(rel, "no extractable text (empty or scanned PDF)")
                     continue
@@ -139,6 +182,7 @@ def load_folder(
             report.skip(rel, str(exc))
             continue
         report.loaded.append(rel)
+    bar.close()
     if not documents:
         detail = "; ".join(f"{s.path}: {s.reason}" for s in report.skipped) or "it holds no files"
         raise DatasetError(

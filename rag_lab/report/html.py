@@ -58,14 +58,15 @@ def render_document(title: str, subtitle: str, sections: list[Section]) -> str:
 
 
 def build_report(run_dir: Path) -> str:
-    """The HTML of a run folder: an ablation (``rag-lab ablate``) or an evaluation run (``rag-lab eval``)."""
+    """The HTML of a run folder: an ablation (``rag-lab ablate``), an evaluation run (``rag-lab eval``)
+    or an IR mode comparison (``rag-lab ir --out``)."""
     from rag_lab.errors import DatasetError
 
     run_dir = Path(run_dir)
     manifest_path = run_dir / "manifest.json"
     if not manifest_path.exists():
         raise DatasetError(f"{run_dir} is not a finished run folder (no manifest.json)",
-                           "pass the --out folder of `rag-lab ablate` or `rag-lab eval`")
+                           "pass the --out folder of `rag-lab ablate`, `rag-lab eval` or `rag-lab ir`")
     try:
         manifest = json.loads(manifest_path.read_text())
     except json.JSONDecodeError as exc:
@@ -78,6 +79,11 @@ def build_report(run_dir: Path) -> str:
         return render_document(f"rag-lab ablation: {manifest['dataset']}",
                                f"{manifest['n_configs']} configurations × {manifest['n_queries']} questions",
                                S.ablation_sections(result))
+    if manifest.get("kind") == "ir":
+        data = json.loads((run_dir / "ir.json").read_text())
+        return render_document(f"rag-lab mode comparison: {data['dataset']}",
+                               f"{data['queries']['evaluated']} of {data['queries']['available']} judged queries, "
+                               f"ranx, document level", S.ir_sections(data, manifest))
     return render_document(f"rag-lab run: {run_dir.name}", str(manifest.get("dataset", "")),
                            S.generic_sections(run_dir, manifest))
 

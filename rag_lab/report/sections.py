@@ -204,6 +204,30 @@ def worst_questions(result, metric: str, per_mode: int = 5):
     return pd.DataFrame(rows)
 
 
+def ir_sections(data: dict, manifest: dict) -> list:
+    """An IR mode comparison: every mode's ranx metrics with seeded bootstrap CIs and paired tests
+    against the baseline (bm25 when it ran, else the first mode), a bar chart, latency."""
+    from rag_lab.report import comparison as C
+
+    per_query = data["per_query"]
+    baseline = "bm25" if "bm25" in per_query else next(iter(per_query))
+    table = C.mode_table(per_query, baseline)
+    shown = {"dataset": data["dataset"], "queries": data["queries"]["evaluated"], "params": data["params"],
+             "models": data["models"], "created": data["created"], "git_commit": manifest.get("git_commit"),
+             "packages": manifest.get("packages")}
+    sections = [_section("Run manifest", kv_table(shown))]
+    body = (f"<p>Means with seeded 95 % bootstrap intervals; ▲/▼ = significant against {html.escape(baseline)} "
+            "by both paired tests (Student's t and Fisher's randomization) after Holm correction.</p>"
+            + table_html(C.wide_table(table).reset_index()) + table_html(C.significance_table(table)))
+    for metric in dict.fromkeys(table["metric"]):
+        body += figure_html(F.mode_bars(table, metric), f"{metric} per mode, 95 % bootstrap CI")
+    sections.append(_section("Per-mode tables", body))
+    latency = C.latency_frame(data.get("latencies_ms") or {})
+    sections.append(_section("Latency", table_html(latency) + (figure_html(F.latency_bars(latency), "retrieval latency per query")
+                                                               if len(latency) else "")))
+    return sections
+
+
 def generic_sections(run_dir: Path, manifest: dict) -> list:
     """An evaluation run (``rag-lab eval``): per-mode metrics with CIs and significance, latency and
     cost, the worst questions with answers and cited sources. Any other run: its manifest."""

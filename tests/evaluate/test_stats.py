@@ -109,6 +109,15 @@ def test_bootstrap_frame_groups():
     assert out.loc["a", "mean"] == 1 and out.loc["b", "ci_high"] == 0
 
 
+def test_a_permutation_p_value_is_never_zero():
+    """No permutation reaches a huge planted difference: p is 1/(N+1), the test's resolution, and
+    Holm over 500 such comparisons cannot push it below what 2,000 permutations can show."""
+    control = np.linspace(0.0, 0.5, 50)
+    treatment = control + 0.4 + np.linspace(-0.01, 0.01, 50)
+    assert stats.paired_p_value(control, treatment, "fisher", n_permutations=2000) == 1 / 2001
+    assert stats.holm([1 / 2001] * 500)[0] == pytest.approx(500 / 2001)
+
+
 def test_fisher_matches_ranx_definition():
     from ranx.statistical_tests import fisher_randomization_test
 

@@ -67,3 +67,26 @@ def test_progress_reports_each_file_as_plain_lines(tmp_path, monkeypatch):
     load_folder(folder, progress=True)
     lines = err.getvalue().splitlines()
     assert "\r" not in err.getvalue() and lines[-1].startswith("parsing: 3/3 files")
+
+
+def test_several_pdfs_are_parsed_in_worker_processes_exactly_as_one_by_one(tmp_path, monkeypatch):
+    folder = tmp_path / "docs"
+    shutil.copytree(TEXAS, folder)
+    pools = []
+
+    class SpyPool(loaders.ProcessPoolExecutor):
+        def __init__(self, *args, **kwargs):
+            pools.append(args)
+            super().__init__(*args, **kwargs)
+
+    monkeypatch.setattr(loaders, "ProcessPoolExecutor", SpyPool)
+    monkeypatch.setattr(loaders.os, "cpu_count", lambda: 2)
+    with ParseCache(tmp_path / "parsed.sqlite") as cache:
+        parallel, report = load_folder(folder, parse_cache=cache)
+        assert cache.misses == 3 and len(pools) == 1  # three PDFs, two worker processes
+        load_folder(folder, parse_cache=cache)
+        assert cache.hits == 3 and len(pools) == 1  # every parse was cached as it landed
+    monkeypatch.setattr(loaders.os, "cpu_count", lambda: 1)
+    sequential, _ = load_folder(folder)
+    assert len(pools) == 1 and _texts(parallel) == _texts(sequential)
+    assert report.loaded == sorted(p.name for p in TEXAS.glob("*.pdf"))

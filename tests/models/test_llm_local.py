@@ -156,3 +156,15 @@ def test_function_agent_drives_the_local_model(llm):
     assert [c.tool_name for c in result.tool_calls] == ["get_weather"]
     assert str(result.response.content).startswith("sunny in ")
     assert usage.calls == 1 and usage.prompt_tokens > 0
+
+
+def test_answer_schema_caps_a_run_away_answer(llm):
+    """The answer schema's maxLength is enforced by the grammar: asked for an endless list, the
+    model's answer stops at ANSWER_MAX_CHARS and the JSON still closes and parses."""
+    from rag_lab.answer.prompt import ANSWER_MAX_CHARS, ANSWER_SCHEMA
+
+    prompt = "List every whole number from 1 to 100000, separated by commas, as the answer. Cite nothing."
+    reply = llm.complete(prompt, json_schema=ANSWER_SCHEMA, max_tokens=600).text  # digits: ≈ 1 token each
+    data = json.loads(reply)
+    assert isinstance(data["answer"], str) and 0 < len(data["answer"]) <= ANSWER_MAX_CHARS
+    assert isinstance(data["cited"], list)

@@ -27,3 +27,22 @@ def test_eval_run_report(tmp_path):
         assert f'id="{section}"' in page
     assert "▲ sig." in page  # bm25 is far better than dense on every question
     assert "<b>cited sources:</b> a.pdf" in page and "(none cited)" in page
+
+
+def test_ir_mode_comparison_report(texas_index, lab_settings, tmp_path):
+    """`rag-lab ir --out DIR` + `rag-lab report DIR`: a real ranx run of three modes rendered with
+    CIs, paired tests against bm25, bar charts and latency."""
+    from rag_lab.datasets import resolve_dataset
+    from rag_lab.evaluate.ir import evaluate_modes, write_ir_run
+
+    dataset = resolve_dataset("texas_childcare", lab_settings.datasets_dir)
+    report = evaluate_modes(dataset, lab_settings, ["bm25", "dense", "hybrid"], progress=False)
+    run = write_ir_run(report, dataset, lab_settings, tmp_path / "ir")
+    assert json.loads((run / "manifest.json").read_text())["kind"] == "ir"
+    page = build_report(run)
+    assert check_self_contained(page) == []
+    for section in ("per-mode-tables", "latency"):
+        assert f'id="{section}"' in page
+    assert page.count("<svg") >= 4  # one bar chart per metric, and latency
+    for mode in ("bm25", "dense", "hybrid"):  # the means shown are the run's own
+        assert f"{report.results[mode]['ndcg@10']:.3f} [" in page

@@ -91,10 +91,12 @@ def tool_schema(specs: list[dict[str, Any]], choice: str | dict[str, Any]) -> di
         if spec is None:
             raise ValueError(f"tool_choice names {name!r}, which is not among the tools")
         return _params_schema(spec)
+    # additionalProperties: without it the grammar lets a small model add invented keys until max_tokens
     calls = [{"type": "object", "properties": {"name": {"const": s["function"]["name"]},
                                                 "arguments": _params_schema(s)},
-              "required": ["name", "arguments"]} for s in specs]
-    answer = {"type": "object", "properties": {"answer": {"type": "string"}}, "required": ["answer"]}
+              "required": ["name", "arguments"], "additionalProperties": False} for s in specs]
+    answer = {"type": "object", "properties": {"answer": {"type": "string"}}, "required": ["answer"],
+              "additionalProperties": False}
     return {"anyOf": [*calls, answer]}
 
 

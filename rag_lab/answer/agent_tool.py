@@ -94,7 +94,7 @@ def clean_threshold(value: Any) -> float | None:
         return None
     try:
         threshold = float(value)
-    except (TypeError, ValueError):
+    except (TypeError, ValueError, OverflowError):  # OverflowError: a 400-digit integer (seen from Qwen 0.5B)
         return None
     return threshold if math.isfinite(threshold) and threshold > 0 else None
 

@@ -85,6 +85,7 @@ class PlainProgress:
         self._start = clock()
         self._last = self._start
         self._closed = False
+        self._shown: int | None = None  # the count of the last line written
 
     def _line(self) -> str:
         elapsed = self._clock() - self._start
@@ -103,6 +104,7 @@ class PlainProgress:
     def _write(self) -> None:
         print(self._line(), file=self.stream, flush=True)
         self._last = self._clock()
+        self._shown = self.n
 
     def update(self, n: int = 1) -> None:
         self.n += n
@@ -112,8 +114,8 @@ class PlainProgress:
     def close(self) -> None:
         if not self._closed:
             self._closed = True
-            if self.n or self.total:
-                self._write()  # the final count, always
+            if (self.n or self.total) and self._shown != self.n:
+                self._write()  # the final count, always (once: not again when the last update showed it)
 
     def __iter__(self) -> Iterator[Any]:
         if self.iterable is None:

@@ -14,7 +14,7 @@ from typing import Any
 from rag_lab.config import Settings
 from rag_lab.datasets import Dataset
 
-PACKAGES = ("rag-lab", "llama-index-core", "ragas", "ranx", "qdrant-client", "bm25s", "llama-cpp-python",
+PACKAGES = ("rag-lab", "llama-index-core", "ragas", "ranx", "qdrant-client", "qdrant-edge-py", "bm25s", "xllamacpp",
             "sentence-transformers", "torch", "openai", "boto3", "pandas")
 
 

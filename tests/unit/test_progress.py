@@ -43,10 +43,11 @@ def test_plain_lines_are_periodic():
         bar.update(1)
     bar.close()
     lines = stream.getvalue().strip().splitlines()
-    assert len(lines) == 11  # 10 periodic lines + the final one
+    assert len(lines) == 10  # every 10 chunks; the last periodic line is the final count, not repeated
     assert lines[0].startswith("embedding: 10/100 chunks (10%)")
     assert "~1m30s left" in lines[0]
     assert lines[-1].startswith("embedding: 100/100 chunks (100%)")
+    assert not lines[-2].startswith("embedding: 100/100")
 
 
 def test_quiet_until_the_interval_then_one_final_line():

@@ -168,3 +168,23 @@ def test_answer_schema_caps_a_run_away_answer(llm):
     data = json.loads(reply)
     assert isinstance(data["answer"], str) and 0 < len(data["answer"]) <= ANSWER_MAX_CHARS
     assert isinstance(data["cited"], list)
+
+
+def set_limit(value: float) -> str:
+    """Set the limit to a number."""
+    return str(value)
+
+
+def test_a_forced_call_with_a_run_away_argument_is_cut_and_still_parses(llm):
+    """A forced call's budget is capped (FORCED_CALL_MAX_TOKENS): asked for a 500-digit number,
+    SmolLM2 writes digits for ≈ 4,000 tokens without the cap; with it, generation stops at the cap
+    and the cut JSON still gives a call with the number written so far."""
+    from rag_lab.models.llm.local_llm import FORCED_CALL_MAX_TOKENS
+
+    tools = [FunctionTool.from_defaults(fn=set_limit)]
+    with track_usage() as usage:
+        reply = llm.chat_with_tools(tools, user_msg="Call set_limit with value 1 followed by five hundred zeros, "
+                                    "all digits written out.", tool_required=True, max_tokens=5000)
+    calls = llm.get_tool_calls_from_response(reply, error_on_no_tool_call=True)
+    assert calls[0].tool_name == "set_limit" and isinstance(calls[0].tool_kwargs.get("value"), (int, float))
+    assert FORCED_CALL_MAX_TOKENS - 5 <= usage.completion_tokens <= FORCED_CALL_MAX_TOKENS  # it ran to the cap

@@ -36,6 +36,7 @@ from rag_lab.config import Settings
 from rag_lab.models.llm.catalog import resolve_model_file
 from rag_lab.models.llm.chatml_tools import (
     describe_tools,
+    forced_name,
     interpret_reply,
     json_grammar,
     parse_arguments,
@@ -52,6 +53,10 @@ if TYPE_CHECKING:
 
 # Tool-call JSON must be complete to be usable: its budget never goes below this.
 TOOL_CALL_MIN_TOKENS = 128
+# A forced call is only arguments (a query, a number or two: ≈ 20–60 tokens). Its budget is capped
+# so that a run-away value (Qwen 0.5B wrote a 400-digit threshold: ≈ 20 s) is cut; the cut JSON is
+# closed by ``parse_arguments``, keeping what was written.
+FORCED_CALL_MAX_TOKENS = 160
 _PASS_THROUGH = ("stop", "top_p", "top_k", "response_format", "grammar", "json_schema", "seed")
 
 
@@ -105,8 +110,8 @@ class LocalLLM(FunctionCallingLLM):
             return to_chat_response(self.runtime.chat(request))
         rendered = to_llama_messages(messages, with_tools=True)
         rendered[0] = {**rendered[0], "content": rendered[0]["content"] + "\n" + describe_tools(tools, choice)}
-        request.update(messages=rendered, max_tokens=max(budget, TOOL_CALL_MIN_TOKENS),
-                       grammar=json_grammar(tool_schema(tools, choice)))
+        limit = FORCED_CALL_MAX_TOKENS if forced_name(tools, choice) else max(budget, TOOL_CALL_MIN_TOKENS)
+        request.update(messages=rendered, max_tokens=limit, grammar=json_grammar(tool_schema(tools, choice)))
         raw = self.runtime.chat(request)
         text, calls = interpret_reply(raw["choices"][0]["message"].get("content") or "", tools, choice)
         return to_chat_response(raw, text, calls)

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import argparse
 import math
 
 from rag_lab.cli.settings import get_settings  # lazy: --help must not load pydantic-settings
@@ -17,7 +18,9 @@ def add_eval(sub, common) -> None:
     p.add_argument("--resume", action="store_true", help="skip samples already in the run folder")
     p.add_argument("--judge", default=None, metavar="PROVIDER[:MODEL]",
                    help="LLM judge for the judged RAGAS metrics, e.g. openai:gpt-5-mini")
-    p.add_argument("--no-rerank", action="store_true", help="keep the retrieval order (no LLM rerank)")
+    p.add_argument("--rerank", action=argparse.BooleanOptionalAction, default=None,
+                   help="LLM rerank of the retrieved chunks (default as in `rag-lab ask`: on with a remote LLM "
+                        "provider, off with the local model)")
     p.add_argument("--conversations", action="store_true", help="also run the dataset's multi-turn scenarios (agent)")
     p.add_argument("--top-k", type=int, default=None, help="candidates retrieved per question")
     p.add_argument("--top-n", type=int, default=None, help="chunks given to the LLM")
@@ -74,6 +77,7 @@ def run_eval(args) -> int:
     import sys
     from pathlib import Path
 
+    from rag_lab.cli.ask import rerank_default
     from rag_lab.datasets import resolve_dataset
     from rag_lab.evaluate import run_evaluation
 
@@ -83,7 +87,8 @@ def run_eval(args) -> int:
     params = {k: v for k, v in {"top_k": args.top_k, "top_n": args.top_n}.items() if v is not None}
     out = Path(args.out) if args.out else Path("runs") / dataset.name
     run = run_evaluation(dataset, settings, modes, out, limit=args.limit, resume=args.resume, judge=args.judge,
-                         rerank=not args.no_rerank, conversations=args.conversations, progress=True, **params)
+                         rerank=rerank_default(args.rerank, settings), conversations=args.conversations,
+                         progress=True, **params)
     if args.json:
         print(json.dumps({"summary": run.summary.to_dict(orient="records"),
                           "modes": run.modes.to_dict(orient="records")}, indent=2, default=str))

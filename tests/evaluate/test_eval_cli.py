@@ -37,6 +37,17 @@ def test_eval_prints_every_offline_metric_with_nan_counts(cli, scripted_generato
     assert json.loads((out / "manifest.json").read_text())["config"]["rerank"] is False
 
 
+def test_eval_reranks_by_the_same_default_as_ask(cli, scripted_generator, tmp_path):  # noqa: F811
+    """Local model: no LLM rerank unless --rerank (as `rag-lab ask`); the manifest records which."""
+    for flags, expected in (((), False), (("--rerank",), True)):
+        out = tmp_path / f"runs-{expected}"
+        code, _, _ = cli("eval", "texas_childcare", "--modes", "bm25", "--limit", "1", *flags, "--out", str(out))
+        assert code == 0
+        assert json.loads((out / "manifest.json").read_text())["config"]["rerank"] is expected
+        record = json.loads((out / "bm25" / "samples.jsonl").read_text().splitlines()[0])
+        assert (record["rerank"]["status"] != "skipped") is expected
+
+
 def test_eval_rejects_unknown_modes_and_judges(cli, tmp_path):  # noqa: F811
     code, _, err = cli("eval", "texas_childcare", "--modes", "bm25,vibes", "--out", str(tmp_path / "x"))
     assert code == 2 and "vibes" in err and "choose from" in err

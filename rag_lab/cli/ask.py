@@ -25,7 +25,8 @@ def add_ask(sub, common) -> None:
     p.add_argument("--mode", choices=ASK_MODES, default="hybrid")
     p.add_argument("--rerank", action=argparse.BooleanOptionalAction, default=None,
                    help="LLM rerank of the retrieved chunks (default: on with a remote LLM provider, off with "
-                        "the local model: its listwise JSON rerank costs one more long prompt on CPU; never for kendra)")
+                        "the local model: its listwise JSON rerank costs one more long prompt on CPU and lowered nDCG@10 "
+                        "in benchmarks/rerank_quality.py; never for kendra)")
     p.add_argument("--explain", action="store_true", help="show the chunks given to the LLM, with fusion explanations")
     p.add_argument("--json", action="store_true", help="print the Answer as JSON")
     p.add_argument("--top-k", type=int, default=None, help="chunks retrieved (default 30; kendra: KENDRA_TOP_K, default 5)")
@@ -53,7 +54,8 @@ def run_ask(args) -> int:
 
 def rerank_default(flag: bool | None, settings) -> bool:
     """``--rerank``/``--no-rerank`` when given; otherwise on for remote providers, off for the local
-    model (its constrained listwise rerank parses, but costs a second long prompt on CPU)."""
+    model (its constrained listwise rerank parses, but costs a second long prompt on CPU and, measured
+    by benchmarks/rerank_quality.py, ranks worse than the retrieval order)."""
     return flag if flag is not None else settings.llm_provider != "local"
 
 

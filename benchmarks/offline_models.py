@@ -32,7 +32,9 @@ from typing import Any
 
 import numpy as np
 
-DEFAULT_MODELS = "SmolLM2-135M-Instruct.Q4_1,Qwen2.5-Coder-0.5B-Instruct-Q4_K_M,Qwen2.5-Coder-1.5B-Instruct-Q4_K_M"
+DEFAULT_MODELS = ("Qwen2.5-Coder-1.5B-Instruct-Q4_K_M+compress,SmolLM2-135M-Instruct.Q4_1,"
+                  "Qwen2.5-Coder-0.5B-Instruct-Q4_K_M+compress,Qwen2.5-Coder-0.5B-Instruct-Q4_K_M,"
+                  "Qwen2.5-Coder-1.5B-Instruct-Q4_K_M")
 DATASET = "texas_childcare_full"
 
 
@@ -125,7 +127,12 @@ def _done(path: Path) -> dict[tuple[str, str], dict[str, Any]]:
     return done
 
 
-def run_worker(model: str, subset: list[dict[str, Any]], out: Path, tool_calls: int, threads: int | None) -> None:
+COMPRESSED = "+compress"
+
+
+def run_worker(candidate: str, subset: list[dict[str, Any]], out: Path, tool_calls: int, threads: int | None) -> None:
+    """One candidate: a model name, ``+compress`` for answers from compressed chunks (tool calls
+    are not affected by compression: they are checked for the plain candidate only)."""
     from rag_lab.answer.agent_reply import SYSTEM_PROMPT
     from rag_lab.answer.agent_tool import RetrievalTool, clean_query
     from rag_lab.answer.engine import build_engine
@@ -134,8 +141,13 @@ def run_worker(model: str, subset: list[dict[str, Any]], out: Path, tool_calls: 
     from rag_lab.models.llm import get_llm, track_usage
     from llama_index.core.llms import ChatMessage
 
-    settings = load_settings(llm_provider="local", llm_model=model, llm_max_tokens=128, llm_threads=threads)
-    cache = out / f"{model}.jsonl"
+    model = candidate.removesuffix(COMPRESSED)
+    compress = "on" if candidate.endswith(COMPRESSED) else "off"
+    if compress == "on":
+        tool_calls = 0
+    settings = load_settings(llm_provider="local", llm_model=model, llm_max_tokens=128, llm_threads=threads,
+                             compress=compress)
+    cache = out / f"{candidate}.jsonl"
     done = _done(cache)
     start = time.perf_counter()
     llm = get_llm(settings)
@@ -165,7 +177,7 @@ def run_worker(model: str, subset: list[dict[str, Any]], out: Path, tool_calls: 
                       "predicted_ms": timings.get("predicted_ms"), "predicted_n": timings.get("predicted_n"),
                       "chunks_in_prompt": len(response.source_nodes)}
             _append(cache, record)
-            print(f"[{model}] answer {number}/{len(subset)}: {seconds:.1f}s recall={record['recall']:.2f} "
+            print(f"[{candidate}] answer {number}/{len(subset)}: {seconds:.1f}s recall={record['recall']:.2f} "
                   f"cites={record['cites']}", flush=True)
         if number <= tool_calls and ("tool", item["id"]) not in done:
             clock = time.perf_counter()
@@ -178,7 +190,7 @@ def run_worker(model: str, subset: list[dict[str, Any]], out: Path, tool_calls: 
             record = {"task": "tool", "id": item["id"], "arguments": calls[0].tool_kwargs if calls else None,
                       "well_formed": bool(calls) and not fallback, "seconds": seconds}
             _append(cache, record)
-            print(f"[{model}] tool call {number}: {seconds:.1f}s {record['arguments']}", flush=True)
+            print(f"[{candidate}] tool call {number}: {seconds:.1f}s {record['arguments']}", flush=True)
     meta = {"task": "meta", "id": f"run-{time.time():.0f}", "load_seconds": load_seconds,
             "peak_rss_mb": resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024, "threads": runtime.threads}
     _append(cache, meta)

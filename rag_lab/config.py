@@ -25,7 +25,7 @@ DEFAULT_EMBED_MODELS: dict[str, str] = {
     "bedrock": "amazon.titan-embed-text-v2:0",
 }
 DEFAULT_LLM_MODELS: dict[str, str] = {
-    "local": "Qwen2.5-Coder-0.5B-Instruct-Q4_K_M",  # benchmarks/offline_models.py: see README
+    "local": "Qwen2.5-Coder-1.5B-Instruct-Q4_K_M",  # benchmarks/offline_models.py: see README
     "openai": "gpt-5-mini",
     "groq": "llama-3.3-70b-versatile",
     "bedrock": "amazon.nova-pro-v1:0",
@@ -62,6 +62,11 @@ class Settings(BaseSettings):
     llm_threads: int | None = Field(None, ge=1)
     request_timeout: float = Field(60.0, gt=0)
     max_retries: int = Field(3, ge=0, le=10)
+
+    # Query-focused compression of the chunks before the answer prompt (rag_lab.answer.compress):
+    # "auto" = on for the local models, whose reading of long tables fails (benchmarks/offline_models.py).
+    compress: Literal["auto", "on", "off"] = "auto"
+    compress_lines: int = Field(12, ge=1, le=200)
 
     chunk_words: int = Field(500, ge=20)
     chunk_overlap_words: int = Field(0, ge=0)
@@ -104,6 +109,12 @@ class Settings(BaseSettings):
     @property
     def llm_model_name(self) -> str:
         return self.llm_model or DEFAULT_LLM_MODELS[self.llm_provider]
+
+    @property
+    def context_lines(self) -> int | None:
+        """Lines the answer prompt keeps (None: whole chunks), see ``compress``."""
+        on = self.compress == "on" or (self.compress == "auto" and self.llm_provider == "local")
+        return self.compress_lines if on else None
 
     @property
     def kendra_region_name(self) -> str | None:

@@ -185,7 +185,7 @@ class RagAgent:
         self.timeout = timeout if timeout is not None else per_call * (max_tool_calls + 3)
         self.max_iterations = max_tool_calls + 4  # cap + "answer now" + tool-less answer + slack
         self.tool = RetrievalTool(retriever, max_calls=max_tool_calls, default_top_k=top_k,
-                                  context_window=meta.context_window,
+                                  context_window=meta.context_window, context_lines=settings.context_lines,
                                   reserve_tokens=max(meta.num_output or 0, TOOL_CALL_TOKENS))
         tool = self.tool.as_tool()
         # Function-calling templates render the parameter schema (plus a fixed preamble).
@@ -252,6 +252,8 @@ class RagAgent:
                 usage={k: int(getattr(usage, k, 0)) for k in USAGE_KEYS},
                 chunks=[Chunk.from_node(n, r) for n, r in enumerate(turn.nodes, start=1)],
                 question=question,
+                tool_calls=[{"arguments": call.arguments, "query": call.query, "fallback": call.fallback,
+                             "top_k": call.top_k, "docs": call.numbers} for call in turn.calls],
             )
 
     async def _run(self, question: str) -> tuple[str, Turn]:

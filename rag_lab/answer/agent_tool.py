@@ -24,6 +24,7 @@ from llama_index.core.schema import NodeWithScore
 from llama_index.core.tools import FunctionTool
 
 from rag_lab.answer.context import MIN_PARTIAL_TOKENS, estimate_tokens
+from rag_lab.answer.compress import compress_nodes
 from rag_lab.answer.prompt import NO_ANSWER, doc_header, format_chunk
 
 TOOL_NAME = "retrieve_context"
@@ -140,7 +141,8 @@ class RetrievalTool:
     """``retrieve_context`` over ``retriever`` with per-turn state (one turn at a time)."""
 
     def __init__(self, retriever: BaseRetriever, *, max_calls: int = 3, default_top_k: int = DEFAULT_TOP_K,
-                 context_window: int | None = None, reserve_tokens: int = 512) -> None:
+                 context_window: int | None = None, reserve_tokens: int = 512,
+                 context_lines: int | None = None) -> None:
         if max_calls < 1:
             raise ValueError(f"max_tool_calls must be ≥ 1, got {max_calls}")
         self.retriever = retriever
@@ -148,6 +150,7 @@ class RetrievalTool:
         self.default_top_k = clamp_top_k(default_top_k)
         self.context_window = context_window
         self.reserve_tokens = reserve_tokens
+        self.context_lines = context_lines  # compress results to these lines (rag_lab.answer.compress)
         self.turn = Turn("")
         self._lock = threading.Lock()  # the tool runs in executor threads
 
@@ -183,7 +186,12 @@ class RetrievalTool:
             call.error = exc
             raise
         with self._lock:
-            call.result = self._render(call, self._select(results, call))
+            results = self._select(results, call)
+            if self.context_lines and results:
+                # The lines that matter to the search AND to the user's question (a model's query
+                # such as "bi-weekly income" matches every row of a table).
+                results, _ = compress_nodes(results, f"{self.turn.question}\n{call.query}", self.context_lines)
+            call.result = self._render(call, results)
         return call.result
 
     @staticmethod

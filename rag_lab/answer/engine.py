@@ -8,6 +8,7 @@ differs, so answer quality differences come from retrieval alone.
 from __future__ import annotations
 
 import time
+from dataclasses import asdict
 from typing import Any
 
 from llama_index.core.base.base_retriever import BaseRetriever
@@ -18,6 +19,7 @@ from llama_index.core.postprocessor import LLMRerank
 from llama_index.core.prompts import BasePromptTemplate
 from llama_index.core.query_engine import CustomQueryEngine
 
+from rag_lab.answer.compress import compress_nodes
 from rag_lab.answer.context import build_context
 from rag_lab.answer.prompt import (
     ANSWER_JSON_PROMPT,
@@ -55,6 +57,8 @@ class CitedQueryEngine(CustomQueryEngine):
     # JSON-constrained answers ({"answer", "cited"}) for LLMs that support it (the local models);
     # None: decided by the LLM's ``supports_constrained_output``.
     structured: bool | None = None
+    # Keep only the chunks' lines that matter to the question (None: whole chunks).
+    context_lines: int | None = Field(default=None, ge=1)
 
     @property
     def uses_structured_output(self) -> bool:
@@ -81,6 +85,9 @@ class CitedQueryEngine(CustomQueryEngine):
                             metadata=self._metadata("no_results", [], info, 0) | {"timings": timings})
         kept, info = rerank_nodes(nodes, query_str, self.reranker, self.top_n, self.rerank_skip_reason)
         lap("rerank")
+        compression = None
+        if self.context_lines:
+            kept, compression = compress_nodes(kept, query_str, self.context_lines)
         structured = self.uses_structured_output
         prompt = ANSWER_JSON_PROMPT if structured and self.prompt is ANSWER_PROMPT else self.prompt
         context, used = build_context(kept, self.llm, query_str, prompt)
@@ -97,8 +104,8 @@ class CitedQueryEngine(CustomQueryEngine):
             text = self.llm.predict(prompt, context_str=context, query_str=query_str).strip()
         lap("generate")
         sources = extract_sources(text, kept)
-        return Response(text, source_nodes=kept,
-                        metadata=self._metadata("answer", sources, info, len(nodes)) | {"timings": timings})
+        extra = {"timings": timings} | ({"compression": asdict(compression)} if compression else {})
+        return Response(text, source_nodes=kept, metadata=self._metadata("answer", sources, info, len(nodes)) | extra)
 
     def _metadata(self, response_type: str, sources: list[Source], info: RerankInfo,
                   candidates: int) -> dict[str, Any]:
@@ -151,4 +158,4 @@ def build_engine(
     skip_reason = NO_RERANK_MODES.get(mode, "disabled")
     reranker = make_reranker(llm, top_n=top_n) if rerank and mode not in NO_RERANK_MODES else None
     return CitedQueryEngine(retriever=retriever, llm=llm, mode=mode, reranker=reranker,
-                            rerank_skip_reason=skip_reason, top_n=top_n)
+                            rerank_skip_reason=skip_reason, top_n=top_n, context_lines=settings.context_lines)

@@ -34,8 +34,8 @@ ANSWER_PROMPT = PromptTemplate(ANSWER_PROMPT_TMPL)
 ANSWER_JSON_PROMPT_TMPL = (
     "Answer the question using only the numbered documents below.\n"
     'Reply in JSON with two fields: "answer", the answer in one or two sentences with the exact '
-    'figures, names or dates from the documents, and "cited", the numbers of the documents the '
-    "answer comes from.\n"
+    'figures (with their $ or % signs), names or dates from the documents, and "cited", the numbers '
+    "of the documents the answer comes from.\n"
     f"If the documents do not contain the answer, the answer is: {NO_ANSWER}.\n\n"
     "{context_str}\n\n"
     "Question: {query_str}\n"

@@ -90,6 +90,9 @@ class Answer:
     question: str = ""
     # seconds per stage: retrieve, rerank, generate (engines; the agent reports its total only)
     timings: dict[str, float] = field(default_factory=dict)
+    # the agent's retrieve_context calls: the model's arguments and what was run
+    # ({"arguments", "query", "fallback", "top_k", "docs"}); empty for the engines
+    tool_calls: list[dict[str, Any]] = field(default_factory=list)
 
     @property
     def cites(self) -> bool:

@@ -21,11 +21,12 @@ from typing import Iterator
 from llama_index.core import Document
 
 from rag_lab.errors import DatasetError
+from rag_lab.ingest.tables import page_text
 from rag_lab.ingest.parse_cache import ParseCache, file_hash
 from rag_lab.progress import progress_bar
 
 # Bump when extraction or chunking changes what text comes out: it invalidates built indexes.
-INGEST_VERSION = 2
+INGEST_VERSION = 4  # 4: tables written row by row (rag_lab.ingest.tables)
 # Bump when PDF text extraction changes: it invalidates the parse cache (not chunking changes).
 PARSER_VERSION = f"pdfplumber-{INGEST_VERSION}"
 TEXT_SUFFIXES = {".txt", ".md", ".rst"}
@@ -56,11 +57,8 @@ class IngestReport:
         }
 
 
-_CURRENCY_GAP = re.compile(r"([$€£])[ \t]+(?=\d)")
-
-
 def _pdf_pages(path: Path) -> list[str]:
-    """Text of each page. pdfplumber keeps table cells such as "$4,106" intact."""
+    """Text of each page, tables written as self-describing rows (:func:`tables.page_text`)."""
     import pdfplumber
     from pdfminer.pdfdocument import PDFEncryptionError, PDFPasswordIncorrect
     from pdfminer.pdfparser import PDFSyntaxError
@@ -68,8 +66,7 @@ def _pdf_pages(path: Path) -> list[str]:
 
     try:
         with pdfplumber.open(path) as pdf:
-            # Table cells come out as "$ 4,106": rejoin so amounts stay one searchable string.
-            return [_CURRENCY_GAP.sub(r"\1", page.extract_text() or "") for page in pdf.pages]
+            return [page_text(page) for page in pdf.pages]
     except (PDFPasswordIncorrect, PDFEncryptionError) as exc:
         raise ValueError(f"encrypted PDF ({type(exc).__name__}); decrypt it first") from exc
     except (PdfminerException, PDFSyntaxError) as exc:

@@ -148,6 +148,9 @@ def test_junk_tool_query_falls_back_to_the_question_and_sources_are_cited(lab_se
     assert [c.rank for c in answer.chunks] == [1, 2, 3] and answer.chunks[0].filename == INCOME_FILE
     assert answer.usage["calls"] == 2 and answer.usage["total_tokens"] == 30
     assert answer.response_time > 0
+    assert answer.tool_calls == [{"arguments": {"query": "search_docs"}, "query": INCOME_QUESTION,
+                                  "fallback": True, "top_k": 3, "docs": [1, 2, 3]}]
+    assert answer.to_dict()["tool_calls"] == answer.tool_calls
 
 
 def test_tool_calls_are_capped_and_the_turn_still_ends_with_an_answer(stub_agent) -> None:

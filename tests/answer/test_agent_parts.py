@@ -118,3 +118,20 @@ def test_reply_sources_cited_named_or_none() -> None:
     assert reply_sources(parse_reply("ANSWER: x [Doc 3]\nSOURCES: [Doc 3]"), nodes) == [Source("b.pdf", 5)]
     assert reply_sources(parse_reply("ANSWER: x\nSOURCES: b.pdf"), nodes) == [Source("b.pdf", 2)]
     assert reply_sources(parse_reply("ANSWER: x [Doc 9]"), nodes) == []  # out of range cites nothing
+
+
+def test_results_are_compressed_to_the_lines_the_question_and_the_query_need() -> None:
+    """The model searches "bi-weekly income" (every row matches); the user asked about a family
+    of 5: the tool result keeps that row, cut to its Bi-Weekly cell, numbered as usual."""
+    rows = "\n".join(f"Income Eligibility Limits | Family Size {n} | Annual: ${n}0,000 | Bi-Weekly: ${n},106"
+                     for n in range(1, 9))
+    table = node("bcy.pdf", 1, f"Income Eligibility Limits\n{rows}")
+    tool = RetrievalTool(ListRetriever([table], [table]), context_lines=12)
+    tool.start_turn("What is the maximum bi-weekly income for a family of 5 in BCY 2026?")
+    result = tool(query="bi-weekly income")
+    assert result.endswith("[Doc 1: bcy.pdf, Page 1]\nIncome Eligibility Limits\n…\n"
+                           "Income Eligibility Limits | Family Size 5 | Bi-Weekly: $5,106\n…")
+    assert [n.node.node_id for n in tool.turn.nodes] == ["bcy.pdf#1"]
+    plain = RetrievalTool(ListRetriever([table]))
+    plain.start_turn("What is the maximum bi-weekly income for a family of 5 in BCY 2026?")
+    assert "Family Size 8 | Annual: $80,000" in plain(query="bi-weekly income")

@@ -19,9 +19,10 @@ CITED = "The limit is $4,106 [Doc 1]."
 @pytest.fixture
 def engine_for(lab_settings, texas_index):
     """``engine_for(mode, llm, **kw)``: the registry's retriever for ``mode`` on texas_childcare."""
-    def make(mode: str, llm, top_k: int = 3, **kwargs):
+    def make(mode: str, llm, top_k: int = 3, compress: str = "off", **kwargs):
         kwargs.setdefault("rerank", False)
-        return build_engine(mode, lab_settings, "texas_childcare", llm=llm, top_k=top_k, prefetch=20, **kwargs)
+        settings = lab_settings.model_copy(update={"compress": compress})  # whole chunks unless asked
+        return build_engine(mode, settings, "texas_childcare", llm=llm, top_k=top_k, prefetch=20, **kwargs)
     return make
 
 
@@ -136,3 +137,29 @@ def test_answer_reports_stage_timings(texas_index, lab_settings):
     assert set(answer.timings) == {"retrieve", "rerank", "generate"}
     assert all(v >= 0 for v in answer.timings.values())
     assert sum(answer.timings.values()) <= answer.response_time + 1e-6
+
+
+def test_compression_shows_the_llm_the_matching_table_row_only(engine_for, scripted) -> None:
+    """compress=on: the prompt holds the BCY row for a family of 5, cut to its Bi-Weekly cell, not
+    the other 29 rows; chunks, their order and the citations are the retriever's (and all 4 fit
+    the window, where whole chunks may not)."""
+    plain = engine_for("fusion", scripted(CITED), top_k=4, top_n=4).query(INCOME_QUESTION)
+    llm = scripted(CITED)
+    response = engine_for("fusion", llm, top_k=4, top_n=4, compress="on").query(INCOME_QUESTION)
+    prompt = llm.prompts[0]
+    assert "Income Eligibility Limits | Family Size 5 | Bi-Weekly: $4,106" in prompt
+    assert "Family Size 4" not in prompt and "$106,768" not in prompt
+    ids = [n.node.node_id for n in response.source_nodes]
+    assert len(ids) == 4 and ids[:len(plain.source_nodes)] == [n.node.node_id for n in plain.source_nodes]
+    assert response.metadata["cited_sources"] == [Source(INCOME_FILE, 1, INCOME_URL)]
+    stats = response.metadata["compression"]
+    assert stats["lines_kept"] < stats["lines_before"] and stats["chars_after"] < stats["chars_before"] / 4
+    assert "compression" not in plain.metadata
+
+
+def test_compression_is_on_by_default_for_the_local_models_only(lab_settings) -> None:
+    assert lab_settings.llm_provider == "local" and lab_settings.compress == "auto"
+    assert lab_settings.context_lines == lab_settings.compress_lines == 12
+    assert lab_settings.model_copy(update={"llm_provider": "openai"}).context_lines is None
+    assert lab_settings.model_copy(update={"compress": "off"}).context_lines is None
+    assert lab_settings.model_copy(update={"llm_provider": "groq", "compress": "on"}).context_lines == 12

@@ -5,6 +5,7 @@ from __future__ import annotations
 import gzip
 import json
 import random
+import re
 from pathlib import Path
 
 import pytest
@@ -173,3 +174,41 @@ def test_beir_malformed_line_names_the_line(tmp_path, bad):
     path = _write_corpus(tmp_path / "corpus.jsonl.gz", [json.dumps(RECORDS[0]), bad, json.dumps(RECORDS[2])])
     with pytest.raises(DatasetError, match=r"corpus\.jsonl\.gz: line 2 is not a BEIR record"):
         load_beir_corpus(path)
+
+
+def test_bcy_tables_are_written_as_self_describing_rows(texas_docs):
+    """Each row of both BCY tables names its table, its family size and every column, and no
+    number of the flat text is lost."""
+    import pdfplumber
+
+    from rag_lab.ingest.tables import parse_row
+
+    _, documents, _ = texas_docs
+    text = next(d.text for d in documents if d.metadata["filename"] == BCY and d.metadata["page"] == 1)
+    lines = text.splitlines()
+    assert ("Income Eligibility Limits | Family Size 5 | Annual: $106,768 | Monthly: $8,897 | Weekly: $2,053 | "
+            "Bi-Monthly: $4,449 | Bi-Weekly: $4,106") in lines
+    assert ("Maximum Parent Share of Cost | Family Size 5 | Annual: $7,474 | Monthly: $623 | Weekly: $144 | "
+            "Bi-Monthly: $311 | Bi-Weekly: $287") in lines
+    rows = [parse_row(line) for line in lines if parse_row(line)]
+    assert len(rows) == 30  # 15 family sizes × 2 tables
+    assert lines[:3] == ["Income Eligibility Limits and Maximum Parent Share of Cost", "Board Contract Year 2026",
+                         "Income Eligibility Limits"]
+    assert lines[-1].startswith("Optional Use in federal Fiscal Year 2025")  # the text under the tables
+    with pdfplumber.open(TEXAS / "pdfs" / BCY) as pdf:
+        flat = pdf.pages[0].extract_text().replace("$ ", "$")
+    amounts = re.compile(r"\$\d[\d,]*")
+    assert sorted(amounts.findall(text)) == sorted(amounts.findall(flat))  # all 150 cells, each once
+
+
+def test_table_rows_are_never_cut_by_chunking(texas_docs):
+    from rag_lab.ingest.tables import parse_row
+
+    _, documents, _ = texas_docs
+    page1 = [d for d in documents if d.metadata["filename"] == BCY]
+    chunks = chunk_documents(page1, chunk_words=120)  # small chunks: the page needs several
+    assert len(chunks) > 2
+    for chunk in chunks:
+        for line in chunk.get_content().splitlines():
+            if "|" in line:
+                assert parse_row(line), line  # a whole row, never a piece of one

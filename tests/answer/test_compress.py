@@ -1,0 +1,86 @@
+"""Query-focused compression: BM25 line selection, column projection, order and ids kept."""
+
+from __future__ import annotations
+
+import numpy as np
+from llama_index.core.schema import NodeWithScore, TextNode
+
+from rag_lab.answer.compress import (
+    ELLIPSIS,
+    RELATIVE_FLOOR,
+    compress_nodes,
+    line_scores,
+    project_row,
+    select_lines,
+)
+from rag_lab.tokenizer import DomainTokenizer
+
+QUESTION = "What is the maximum bi-weekly income for a family of 5 in BCY 2026?"
+INCOME = "Income Eligibility Limits | Family Size {n} | Annual: ${a} | Weekly: $9 | Bi-Monthly: $8 | Bi-Weekly: ${b}"
+
+
+def _node(text: str, name: str = "a.pdf", score: float = 1.0) -> NodeWithScore:
+    return NodeWithScore(node=TextNode(id_=name, text=text, metadata={"filename": name, "page": 1}), score=score)
+
+
+def _table() -> str:
+    rows = [INCOME.format(n=n, a=1000 * n, b=100 * n) for n in range(1, 8)]
+    return "\n".join(["Income Eligibility Limits and Maximum Parent Share of Cost", "Board Contract Year 2026", *rows])
+
+
+def test_the_matching_row_is_kept_and_cut_to_the_named_column():
+    (node,), stats = compress_nodes([_node(_table())], QUESTION)
+    assert node.node.get_content().splitlines() == [
+        "Income Eligibility Limits and Maximum Parent Share of Cost",  # the title line always stays
+        "Board Contract Year 2026",  # the title scores (income, maximum): its prose neighbour comes along
+        ELLIPSIS,
+        "Income Eligibility Limits | Family Size 5 | Bi-Weekly: $500",
+        ELLIPSIS,
+    ]
+    assert stats.lines_before == 9 and stats.lines_kept == 3 and stats.chars_after < stats.chars_before
+
+
+def test_ids_metadata_scores_and_order_are_kept_and_originals_untouched():
+    nodes = [_node(_table(), "a.pdf", 0.9), _node("Nothing relevant here\nat all", "b.pdf", 0.5)]
+    original = nodes[0].node.get_content()
+    compressed, _ = compress_nodes(nodes, QUESTION)
+    assert [(n.node.node_id, n.node.metadata["filename"], n.score) for n in compressed] == [
+        ("a.pdf", "a.pdf", 0.9), ("b.pdf", "b.pdf", 0.5)]
+    assert compressed[1].node.get_content() == f"Nothing relevant here\n{ELLIPSIS}"  # kept, as its title
+    assert nodes[0].node.get_content() == original
+
+
+def test_projection_keeps_the_best_named_columns_only():
+    tokenizer = DomainTokenizer()
+    row = INCOME.format(n=5, a=5000, b=500)
+    terms = set(tokenizer("bi-weekly income"))
+    assert project_row(row, terms, tokenizer) == "Income Eligibility Limits | Family Size 5 | Bi-Weekly: $500"
+    # "weekly" names Weekly and Bi-Weekly equally (one shared term each): both stay
+    assert project_row(row, set(tokenizer("weekly")), tokenizer) == (
+        "Income Eligibility Limits | Family Size 5 | Weekly: $9 | Bi-Weekly: $500")
+    assert project_row(row, set(tokenizer("family of five")), tokenizer) == row  # no column named
+    assert project_row("plain text line", terms, tokenizer) == "plain text line"
+
+
+def test_selection_floor_cap_and_prose_neighbours():
+    scores = np.array([0.0, 10.0, 0.0, 7.5, 6.9, 9.0])
+    rows = [False, False, False, True, True, True]
+    chunk_of = [0, 0, 0, 0, 0, 1]
+    assert RELATIVE_FLOOR == 0.7
+    # 10 (prose: its prose neighbours 0 and 2 too), 9 and 7.5 pass the floor of 7; 6.9 does not
+    assert select_lines(scores, rows, chunk_of, max_lines=12) == {0, 1, 2, 3, 5}
+    assert select_lines(scores, rows, chunk_of, max_lines=1) == {0, 1, 2}
+    # a neighbour in another chunk is not taken
+    assert select_lines(np.array([0.0, 5.0]), [False, False], [0, 1], 12) == {1}
+    assert select_lines(np.zeros(3), [False] * 3, [0, 0, 0], 12) == set()
+
+
+def test_bm25_scores_rank_the_line_with_the_rare_question_term_first():
+    lines = ["family size 4 income", "family size 5 income", "unrelated words"]
+    scores = line_scores("income for a family of 5", lines)
+    assert scores.argmax() == 1 and scores[2] == 0.0 and scores[1] > scores[0] > 0
+
+
+def test_a_question_without_terms_keeps_only_titles():
+    (node,), stats = compress_nodes([_node("Title\nline two\nline three")], "the of and")
+    assert node.node.get_content() == f"Title\n{ELLIPSIS}" and stats.lines_kept == 1

@@ -23,12 +23,17 @@ def node_id_for(chunk_id: str) -> str:
 def chunk_documents(
     documents: list[Document], chunk_words: int = 500, overlap_words: int = 0
 ) -> list[TextNode]:
-    """Split documents into ≈``chunk_words``-word chunks on line, then sentence boundaries."""
-    splitter = SentenceSplitter(
+    """Split documents into ≈``chunk_words``-word chunks: PDF pages on line, then sentence
+    boundaries; other texts on sentence boundaries."""
+    sentences = SentenceSplitter(
         chunk_size=chunk_words, chunk_overlap=overlap_words, tokenizer=_words,
-        # Lines first: a table row ("… | Annual: $5,412 | …") is never cut inside (the default
-        # separators would cut it at the comma of an amount), and chunks end where a line ends.
-        paragraph_separator="\n",
+        include_metadata=False, include_prev_next_rel=False,
+    )
+    # A PDF page is laid out in lines, its tables in rows ("… | Annual: $5,412 | …"): lines first,
+    # so that a row is never cut (the sentence rules would cut it at the comma of an amount).
+    # Plain-text corpora (SciFact) keep sentence-first chunking, and with it their chunks.
+    lines = SentenceSplitter(
+        chunk_size=chunk_words, chunk_overlap=overlap_words, tokenizer=_words, paragraph_separator="\n",
         include_metadata=False, include_prev_next_rel=False,
     )
     nodes: list[TextNode] = []
@@ -36,6 +41,7 @@ def chunk_documents(
         meta = document.metadata
         page = meta.get("page")
         base = f"{meta['doc_id']}#p{page}" if page is not None else str(meta["doc_id"])
+        splitter = lines if page is not None else sentences
         for position, text in enumerate(splitter.split_text(document.text)):
             chunk_id = f"{base}#c{position}"
             node = TextNode(

@@ -27,7 +27,9 @@ def test_engine_answer_is_complete_and_json_ready(lab_settings, texas_index, scr
     assert "$4,106" in first.text and first.explanation["dense_rank"] is not None
     data = json.loads(json.dumps(answer.to_dict()))
     assert set(data) == {"answer", "sources", "cited_sources", "retrieved_sources", "cites", "mode",
-                         "response_type", "response_time", "usage", "chunks", "rerank", "question", "timings"}
+                         "response_type", "response_time", "usage", "chunks", "rerank", "question", "timings",
+                         "tool_calls"}
+    assert data["tool_calls"] == []  # only the agent makes tool calls
     assert data["cites"] and data["cited_sources"] == data["sources"]
     assert data["sources"][0]["doc"] == INCOME_FILE and data["rerank"]["status"] == "skipped"
     assert set(data["chunks"][0]) == {"rank", "score", "doc_id", "filename", "page", "text", "explanation",

@@ -120,7 +120,9 @@ def test_own_corpus_with_questions_only_gets_the_metrics_needing_no_reference(la
     (corpus / "qa.jsonl").write_text(
         json.dumps({"id": "q1", "question": "What is the parent share of cost for a family of 3?"}) + "\n"
         + json.dumps({"question": "What does BCY 26 mean?", "source_file": pdf}) + "\n", encoding="utf-8")
-    run = run_evaluation(str(corpus), lab_settings, ["bm25"], tmp_path / "own", rerank=False, progress=False,
+    # whole chunks: the scripted LLM quotes a "$" line, which compression would cut for "BCY 26"
+    settings = lab_settings.model_copy(update={"compress": "off"})
+    run = run_evaluation(str(corpus), settings, ["bm25"], tmp_path / "own", rerank=False, progress=False,
                          llm=ScriptedLLM(script=quoting_answer))
     by_id = {r["id"]: r for r in run.records["bm25"]}
     assert set(by_id) == {"q1", "line-2"}

@@ -9,7 +9,9 @@ retrieved ones, so retrieval cannot blur the comparison: the ``--chunks`` chunks
 question's source PDF that state most of the reference's key facts (ties: most question words),
 shown in question-word order, through the same engine and prompt as ``rag-lab ask``.
 
-Per model: key-fact recall (mean, seeded bootstrap 95 % CI), share of answers that cite a
+A candidate is a model name, or ``<model>+compress`` for answers from the query-focused compressed
+chunks (rag_lab.answer.compress). Per candidate: key-fact recall (mean, seeded bootstrap 95 % CI),
+the share of the reference's key facts the context itself states (its ceiling), share of answers that cite a
 document and that cite the source PDF, share of well-formed tool calls (the agent's forced
 ``retrieve_context`` call: a real search query, not junk), prompt and generation tokens per
 second (llama.cpp's timings), seconds per answer, peak memory (each model runs in its own
@@ -204,6 +206,25 @@ def bootstrap_ci(values: list[float], seed: int, resamples: int = 2000) -> tuple
     return float(np.percentile(means, 2.5)), float(np.percentile(means, 97.5))
 
 
+def context_coverage(candidate: str, subset: list[dict[str, Any]]) -> float:
+    """Mean share of the reference's key facts that the context given to the model states: the
+    3 chunks whole, or compressed (``+compress``). An upper bound for the answer's recall."""
+    from llama_index.core.schema import NodeWithScore, TextNode
+
+    from rag_lab.answer.compress import compress_nodes
+    from rag_lab.config import load_settings
+    from rag_lab.evaluate.key_facts import key_fact_recall
+
+    lines = load_settings().compress_lines
+    shares = []
+    for item in subset:
+        nodes = [NodeWithScore(node=TextNode(text=c["text"]), score=1.0) for c in item["chunks"]]
+        if candidate.endswith(COMPRESSED):
+            nodes, _ = compress_nodes(nodes, item["question"], lines)
+        shares.append(key_fact_recall("\n".join(n.node.get_content() for n in nodes), item["reference"]) or 0.0)
+    return float(np.mean(shares))
+
+
 def summarise(model: str, subset: list[dict[str, Any]], out: Path, seed: int) -> dict[str, Any] | None:
     records = _done(out / f"{model}.jsonl")
     ids = [q["id"] for q in subset]
@@ -218,7 +239,7 @@ def summarise(model: str, subset: list[dict[str, Any]], out: Path, seed: int) ->
     gen_ms = sum(a["predicted_ms"] or 0 for a in answers)
     return {
         "model": model, "answers": len(answers), "key_fact_recall": float(np.mean(recalls)), "ci_low": low,
-        "ci_high": high, "cites": float(np.mean([a["cites"] for a in answers])),
+        "ci_high": high, "context_key_facts": context_coverage(model, subset), "cites": float(np.mean([a["cites"] for a in answers])),
         "cites_source": float(np.mean([a["cites_source"] for a in answers])),
         "tool_calls": len(tools), "well_formed_tool_calls": float(np.mean([t["well_formed"] for t in tools])) if tools else None,
         "prompt_tok_s": 1000 * sum(a["prompt_n"] or 0 for a in answers) / prompt_ms if prompt_ms else None,
@@ -235,11 +256,12 @@ def render(rows: list[dict[str, Any]]) -> str:
     def f(value: Any, spec: str) -> str:
         return "—" if value is None else format(value, spec)
 
-    lines = ["| model | n | key-fact recall [95 % CI] | cites | cites source PDF | well-formed tool calls | "
+    lines = ["| model | n | key-fact recall [95 % CI] | key facts in context | cites | cites source PDF | well-formed tool calls | "
              "prompt tok/s | gen tok/s | s/answer (wall) | CPU s/answer | prompt tokens | peak RSS MB |",
-             "|---|---|---|---|---|---|---|---|---|---|---|---|"]
+             "|---|---|---|---|---|---|---|---|---|---|---|---|---|"]
     for r in rows:
         lines.append(f"| {r['model']} | {r['answers']} | {r['key_fact_recall']:.2f} [{r['ci_low']:.2f}, {r['ci_high']:.2f}] | "
+                     f"{r['context_key_facts']:.2f} | "
                      f"{r['cites']:.0%} | {r['cites_source']:.0%} | "
                      f"{f(r['well_formed_tool_calls'], '.0%')} ({r['tool_calls']}) | {f(r['prompt_tok_s'], '.0f')} | "
                      f"{f(r['gen_tok_s'], '.1f')} | {r['s_per_answer']:.1f} | {f(r.get('cpu_s_per_answer'), '.1f')} | "

@@ -7,7 +7,8 @@ from llama_index.core.schema import NodeWithScore, TextNode
 
 from rag_lab.answer.compress import (
     ELLIPSIS,
-    RELATIVE_FLOOR,
+    PROSE_FLOOR,
+    PROSE_WINDOW,
     compress_nodes,
     line_scores,
     project_row,
@@ -62,17 +63,21 @@ def test_projection_keeps_the_best_named_columns_only():
     assert project_row("plain text line", terms, tokenizer) == "plain text line"
 
 
-def test_selection_floor_cap_and_prose_neighbours():
-    scores = np.array([0.0, 10.0, 0.0, 7.5, 6.9, 9.0])
-    rows = [False, False, False, True, True, True]
-    chunk_of = [0, 0, 0, 0, 0, 1]
-    assert RELATIVE_FLOOR == 0.7
-    # 10 (prose: its prose neighbours 0 and 2 too), 9 and 7.5 pass the floor of 7; 6.9 does not
-    assert select_lines(scores, rows, chunk_of, max_lines=12) == {0, 1, 2, 3, 5}
-    assert select_lines(scores, rows, chunk_of, max_lines=1) == {0, 1, 2}
-    # a neighbour in another chunk is not taken
-    assert select_lines(np.array([0.0, 5.0]), [False, False], [0, 1], 12) == {1}
-    assert select_lines(np.zeros(3), [False] * 3, [0, 0, 0], 12) == set()
+def test_selection_rules_per_kind_cap_and_prose_neighbours():
+    assert (PROSE_FLOOR, PROSE_WINDOW) == (0.3, 2)
+    #                 prose -----------------------------  table A ---  table B -
+    scores = np.array([0.0, 0.0, 10.0, 0.0, 0.0, 0.0, 2.0, 9.0, 6.0, 9.0, 3.0, 3.0])
+    tables = [None] * 7 + ["A", "A", "A", "B", "B"]
+    chunk_of = [0] * 12
+    # prose: 10 is kept with two prose neighbours each side; 2.0 is under 0.3 × 10
+    # rows: each table's best rows, ties kept (A: 7 and 9; B: 10 and 11), whatever their level
+    assert select_lines(scores, tables, chunk_of, max_lines=12) == {0, 1, 2, 3, 4, 7, 9, 10, 11}
+    # the cap applies to prose lines and to rows separately
+    assert select_lines(np.array([5.0, 4.0, 0.0, 0.0, 0.0, 0.0, 4.0, 5.0]), [None] * 6 + ["A", "B"],
+                        [0] * 6 + [1] * 2, max_lines=1) == {0, 1, 2, 7}
+    # a neighbour in another chunk is not taken; nothing scoring 0 is kept
+    assert select_lines(np.array([0.0, 5.0]), [None, None], [0, 1], 12) == {1}
+    assert select_lines(np.zeros(3), [None, "A", "A"], [0, 0, 0], 12) == set()
 
 
 def test_bm25_scores_rank_the_line_with_the_rare_question_term_first():

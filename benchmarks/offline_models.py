@@ -274,7 +274,7 @@ def main() -> None:
     parser.add_argument("--models", default=DEFAULT_MODELS)
     parser.add_argument("--n", type=int, default=40, help="questions (seeded subset)")
     parser.add_argument("--tool-calls", type=int, default=20, help="questions for the forced tool-call check")
-    parser.add_argument("--chunks", type=int, default=3, help="reference chunks per question (the demo's top_n)")
+    parser.add_argument("--chunks", type=int, default=3, help="reference chunks per question")
     parser.add_argument("--seed", type=int, default=0)
     parser.add_argument("--threads", type=int, default=None)
     parser.add_argument("--out", type=Path, default=Path("runs/offline_models"))

@@ -53,7 +53,9 @@ class CitedQueryEngine(CustomQueryEngine):
     reranker: LLMRerank | None = None
     rerank_skip_reason: str = "disabled"
     top_n: int = Field(default=DEFAULT_TOP_N, ge=1)
-    prompt: BasePromptTemplate = ANSWER_PROMPT
+    # None: the shared prompt, ANSWER_JSON_PROMPT for an LLM with constrained output. (Not a default
+    # of ANSWER_PROMPT compared by identity: pydantic copies field defaults, so it never matched.)
+    prompt: BasePromptTemplate | None = None
     # JSON-constrained answers ({"answer", "cited"}) for LLMs that support it (the local models);
     # None: decided by the LLM's ``supports_constrained_output``.
     structured: bool | None = None
@@ -89,7 +91,7 @@ class CitedQueryEngine(CustomQueryEngine):
         if self.context_lines:
             kept, compression = compress_nodes(kept, query_str, self.context_lines)
         structured = self.uses_structured_output
-        prompt = ANSWER_JSON_PROMPT if structured and self.prompt is ANSWER_PROMPT else self.prompt
+        prompt = self.prompt or (ANSWER_JSON_PROMPT if structured else ANSWER_PROMPT)
         context, used = build_context(kept, self.llm, query_str, prompt)
         if used < len(kept):
             info.reason = (info.reason + "; " if info.reason else "") + (

@@ -114,11 +114,11 @@ def _ask_every_mode(dataset, settings, modes: list[str]) -> None:
     from rag_lab.models.llm.disk_cache import DiskCache
 
     local = settings.llm_provider == "local"
-    # A small offline model reads prompts at a few hundred tokens/s: keep its prompt to 3 chunks,
-    # without the LLM rerank (local models rerank only when asked, see README).
-    options = {"rerank": not local, "top_n": 3} if local else {}
+    # The ask command's defaults (7 chunks; compression keeps a local model's prompt short), without
+    # the LLM rerank for a local model (it reranks only when asked, see README).
+    options = {"rerank": False} if local else {}
     _banner(f"4. '{SAMPLE_QUESTION}' in every mode ({settings.llm_provider}: {settings.llm_model_name}"
-            + ("; rerank off and 3 chunks for the small offline model" if local else "")
+            + ("; rerank off for the offline model" if local else "")
             + "; answers cached: a rerun prints them again without generating)")
     fingerprint = CorpusIndex.open(dataset, settings).manifest.fingerprint
     cache = DiskCache(settings.cache_dir / "llm.sqlite")

@@ -163,3 +163,26 @@ def test_compression_is_on_by_default_for_the_local_models_only(lab_settings) ->
     assert lab_settings.model_copy(update={"llm_provider": "openai"}).context_lines is None
     assert lab_settings.model_copy(update={"compress": "off"}).context_lines is None
     assert lab_settings.model_copy(update={"llm_provider": "groq", "compress": "on"}).context_lines == 12
+
+
+def test_an_llm_with_constrained_output_gets_the_json_prompt_and_schema(engine_for, scripted) -> None:
+    """The local models' path: the JSON prompt (not the text prompt's "[Doc 1]" example, which a
+    small model copies instead of answering), the answer schema, and the reply rendered as citations."""
+    from rag_lab.answer.prompt import ANSWER_JSON_PROMPT_TMPL, ANSWER_SCHEMA
+
+    class Constrained(type(scripted())):
+        supports_constrained_output: bool = True
+        schemas: list = []
+
+        def complete(self, prompt: str, formatted: bool = False, **kwargs):
+            self.schemas.append(kwargs.get("json_schema"))
+            return super().complete(prompt, formatted, **kwargs)
+
+    llm = Constrained(script='{"answer": "The limit is $4,106.", "cited": [1]}')
+    response = engine_for("bm25", llm).query(INCOME_QUESTION)
+    prompt = llm.prompts[0]
+    assert prompt.startswith(ANSWER_JSON_PROMPT_TMPL.split("{context_str}")[0]) and 'Reply in JSON' in prompt
+    assert "for example [Doc 1]" not in prompt and prompt.endswith(f"Question: {INCOME_QUESTION}\n")
+    assert llm.schemas == [ANSWER_SCHEMA]
+    assert response.response == f"The limit is $4,106. {INCOME_HEADER.strip()}"
+    assert response.metadata["cited_sources"] == [Source(INCOME_FILE, 1, INCOME_URL)]

@@ -38,6 +38,8 @@ DEFAULT_MAX_LINES = 12
 # (benchmarks/offline_models.py reports this coverage).
 PROSE_FLOOR = 0.3
 PROSE_WINDOW = 2
+# Part of cached answers' keys (rag_lab.evaluate.answering): change it with the selection rule.
+RULE = f"best rows per table; prose >= {PROSE_FLOOR} x best, +-{PROSE_WINDOW} lines; r1"
 
 
 @dataclass(frozen=True)

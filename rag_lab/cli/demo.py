@@ -128,7 +128,8 @@ def _ask_every_mode(dataset, settings, modes: list[str]) -> None:
             answerer = CachedAnswerer(
                 mode, lambda m=mode, p=params: make_answerer(m, settings, dataset, **p),
                 model_id=model_id(settings, for_agent=mode == "agent"),
-                inputs={"demo": True, "params": params, "index": fingerprint}, cache=cache)
+                inputs={"demo": True, "params": params, "index": fingerprint,
+                        "context_lines": settings.context_lines}, cache=cache)
             fields, cached = answerer.answer(SAMPLE_QUESTION)
             sources = fields["cited_sources"] or fields["retrieved_sources"]
             listed = ", ".join(f"{s['doc']} p.{s['page']}" if s.get("page") is not None else s["doc"] for s in sources)

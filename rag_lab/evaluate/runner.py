@@ -198,7 +198,7 @@ def run_evaluation(
         scorer = Scorer(settings, judge_llm=judge_llm, judge_id=judge_id, cache=cache, metrics=metrics)
         factory = _Answerers(settings, dataset, rerank, params, llm=llm, agent_llm=agent_llm)
         base_inputs = {"rerank": rerank, "params": params, "temperature": settings.llm_temperature,
-                       "max_tokens": settings.llm_max_tokens}
+                       "max_tokens": settings.llm_max_tokens, "context_lines": settings.context_lines}
         for mode in modes:
             log = SampleLog(out / mode, resume=resume)
             # finished = recorded without an error; a failed sample is retried (its new line wins)

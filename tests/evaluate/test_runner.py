@@ -89,6 +89,25 @@ def test_rerun_is_answered_from_the_cache_and_resume_skips(run_dir, lab_settings
     assert (out / "bm25" / "samples.jsonl").read_bytes() == before
 
 
+def test_a_change_in_compression_is_not_answered_from_the_cache(run_dir, lab_settings, tmp_path, monkeypatch):
+    """Compression changes what the model reads: a run with another setting, or another selection
+    rule, asks the model again instead of reusing answers made from other contexts."""
+    import rag_lab.answer.compress as compress
+
+    llm = ScriptedLLM(script=quoting_answer, model_name="scripted-runner")  # cached by run_dir's run
+    assert lab_settings.context_lines == 12  # run_dir's answers: compressed (auto, local provider)
+    off = lab_settings.model_copy(update={"compress": "off"})
+    run_evaluation("texas_childcare", off, ["bm25"], tmp_path / "off", limit=1, rerank=False, progress=False, llm=llm)
+    assert len(llm.prompts) == 1
+    monkeypatch.setattr(compress, "RULE", compress.RULE + "-changed")
+    run_evaluation("texas_childcare", lab_settings, ["bm25"], tmp_path / "rule", limit=1, rerank=False,
+                   progress=False, llm=llm)
+    assert len(llm.prompts) == 2
+    run_evaluation("texas_childcare", lab_settings, ["bm25"], tmp_path / "again", limit=1, rerank=False,
+                   progress=False, llm=llm)
+    assert len(llm.prompts) == 2  # and the new answer is cached in its turn
+
+
 def test_a_failing_sample_is_recorded_and_the_run_goes_on(lab_settings, texas_index, tmp_path):
     def flaky(prompt: str) -> str:
         if "family of 4" in prompt:

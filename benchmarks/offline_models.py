@@ -147,7 +147,7 @@ def run_worker(candidate: str, subset: list[dict[str, Any]], out: Path, tool_cal
     compress = "on" if candidate.endswith(COMPRESSED) else "off"
     if compress == "on":
         tool_calls = 0
-    settings = load_settings(llm_provider="local", llm_model=model, llm_max_tokens=128, llm_threads=threads,
+    settings = load_settings(llm_provider="local", llm_model=model, llm_max_tokens=192, llm_threads=threads,
                              compress=compress)
     cache = out / f"{candidate}.jsonl"
     done = _done(cache)

@@ -123,6 +123,11 @@ def test_truncated_tool_arguments_keep_what_was_written():
     assert chatml_tools.parse_arguments('{"query": "refund pol') == {"query": "refund pol"}
     assert chatml_tools.parse_arguments('{"q": {"terms": ["a", "b') == {"q": {"terms": ["a", "b"]}}
     assert chatml_tools.parse_arguments('{"q": "say \\"hi') == {"q": 'say "hi'}
+    # cut between members: the dangling comma, key or colon goes (seen with a 128-token budget)
+    assert chatml_tools.parse_arguments('{"answer": "The PSoC is a ",') == {"answer": "The PSoC is a "}
+    assert chatml_tools.parse_arguments('{"answer": "x", "cit') == {"answer": "x"}
+    assert chatml_tools.parse_arguments('{"answer": "x", "cited": ') == {"answer": "x"}
+    assert chatml_tools.parse_arguments('{"answer": "x, y", "cited": [1, ') == {"answer": "x, y", "cited": [1]}
     assert chatml_tools.parse_arguments("not json") == {}
     assert chatml_tools.parse_arguments('["a list"]') == {}
 

@@ -14,6 +14,7 @@ Pure functions (no model), the local provider's glue:
 from __future__ import annotations
 
 import json
+import re
 from collections.abc import Sequence
 from typing import Any
 
@@ -118,6 +119,10 @@ def schema_of(response_format: Any) -> dict[str, Any] | None:
     return None
 
 
+_DANGLING_KEY = re.compile(r',\s*("(?:[^"\\]|\\.)*"\s*:?\s*)?$')
+_DANGLING_COMMA = re.compile(r',\s*$')
+
+
 def _close_json(text: str) -> str:
     """Close the strings, objects and arrays a cut-off JSON text left open."""
     closers: list[str] = []
@@ -136,7 +141,12 @@ def _close_json(text: str) -> str:
             closers.append("}" if ch == "{" else "]")
         elif ch in "}]" and closers:
             closers.pop()
-    return text + ('"' if in_string else "") + "".join(reversed(closers))
+    text += '"' if in_string else ""
+    # Cut between two members: drop the dangling comma, or in an object the dangling key too
+    # (`{"a": "x", "b": ` → `{"a": "x"`; in an array `["a", "b"` stays).
+    in_object = bool(closers) and closers[-1] == "}"
+    text = (_DANGLING_KEY if in_object else _DANGLING_COMMA).sub("", text.rstrip())
+    return text + "".join(reversed(closers))
 
 
 def parse_arguments(arguments: Any) -> dict[str, Any]:

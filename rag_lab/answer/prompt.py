@@ -37,7 +37,7 @@ ANSWER_JSON_PROMPT_TMPL = (
     "Answer the question using only the numbered documents below.\n"
     'Reply in JSON with two fields: "answer", a complete answer in one or two full sentences that '
     "restate what the question asks about, with the exact figures (with their $ or % signs), names or "
-    'dates from the documents, and "cited", the numbers of the documents the answer comes from.\n"
+    'dates from the documents, and "cited", the numbers of the documents the answer comes from.\n'
     f"If the documents do not contain the answer, the answer is: {NO_ANSWER}.\n\n"
     "{context_str}\n\n"
     "Question: {query_str}\n"

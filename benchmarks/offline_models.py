@@ -16,7 +16,9 @@ document and that cite the source PDF, share of well-formed tool calls (the agen
 ``retrieve_context`` call: a real search query, not junk), prompt and generation tokens per
 second (llama.cpp's timings), seconds per answer, peak memory (each model runs in its own
 process). Every answer is appended to ``<out>/<model>.jsonl`` as it is made: a rerun skips
-what is there, so a crash loses nothing; ``--fresh`` starts over.
+what is there, so a crash loses nothing; ``--fresh`` starts over. A smaller ``--n`` asks the first
+questions of a larger one's sample (the seeded sample's prefix), so ``--n 80 --table-only`` shows each
+row over the questions it answered, and the paired difference to the first row (the default).
 """
 
 from __future__ import annotations
@@ -229,6 +231,7 @@ def summarise(model: str, subset: list[dict[str, Any]], out: Path, seed: int) ->
     records = _done(out / f"{model}.jsonl")
     ids = [q["id"] for q in subset]
     answers = [records[("answer", i)] for i in ids if ("answer", i) in records]
+    answered = [q for q in subset if ("answer", q["id"]) in records]  # a row may cover fewer questions
     tools = [r for (task, _), r in records.items() if task == "tool"]
     metas = [r for (task, _), r in records.items() if task == "meta"]
     if not answers:
@@ -238,8 +241,10 @@ def summarise(model: str, subset: list[dict[str, Any]], out: Path, seed: int) ->
     prompt_ms = sum(a["prompt_ms"] or 0 for a in answers)
     gen_ms = sum(a["predicted_ms"] or 0 for a in answers)
     return {
-        "model": model, "answers": len(answers), "key_fact_recall": float(np.mean(recalls)), "ci_low": low,
-        "ci_high": high, "context_key_facts": context_coverage(model, subset), "cites": float(np.mean([a["cites"] for a in answers])),
+        "model": model, "answers": len(answers), "recall_by_id": {a["id"]: a["recall"] for a in answers if a["recall"] is not None},
+        "key_fact_recall": float(np.mean(recalls)), "ci_low": low,
+        "ci_high": high, "context_key_facts": context_coverage(model, answered),
+        "cites": float(np.mean([a["cites"] for a in answers])),
         "cites_source": float(np.mean([a["cites_source"] for a in answers])),
         "tool_calls": len(tools), "well_formed_tool_calls": float(np.mean([t["well_formed"] for t in tools])) if tools else None,
         "prompt_tok_s": 1000 * sum(a["prompt_n"] or 0 for a in answers) / prompt_ms if prompt_ms else None,
@@ -252,7 +257,16 @@ def summarise(model: str, subset: list[dict[str, Any]], out: Path, seed: int) ->
     }
 
 
-def render(rows: list[dict[str, Any]]) -> str:
+def paired_difference(row: dict[str, Any], baseline: dict[str, Any], seed: int) -> tuple[float, float, float, int]:
+    """Mean recall of ``baseline`` minus ``row`` on the questions both answered, with a seeded paired
+    bootstrap 95 % CI: the same questions, so question difficulty does not widen it."""
+    common = [i for i in baseline["recall_by_id"] if i in row["recall_by_id"]]
+    deltas = [baseline["recall_by_id"][i] - row["recall_by_id"][i] for i in common]
+    low, high = bootstrap_ci(deltas, seed)
+    return float(np.mean(deltas)), low, high, len(common)
+
+
+def render(rows: list[dict[str, Any]], seed: int = 0) -> str:
     def f(value: Any, spec: str) -> str:
         return "—" if value is None else format(value, spec)
 
@@ -266,6 +280,12 @@ def render(rows: list[dict[str, Any]]) -> str:
                      f"{f(r['well_formed_tool_calls'], '.0%')} ({r['tool_calls']}) | {f(r['prompt_tok_s'], '.0f')} | "
                      f"{f(r['gen_tok_s'], '.1f')} | {r['s_per_answer']:.1f} | {f(r.get('cpu_s_per_answer'), '.1f')} | "
                      f"{r['prompt_tokens']:.0f} | {f(r['peak_rss_mb'], '.0f')} |")
+    if len(rows) > 1:
+        lines.append(f"\nPaired: recall of {rows[0]['model']} minus each other candidate's, on the questions both "
+                     "answered (seeded paired bootstrap 95 % CI):\n")
+        for r in rows[1:]:
+            delta, low, high, n = paired_difference(r, rows[0], seed)
+            lines.append(f"- {r['model']}: {delta:+.2f} [{low:+.2f}, {high:+.2f}] (n = {n})")
     return "\n".join(lines)
 
 
@@ -310,7 +330,7 @@ def main() -> None:
         if any(process.wait() != 0 for process in running):
             raise SystemExit("a model's run failed (its answers so far are kept; rerun to resume)")
     rows = [row for model in models if (row := summarise(model, subset, args.out, args.seed))]
-    table = render(rows)
+    table = render(rows, args.seed)
     print(f"\n{DATASET}: {len(subset)} questions, {args.chunks} reference chunks each, seed {args.seed}\n")
     print(table)
     (args.out / "table.md").write_text(table + "\n")

@@ -296,6 +296,9 @@ def main() -> None:
     parser.add_argument("--tool-calls", type=int, default=20, help="questions for the forced tool-call check")
     parser.add_argument("--chunks", type=int, default=3, help="reference chunks per question")
     parser.add_argument("--seed", type=int, default=0)
+    parser.add_argument("--skip", type=int, default=0,
+                        help="leave out the sample's first SKIP questions (--n 100 --skip 80 --out runs/offline_models_dev: "
+                             "a dev split disjoint from the 80-question bench)")
     parser.add_argument("--threads", type=int, default=None)
     parser.add_argument("--out", type=Path, default=Path("runs/offline_models"))
     parser.add_argument("--fresh", action="store_true", help="forget cached answers")
@@ -310,7 +313,7 @@ def main() -> None:
         from rag_lab.config import load_settings
 
         subset_file.write_text(json.dumps(build_subset(args.n, args.chunks, args.seed, load_settings().chunk_words), indent=1))
-    subset = json.loads(subset_file.read_text())
+    subset = json.loads(subset_file.read_text())[args.skip:]
     models = [m.strip() for m in args.models.split(",") if m.strip()]
     if args.worker:
         run_worker(args.worker, subset, args.out, args.tool_calls, args.threads)
@@ -321,7 +324,8 @@ def main() -> None:
             if args.fresh:
                 (args.out / f"{model}.jsonl").unlink(missing_ok=True)
             command = [sys.executable, __file__, "--worker", model, "--n", str(args.n), "--chunks", str(args.chunks),
-                       "--seed", str(args.seed), "--tool-calls", str(args.tool_calls), "--out", str(args.out)]
+                       "--seed", str(args.seed), "--skip", str(args.skip), "--tool-calls", str(args.tool_calls),
+                       "--out", str(args.out)]
             if args.threads:
                 command += ["--threads", str(args.threads)]
             running.append(subprocess.Popen(command))
@@ -331,7 +335,8 @@ def main() -> None:
             raise SystemExit("a model's run failed (its answers so far are kept; rerun to resume)")
     rows = [row for model in models if (row := summarise(model, subset, args.out, args.seed))]
     table = render(rows, args.seed)
-    print(f"\n{DATASET}: {len(subset)} questions, {args.chunks} reference chunks each, seed {args.seed}\n")
+    print(f"\n{DATASET}: {len(subset)} questions, {args.chunks} reference chunks each, seed {args.seed}"
+          + (f", the sample's first {args.skip} left out" if args.skip else "") + "\n")
     print(table)
     (args.out / "table.md").write_text(table + "\n")
     (args.out / "summary.json").write_text(json.dumps(rows, indent=1))

@@ -208,9 +208,10 @@ def bootstrap_ci(values: list[float], seed: int, resamples: int = 2000) -> tuple
     return float(np.percentile(means, 2.5)), float(np.percentile(means, 97.5))
 
 
-def context_coverage(candidate: str, subset: list[dict[str, Any]]) -> float:
-    """Mean share of the reference's key facts that the context given to the model states: the
-    3 chunks whole, or compressed (``+compress``). An upper bound for the answer's recall."""
+def context_coverage(candidate: str, subset: list[dict[str, Any]]) -> tuple[float, float]:
+    """(mean share of the reference's key facts that the context given to the model states, mean
+    share of the whole chunks' characters it keeps): the 3 chunks whole, or compressed
+    (``+compress``). The first is an upper bound for the answer's recall."""
     from llama_index.core.schema import NodeWithScore, TextNode
 
     from rag_lab.answer.compress import compress_nodes
@@ -218,13 +219,16 @@ def context_coverage(candidate: str, subset: list[dict[str, Any]]) -> float:
     from rag_lab.evaluate.key_facts import key_fact_recall
 
     lines = load_settings().compress_lines
-    shares = []
+    shares, lengths = [], []
     for item in subset:
         nodes = [NodeWithScore(node=TextNode(text=c["text"]), score=1.0) for c in item["chunks"]]
+        whole = sum(len(n.node.get_content()) for n in nodes)
         if candidate.endswith(COMPRESSED):
             nodes, _ = compress_nodes(nodes, item["question"], lines)
-        shares.append(key_fact_recall("\n".join(n.node.get_content() for n in nodes), item["reference"]) or 0.0)
-    return float(np.mean(shares))
+        text = "\n".join(n.node.get_content() for n in nodes)
+        shares.append(key_fact_recall(text, item["reference"]) or 0.0)
+        lengths.append(sum(len(n.node.get_content()) for n in nodes) / whole)
+    return float(np.mean(shares)), float(np.mean(lengths))
 
 
 def summarise(model: str, subset: list[dict[str, Any]], out: Path, seed: int) -> dict[str, Any] | None:
@@ -243,7 +247,7 @@ def summarise(model: str, subset: list[dict[str, Any]], out: Path, seed: int) ->
     return {
         "model": model, "answers": len(answers), "recall_by_id": {a["id"]: a["recall"] for a in answers if a["recall"] is not None},
         "key_fact_recall": float(np.mean(recalls)), "ci_low": low,
-        "ci_high": high, "context_key_facts": context_coverage(model, answered),
+        "ci_high": high, **dict(zip(("context_key_facts", "context_length"), context_coverage(model, answered))),
         "cites": float(np.mean([a["cites"] for a in answers])),
         "cites_source": float(np.mean([a["cites_source"] for a in answers])),
         "tool_calls": len(tools), "well_formed_tool_calls": float(np.mean([t["well_formed"] for t in tools])) if tools else None,
@@ -270,12 +274,12 @@ def render(rows: list[dict[str, Any]], seed: int = 0) -> str:
     def f(value: Any, spec: str) -> str:
         return "—" if value is None else format(value, spec)
 
-    lines = ["| model | n | key-fact recall [95 % CI] | key facts in context | cites | cites source PDF | well-formed tool calls | "
+    lines = ["| model | n | key-fact recall [95 % CI] | key facts in context (its length) | cites | cites source PDF | well-formed tool calls | "
              "prompt tok/s | gen tok/s | s/answer (wall) | CPU s/answer | prompt tokens | peak RSS MB |",
              "|---|---|---|---|---|---|---|---|---|---|---|---|---|"]
     for r in rows:
         lines.append(f"| {r['model']} | {r['answers']} | {r['key_fact_recall']:.2f} [{r['ci_low']:.2f}, {r['ci_high']:.2f}] | "
-                     f"{r['context_key_facts']:.2f} | "
+                     f"{r['context_key_facts']:.2f} ({r['context_length']:.0%}) | "
                      f"{r['cites']:.0%} | {r['cites_source']:.0%} | "
                      f"{f(r['well_formed_tool_calls'], '.0%')} ({r['tool_calls']}) | {f(r['prompt_tok_s'], '.0f')} | "
                      f"{f(r['gen_tok_s'], '.1f')} | {r['s_per_answer']:.1f} | {f(r.get('cpu_s_per_answer'), '.1f')} | "

@@ -109,7 +109,7 @@ SAMPLE_QUESTION = "What is the maximum bi-weekly income for a family of 5 in BCY
 def _ask_every_mode(dataset, settings, modes: list[str]) -> None:
     from rag_lab.answer.adapter import make_answerer
     from rag_lab.evaluate.answering import CachedAnswerer
-    from rag_lab.evaluate.runner import model_id
+    from rag_lab.evaluate.answering import model_id
     from rag_lab.index import CorpusIndex
     from rag_lab.models.llm.disk_cache import DiskCache
 

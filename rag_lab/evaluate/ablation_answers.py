@@ -57,8 +57,10 @@ def parse_answer_configs(text: str | None, spec: GridSpec) -> list[Config]:
     return list(dict.fromkeys(configs))
 
 
-def context_key(question: str, chunks: Sequence[str]) -> str:
-    return hashlib.sha256(json.dumps([question, list(chunks)]).encode()).hexdigest()[:20]
+def context_key(question: str, chunks: Sequence[str], generator: str = "") -> str:
+    """One answer per (question, chunks in order, generator): another model, prompt or compression
+    setting answering into the same run folder generates anew instead of reusing another's answers."""
+    return hashlib.sha256(json.dumps([question, list(chunks), generator]).encode()).hexdigest()[:20]
 
 
 def _chunks_for(grid: GridResult, config: Config, qid: str) -> tuple[str, ...]:
@@ -78,7 +80,11 @@ def generate_answers(index, settings, grid: GridResult, configs: list[Config], q
 
     from rag_lab.answer.adapter import AnswerPipeline
     from rag_lab.answer.engine import build_engine
+    from rag_lab.evaluate.answering import model_id, prompt_version
     from rag_lab.progress import progress_bar
+
+    generator = json.dumps([model_id(settings, llm=llm), prompt_version(), settings.context_lines, engine_params],
+                           sort_keys=True, default=str)
 
     path = Path(run_dir) / ANSWERS_FILE
     done: dict[str, dict] = {}
@@ -94,7 +100,7 @@ def generate_answers(index, settings, grid: GridResult, configs: list[Config], q
     for config in configs:
         for qid in qids:
             chunks = _chunks_for(grid, config, qid)
-            wanted.setdefault(context_key(queries[qid], chunks), (qid, chunks))
+            wanted.setdefault(context_key(queries[qid], chunks, generator), (qid, chunks))
     todo = [(key, qid, chunks) for key, (qid, chunks) in wanted.items() if key not in done]
     if todo:
         with path.open("a", encoding="utf-8") as handle:
@@ -115,7 +121,7 @@ def generate_answers(index, settings, grid: GridResult, configs: list[Config], q
     rows = []
     for config in configs:
         for qid in qids:
-            record = done[context_key(queries[qid], _chunks_for(grid, config, qid))]
+            record = done[context_key(queries[qid], _chunks_for(grid, config, qid), generator)]
             rows.append({"config": config.id, **record})
     return rows
 

@@ -13,6 +13,7 @@ from dataclasses import asdict
 from typing import Any
 
 from rag_lab.answer.types import Answer
+from rag_lab.config import Settings
 from rag_lab.models.llm.disk_cache import DiskCache, cache_key
 
 
@@ -53,6 +54,15 @@ def answer_fields(answer: Answer) -> dict[str, Any]:
         "latency": timings,
         "usage": dict(answer.usage),
     }
+
+
+def model_id(settings: Settings, *, for_agent: bool = False, llm: Any = None) -> str:
+    """The cache identity of the generator: an LLM object passed in is not the configured model."""
+    if llm is not None:
+        return f"object:{type(llm).__name__}:{llm.metadata.model_name}"
+    from rag_lab.models.llm.factory import resolve_model
+
+    return f"{settings.llm_provider}:{resolve_model(settings, for_agent=for_agent)}"
 
 
 class CachedAnswerer:

@@ -21,7 +21,7 @@ from typing import Any
 from rag_lab.config import Settings, get_settings
 from rag_lab.datasets import Dataset, QAPair, resolve_dataset, spread_by_source
 from rag_lab.errors import ConfigError
-from rag_lab.evaluate.answering import CachedAnswerer
+from rag_lab.evaluate.answering import CachedAnswerer, model_id
 from rag_lab.evaluate.cost import cost_usd
 from rag_lab.evaluate.manifest import build_manifest
 from rag_lab.evaluate.scoring import Scorer, citation_summary, timed_score
@@ -64,15 +64,6 @@ def parse_judge(spec: str) -> tuple[str, str | None]:
 def judge_settings(settings: Settings, spec: str) -> Settings:
     provider, model = parse_judge(spec)
     return settings.model_copy(update={"llm_provider": provider, "llm_model": model})
-
-
-def model_id(settings: Settings, *, for_agent: bool = False, llm: Any = None) -> str:
-    """The cache identity of the generator: an LLM object passed in is not the configured model."""
-    if llm is not None:
-        return f"object:{type(llm).__name__}:{llm.metadata.model_name}"
-    from rag_lab.models.llm.factory import resolve_model
-
-    return f"{settings.llm_provider}:{resolve_model(settings, for_agent=for_agent)}"
 
 
 def _index_fingerprint(mode: str, dataset: Dataset, settings: Settings) -> str:

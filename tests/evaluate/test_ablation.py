@@ -144,8 +144,14 @@ def test_answer_configs_generate_once_per_distinct_context(run, texas, lab_setti
 
     monkeypatch.setattr("rag_lab.answer.engine.build_engine", must_not_generate)
     again = ablation.run_ablation(texas, lab_settings, SPEC, run.run_dir, limit=10, progress=False,
-                                  n_permutations=200, answer_configs=configs, answer_limit=3)
+                                  n_permutations=200, answer_configs=configs, answer_limit=3, llm=MockLLM(max_tokens=8))
     assert list(again.answers["answer"]) == list(answers["answer"])
+    # another generator (here: whole chunks instead of compressed ones) never reuses these answers
+    for other in ({"settings": lab_settings.model_copy(update={"compress": "off"}), "llm": MockLLM(max_tokens=8)},
+                  {"settings": lab_settings, "llm": None}):  # the configured local model, not the mock
+        with pytest.raises(AssertionError, match="generated again"):
+            ablation.run_ablation(texas, other["settings"], SPEC, run.run_dir, limit=10, progress=False,
+                                  n_permutations=200, answer_configs=configs, answer_limit=3, llm=other["llm"])
     loaded = ablation.load_ablation(run.run_dir)
     assert len(loaded.answers) == 12 and isinstance(loaded.answers["cited"].iloc[0], list)
     from rag_lab.report.html import build_report

@@ -69,6 +69,13 @@ class Dataset:
         return load_folder(self.documents_dir, self.source_urls, parse_cache=parse_cache, progress=progress)
 
     @property
+    def dev_split(self) -> frozenset[str]:
+        """Question ids of the declared dev split (``dev_split.txt``; see :mod:`rag_lab.splits`)."""
+        from rag_lab.splits import read_dev_split
+
+        return read_dev_split(self.root)
+
+    @property
     def has_qa(self) -> bool:
         return self.qa_file is not None and self.qa_file.exists()
 

@@ -1,0 +1,107 @@
+"""Declared dev splits: the questions that tuning may look at, listed in the dataset folder.
+
+A dataset folder may hold ``dev_split.txt``: one question id per line (a line starting with ``#`` is a
+comment).
+Tuning (prompt, compression, retrieval levers) uses only those questions; benchmarks and reports
+either leave them out or mark them, so a number that decided a design choice is never the number
+that reports it.
+
+Build one with ``python -m rag_lab.splits DATASET``: about a third of the judged questions, drawn per
+source document (so every document with questions has its share), seeded and deterministic; ids in
+``--include`` (questions tuning already used) are always in it.
+"""
+
+from __future__ import annotations
+
+import argparse
+import random
+from collections import defaultdict
+from pathlib import Path
+
+from rag_lab.errors import DatasetError
+
+DEV_SPLIT_FILE = "dev_split.txt"
+
+
+def dev_split_path(root: Path) -> Path:
+    return Path(root) / DEV_SPLIT_FILE
+
+
+def read_dev_split(root: Path) -> frozenset[str]:
+    """The ids listed in ``root/dev_split.txt``; empty when the dataset declares none."""
+    path = dev_split_path(root)
+    return read_id_file(path) if path.is_file() else frozenset()
+
+
+def read_id_file(path: Path) -> frozenset[str]:
+    """One id a line; blank lines and lines starting with ``#`` skipped (ids themselves hold ``#``)."""
+    try:
+        text = Path(path).read_text(encoding="utf-8")
+    except (OSError, UnicodeDecodeError) as exc:
+        raise DatasetError(f"{path}: cannot read the id list ({exc})", "one question id per line, UTF-8") from None
+    return frozenset(s for line in text.splitlines() if (s := line.strip()) and not s.startswith("#"))
+
+
+def split_ids(ids: list[str], dev: frozenset[str]) -> tuple[list[str], list[str]]:
+    """``(dev, rest)``, each in the order of ``ids``."""
+    return [i for i in ids if i in dev], [i for i in ids if i not in dev]
+
+
+def choose_dev_split(sources: dict[str, str], *, fraction: float = 1 / 3, seed: int = 0,
+                     include: frozenset[str] = frozenset()) -> list[str]:
+    """About ``fraction`` of ``sources``' ids (id → source document), the same share of every
+    document (rounded, at least one of a document with two or more questions); ``include`` is
+    always in, and counts towards its document's share."""
+    if not 0 < fraction < 1:
+        raise ValueError(f"fraction must be between 0 and 1, got {fraction}")
+    unknown = sorted(include - set(sources))
+    if unknown:
+        raise DatasetError(f"--include names ids the dataset does not have: {unknown[:5]}", "check the ids")
+    by_source: dict[str, list[str]] = defaultdict(list)
+    for qa_id in sorted(sources):
+        by_source[sources[qa_id]].append(qa_id)
+    rng = random.Random(seed)
+    chosen: list[str] = []
+    for source in sorted(by_source):
+        ids = by_source[source]
+        want = max(round(len(ids) * fraction), 1 if len(ids) >= 2 else 0)
+        forced = [i for i in ids if i in include]
+        others = [i for i in ids if i not in include]
+        rng.shuffle(others)
+        chosen.extend(forced + others[:max(want - len(forced), 0)])
+    return sorted(chosen)
+
+
+def write_dev_split(root: Path, ids: list[str], header: str) -> Path:
+    path = dev_split_path(root)
+    lines = [f"# {line}" if line else "#" for line in header.splitlines()]
+    path.write_text("\n".join(lines + sorted(ids)) + "\n", encoding="utf-8")
+    return path
+
+
+def main(argv: list[str] | None = None) -> None:
+    from rag_lab.datasets import resolve_dataset
+
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("dataset")
+    parser.add_argument("--fraction", type=float, default=1 / 3)
+    parser.add_argument("--seed", type=int, default=0)
+    parser.add_argument("--include", type=Path, default=None,
+                        help="a file of ids (one a line) that must be in the dev split")
+    args = parser.parse_args(argv)
+    dataset = resolve_dataset(args.dataset)
+    pairs = [p for p in dataset.load_qa() if p.source_files]
+    include = read_id_file(args.include) if args.include else frozenset()
+    ids = choose_dev_split({p.id: p.source_files[0] for p in pairs}, fraction=args.fraction, seed=args.seed,
+                           include=include)
+    header = (f"Dev split of {dataset.name}: {len(ids)} of {len(pairs)} judged questions, about "
+              f"{args.fraction:.2f} of each source document's questions, seed {args.seed}.\n"
+              "Tuning (prompts, compression, retrieval levers) may use only these; reports leave them out or mark them.\n"
+              f"Made by: python -m rag_lab.splits {args.dataset} --fraction {args.fraction:.4g} --seed {args.seed}"
+              + (f" --include {args.include}" if args.include else ""))
+    path = write_dev_split(dataset.root, ids, header)
+    print(f"{path}: {len(ids)} of {len(pairs)} questions")
+
+
+if __name__ == "__main__":
+    main()

@@ -197,6 +197,7 @@ def _run_locked(dataset: Dataset, settings: Settings, modes: list[str], out: Pat
     fingerprints = {m: _index_fingerprint(m, dataset, settings) for m in modes}
     config = {"modes": modes, "limit": limit, "rerank": rerank, "judge": judge_id, "params": params,
               "conversations": conversations, "questions": len(pairs), "metrics": metrics,
+              "context_lines": settings.context_lines,  # compression: lines kept per chunk (None: off)
               "prompt_version": prompt_version(),
               "index_fingerprint": next((f for m, f in fingerprints.items() if m != "kendra"), None)}
     models = {"llm": model_id(settings, llm=llm),
@@ -217,8 +218,7 @@ def _run_locked(dataset: Dataset, settings: Settings, modes: list[str], out: Pat
         scorer = Scorer(settings, judge_llm=judge_llm, judge_id=judge_id, cache=cache, metrics=metrics)
         factory = _Answerers(settings, dataset, rerank, params, llm=llm, agent_llm=agent_llm)
         base_inputs = {"rerank": rerank, "params": params, "temperature": settings.llm_temperature,
-                       "max_tokens": settings.llm_max_tokens, "context_lines": settings.context_lines,
-                       "compress": [settings.compress, settings.compress_lines]}
+                       "max_tokens": settings.llm_max_tokens, "context_lines": settings.context_lines}
         for mode in modes:
             log = SampleLog(out / mode, resume=resume)
             # finished = recorded without an error; a failed sample is retried (its new line wins)
@@ -246,7 +246,7 @@ RESUME_KEYS = (
     ("model", "models", "llm"), ("agent model", "models", "agent_llm"), ("embedding model", "models", "embedding"),
     ("judge", "config", "judge"), ("rerank", "config", "rerank"), ("metrics", "config", "metrics"),
     ("prompt version", "config", "prompt_version"), ("index", "config", "index_fingerprint"),
-    ("compression", "settings", "compress"), ("compression lines", "settings", "compress_lines"),
+    ("compression (lines kept per chunk)", "config", "context_lines"),
     ("temperature", "settings", "llm_temperature"), ("max tokens", "settings", "llm_max_tokens"),
     ("chunk words", "settings", "chunk_words"), ("chunk overlap", "settings", "chunk_overlap_words"),
     ("vector backend", "settings", "vector_backend"), ("LLM provider", "settings", "llm_provider"),

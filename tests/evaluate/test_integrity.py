@@ -310,3 +310,20 @@ def test_an_unreachable_qdrant_url_is_one_line_without_traceback(pets, lab_cli, 
     assert code == 2
     assert f"cannot reach the Qdrant server at http://127.0.0.1:{port}" in err and "QDRANT_URL" in err
     assert "Traceback" not in err and len([l for l in err.splitlines() if l.startswith("error:")]) == 1
+
+
+def test_make_demo_resume_path_still_resumes(pets, lab_settings, monkeypatch, tmp_path):
+    """`make demo` re-runs its mode comparison with resume=True: same configuration, nothing refused,
+    nothing answered twice."""
+    from rag_lab.cli.demo_reports import _mode_comparison
+    from rag_lab.evaluate import load_run
+
+    llm = ScriptedLLM(script=quoting_answer)
+    monkeypatch.setattr("rag_lab.models.llm.get_llm", lambda settings, **kw: llm)
+    dataset = resolve_dataset(pets)
+    out = _mode_comparison(dataset, lab_settings, tmp_path, limit=2)
+    answered = len(llm.answer_prompts)
+    assert answered == 8  # 2 questions × 4 modes
+    again = _mode_comparison(dataset, lab_settings, tmp_path, limit=2)
+    assert again == out and len(llm.answer_prompts) == answered
+    assert list(load_run(out).modes["samples"]) == [2, 2, 2, 2]

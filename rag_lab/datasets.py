@@ -20,18 +20,28 @@ from llama_index.core import Document
 
 from rag_lab.errors import DatasetError
 from rag_lab.ingest import IngestReport, load_beir_corpus, load_folder
+from rag_lab.ingest.loaders import SUPPORTED_SUFFIXES, iter_document_files
 from rag_lab.ingest.parse_cache import ParseCache
 
 
 @dataclass(frozen=True)
 class QAPair:
     """One line of ``qa.jsonl``: ``question`` (required), ``id`` (default ``line-N``),
-    ``reference_answer`` and ``source_file`` (a file name or a list of them) optional."""
+    ``reference_answer`` and ``source_file`` (a file name or a list of them) optional.
+
+    ``source_files`` are document keys (:meth:`Dataset.document_key`: the path relative to the
+    documents folder); ``unknown_sources`` are the names that match no document of the folder.
+    A pair with unknown sources only is *unjudgeable*: it has no document-level metrics."""
 
     id: str
     question: str
     reference_answer: str | None = None
     source_files: tuple[str, ...] = ()
+    unknown_sources: tuple[str, ...] = ()
+
+    @property
+    def unjudgeable(self) -> bool:
+        return bool(self.unknown_sources) and not self.source_files
 
     @property
     def source_file(self) -> str | None:
@@ -53,11 +63,21 @@ class Dataset:
 
     @property
     def corpus_files(self) -> list[Path]:
-        """Every file whose content determines the index (for change detection)."""
+        """Every file whose content determines the index (for change detection): the documents
+        :func:`load_folder` reads (supported, not hidden), never the questions or the dataset's
+        own description, so editing ``qa.jsonl`` neither rebuilds the index nor misses the answer cache."""
         if self.corpus_file is not None:
             return [self.corpus_file]
         assert self.documents_dir is not None
-        return sorted(p for p in self.documents_dir.rglob("*") if p.is_file())
+        own = {p.resolve() for p in (self.qa_file, self.root / "dataset.json") if p is not None}
+        return [p for p in iter_document_files(self.documents_dir)
+                if p.suffix.lower() in SUPPORTED_SUFFIXES and p.resolve() not in own]
+
+    def document_key(self, path: Path) -> str:
+        """The one document key: the path relative to the documents folder (``sub/file.pdf``);
+        chunks carry it as ``doc_id``, relevance judgements use it (BEIR: the corpus ``_id``)."""
+        assert self.documents_dir is not None
+        return Path(path).relative_to(self.documents_dir).as_posix()
 
     def load_documents(self, *, parse_cache: ParseCache | None = None,
                        progress: bool = False) -> tuple[list[Document], IngestReport]:
@@ -89,8 +109,14 @@ class Dataset:
                                "add qa.jsonl: one JSON object per line with question, and optionally id, "
                                "reference_answer and source_file")
         pairs = []
+        resolver = _SourceResolver(self) if self.kind == "folder" else None
         for line_no, record in _read_jsonl(self.qa_file):
-            pairs.append(_qa_pair(self.qa_file, line_no, record))
+            pair = _qa_pair(self.qa_file, line_no, record)
+            if resolver is not None:
+                pair = resolver.resolve(pair, line_no)
+            pairs.append(pair)
+        if resolver is not None:
+            resolver.warn_unknown()
         duplicated = [qa_id for qa_id, n in Counter(p.id for p in pairs).items() if n > 1]
         if duplicated:
             raise DatasetError(f"{self.qa_file}: duplicate ids {sorted(duplicated)[:5]}", "give every line its own id")
@@ -131,12 +157,91 @@ class Dataset:
             queries = {q: queries[q] for q in kept}
         return queries, {q: qrels[q] for q in queries}
 
+    def unjudgeable_questions(self) -> list[str]:
+        """Ids of the Q&A pairs whose ``source_file`` names no document of the folder: left out
+        of the document-level metrics (a real 0 would be a judgement nobody made)."""
+        return [p.id for p in self.load_qa() if p.unjudgeable] if self.kind == "folder" and self.has_qa else []
+
     def _judged_pairs(self) -> list[QAPair]:
-        pairs = [p for p in self.load_qa() if p.source_files]
-        if not pairs:
-            raise DatasetError(f"{self.qa_file}: no line names a source_file",
-                               "document-level IR metrics need each question's source file(s)")
-        return pairs
+        pairs = self.load_qa()
+        judged = [p for p in pairs if p.source_files]
+        if not judged:
+            unknown = sorted({s for p in pairs for s in p.unknown_sources})
+            raise DatasetError(f"{self.qa_file}: no line names a source_file"
+                               + (f" that is a document of {self.documents_dir} (named: {', '.join(unknown[:5])})"
+                                  if unknown else ""),
+                               "document-level IR metrics need each question's source file(s), as a path "
+                               "relative to the documents folder (or a base name, when unambiguous)")
+        return judged
+
+
+_WARNED_UNKNOWN: set[tuple[str, str]] = set()  # (qa file, source name): warned once per process
+
+
+class _SourceResolver:
+    """Q&A ``source_file`` names → document keys. A key (path relative to the documents folder)
+    is taken as is; a base name is accepted when exactly one document has it; an ambiguous base
+    name is an error naming the candidates; a name matching no document is collected (warned once)."""
+
+    def __init__(self, dataset: Dataset) -> None:
+        self.dataset = dataset
+        self.keys = {dataset.document_key(p) for p in dataset.corpus_files}
+        self.by_base: dict[str, list[str]] = {}
+        for key in sorted(self.keys):
+            self.by_base.setdefault(key.rsplit("/", 1)[-1], []).append(key)
+        self.unknown: dict[str, list[int]] = {}
+
+    def key(self, name: str, line_no: int) -> str | None:
+        text = name.strip().replace("\\", "/")
+        while text.startswith("./"):
+            text = text[2:]
+        if text in self.keys:
+            return text
+        if "/" not in text:
+            found = self.by_base.get(text, [])
+            if len(found) > 1:
+                raise DatasetError(
+                    f"{self.dataset.qa_file}: line {line_no}: source_file {name!r} is ambiguous: "
+                    f"{' and '.join(found)} both have that name",
+                    f"write the path relative to {self.dataset.documents_dir}, e.g. \"{found[0]}\"")
+            if found:
+                return found[0]
+        elif self.dataset.documents_dir != self.dataset.root:  # a path from the dataset folder (pdfs/x.pdf)
+            try:
+                inside = (self.dataset.root / text).resolve().relative_to(self.dataset.documents_dir.resolve())
+            except ValueError:
+                inside = None
+            if inside is not None and inside.as_posix() in self.keys:
+                return inside.as_posix()
+        self.unknown.setdefault(name, []).append(line_no)
+        return None
+
+    def resolve(self, pair: QAPair, line_no: int) -> QAPair:
+        if not pair.source_files:
+            return pair
+        keys, unknown = [], []
+        for name in pair.source_files:
+            key = self.key(name, line_no)
+            if key is None:
+                unknown.append(name)
+            elif key not in keys:
+                keys.append(key)
+        return QAPair(pair.id, pair.question, pair.reference_answer, tuple(keys), tuple(unknown))
+
+    def warn_unknown(self) -> None:
+        import warnings
+
+        from rag_lab.errors import RagLabWarning
+
+        for name, lines in self.unknown.items():
+            if (str(self.dataset.qa_file), name) in _WARNED_UNKNOWN:
+                continue
+            _WARNED_UNKNOWN.add((str(self.dataset.qa_file), name))
+            where = f"line {lines[0]}" + (f" and {len(lines) - 1} more" if len(lines) > 1 else "")
+            warnings.warn(RagLabWarning(
+                f"{self.dataset.qa_file}: {where}: source_file {name!r} names no document of "
+                f"{self.dataset.documents_dir}; those questions are unjudgeable (left out of the "
+                "document-level metrics) — fix the name (a path relative to the documents folder)"), stacklevel=4)
 
 
 def spread_by_source(ids: list[str], sources: dict[str, list[str]], limit: int) -> list[str]:
@@ -211,8 +316,16 @@ def _read_json_file(path: Path, what: str) -> dict:
 
 
 def _read_jsonl(path: Path):
-    with path.open(encoding="utf-8") as handle:
-        for line_no, line in enumerate(handle, start=1):
+    """``(line number, JSON value)`` per non-blank line; bad JSON or bytes that are not UTF-8 name
+    the file and line (read as bytes, so a decoding error knows its line)."""
+    with path.open("rb") as handle:
+        for line_no, raw in enumerate(handle, start=1):
+            try:
+                line = raw.decode("utf-8-sig" if line_no == 1 else "utf-8")
+            except UnicodeDecodeError as exc:
+                raise DatasetError(f"{path}: line {line_no} is not UTF-8 text (byte 0x{raw[exc.start]:02x} at "
+                                   f"column {exc.start + 1})",
+                                   "save the file as UTF-8 (e.g. iconv -f latin1 -t utf-8)") from None
             if line.strip():
                 try:
                     yield line_no, json.loads(line)

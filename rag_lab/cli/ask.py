@@ -8,7 +8,7 @@ import json
 
 from typing import TYPE_CHECKING
 
-from rag_lab.cli.settings import get_settings
+from rag_lab.cli.settings import get_settings, positive_int
 
 if TYPE_CHECKING:
     from llama_index.core.schema import NodeWithScore
@@ -29,8 +29,8 @@ def add_ask(sub, common) -> None:
                         "in benchmarks/rerank_quality.py; never for kendra)")
     p.add_argument("--explain", action="store_true", help="show the chunks given to the LLM, with fusion explanations")
     p.add_argument("--json", action="store_true", help="print the Answer as JSON")
-    p.add_argument("--top-k", type=int, default=None, help="chunks retrieved (default 30; kendra: KENDRA_TOP_K, default 5)")
-    p.add_argument("--top-n", type=int, default=None, help="chunks given to the LLM (default 7; kendra: all it retrieved)")
+    p.add_argument("--top-k", type=positive_int, default=None, help="chunks retrieved (default 30; kendra: KENDRA_TOP_K, default 5)")
+    p.add_argument("--top-n", type=positive_int, default=None, help="chunks given to the LLM (default 7; kendra: all it retrieved)")
     common(p)
     p.set_defaults(handler=run_ask)
 

@@ -9,7 +9,7 @@ from collections.abc import Callable
 from typing import IO, TYPE_CHECKING, Any
 
 from rag_lab.cli.ask import ASK_MODES, render_answer, rerank_default
-from rag_lab.cli.settings import get_settings
+from rag_lab.cli.settings import get_settings, positive_int
 from rag_lab.errors import RagLabError
 
 if TYPE_CHECKING:
@@ -26,7 +26,7 @@ def add_chat(sub, common) -> None:
     p.add_argument("--mode", choices=ASK_MODES, default="agent")
     p.add_argument("--retrieval-mode", choices=ALL_MODES, default="fusion",
                    help="the agent's retriever (default fusion)")
-    p.add_argument("--top-k", type=int, default=None,
+    p.add_argument("--top-k", type=positive_int, default=None,
                    help="chunks per search (agent, default 5) or retrieved (engines)")
     p.add_argument("--max-tool-calls", type=int, default=None, help="searches per question (agent, default 3)")
     p.add_argument("--max-history", type=int, default=None, help="messages remembered (agent, default 20)")

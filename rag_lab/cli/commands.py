@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import json
 
-from rag_lab.cli.settings import get_settings
+from rag_lab.cli.settings import get_settings, positive_int
 
 
 def _dataset(name: str):
@@ -54,9 +54,9 @@ def add_contextual_option(p) -> None:
 
 
 def add_retrieval_options(p) -> None:
-    p.add_argument("--top-k", type=int, default=None, help="results to return (default 5)")
+    p.add_argument("--top-k", type=positive_int, default=None, help="results to return (default 5)")
     p.add_argument("--fusion-k", type=int, default=None, help="RRF k, ranks from 1 (default 60)")
-    p.add_argument("--prefetch", type=int, default=None, help="candidates per leg for fusion/hybrid (default 100)")
+    p.add_argument("--prefetch", type=positive_int, default=None, help="candidates per leg for fusion/hybrid (default 100)")
     p.add_argument("--dense-weight", type=float, default=None)
     p.add_argument("--sparse-weight", type=float, default=None)
 
@@ -111,10 +111,10 @@ def add_ir(sub, common) -> None:
     p.add_argument("dataset")
     p.add_argument("--modes", default="dense,bm25,fusion,hybrid", help="comma-separated modes")
     p.add_argument("--fusion-k", type=int, default=None, help="RRF k, ranks from 1 (default 60)")
-    p.add_argument("--prefetch", type=int, default=None, help="candidates per leg (default 100)")
+    p.add_argument("--prefetch", type=positive_int, default=None, help="candidates per leg (default 100)")
     p.add_argument("--dense-weight", type=float, default=None)
     p.add_argument("--sparse-weight", type=float, default=None)
-    p.add_argument("--limit", type=int, default=None, help="N queries spread over the relevant documents (round-robin)")
+    p.add_argument("--limit", type=positive_int, default=None, help="N queries spread over the relevant documents (round-robin)")
     p.add_argument("--no-resume", action="store_true", help="ignore checkpointed runs")
     p.add_argument("--json", metavar="FILE", default=None, help="also write the table as JSON")
     p.add_argument("--out", metavar="DIR", default=None,
@@ -137,15 +137,9 @@ def parse_modes(text: str) -> list[str]:
 
 
 def run_ir(args) -> int:
-    from rag_lab.cli.render import render_ir_table
-    from rag_lab.evaluate.ir import evaluate_modes
-    from rag_lab.index import build_index
-
     settings = get_settings()
     dataset = _dataset(args.dataset)
     modes = parse_modes(args.modes)
-    if args.limit is not None and args.limit < 1:
-        raise ValueError(f"--limit must be ≥ 1, got {args.limit}")
     # Queries and qrels first: a dataset without them fails in a second, not after an index build.
     from rag_lab.errors import DatasetError
 
@@ -153,6 +147,19 @@ def run_ir(args) -> int:
     if not any(q in qrels for q in queries):
         raise DatasetError(f"Dataset {dataset.name!r}: none of its {len(queries)} queries has relevance judgements",
                            "the query ids in the qrels file must match the queries' ids")
+    from contextlib import nullcontext
+
+    from rag_lab.evaluate.run_lock import run_lock
+
+    with run_lock(args.out) if args.out else nullcontext():  # one writer per run folder
+        return _run_ir_locked(args, settings, dataset, modes)
+
+
+def _run_ir_locked(args, settings, dataset, modes) -> int:
+    from rag_lab.cli.render import render_ir_table
+    from rag_lab.evaluate.ir import evaluate_modes
+    from rag_lab.index import build_index
+
     build_index(dataset, settings, progress=True, contextual=args.contextual)  # no-op when up to date
     params = {"rrf_k": args.fusion_k, "prefetch": args.prefetch,
               "dense_weight": args.dense_weight, "sparse_weight": args.sparse_weight}

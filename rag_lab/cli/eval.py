@@ -5,7 +5,7 @@ from __future__ import annotations
 import argparse
 import math
 
-from rag_lab.cli.settings import get_settings  # lazy: --help must not load pydantic-settings
+from rag_lab.cli.settings import get_settings, positive_int  # lazy: --help must not load pydantic-settings
 
 
 def add_eval(sub, common) -> None:
@@ -14,7 +14,7 @@ def add_eval(sub, common) -> None:
     p.add_argument("--modes", default="dense,bm25,fusion,hybrid",
                    help="comma-separated: dense,bm25,fusion,hybrid,agent,kendra")
     p.add_argument("--out", default=None, help="run folder (default runs/<dataset>)")
-    p.add_argument("--limit", type=int, default=None, help="N questions spread over the source documents (round-robin)")
+    p.add_argument("--limit", type=positive_int, default=None, help="N questions spread over the source documents (round-robin)")
     p.add_argument("--resume", action="store_true", help="skip samples already in the run folder")
     p.add_argument("--judge", default=None, metavar="PROVIDER[:MODEL]",
                    help="LLM judge for the judged RAGAS metrics, e.g. openai:gpt-5-mini")
@@ -22,8 +22,8 @@ def add_eval(sub, common) -> None:
                    help="LLM rerank of the retrieved chunks (default as in `rag-lab ask`: on with a remote LLM "
                         "provider, off with the local model)")
     p.add_argument("--conversations", action="store_true", help="also run the dataset's multi-turn scenarios (agent)")
-    p.add_argument("--top-k", type=int, default=None, help="candidates retrieved per question")
-    p.add_argument("--top-n", type=int, default=None, help="chunks given to the LLM")
+    p.add_argument("--top-k", type=positive_int, default=None, help="candidates retrieved per question")
+    p.add_argument("--top-n", type=positive_int, default=None, help="chunks given to the LLM")
     p.add_argument("--json", action="store_true", help="print the summary as JSON")
     common(p)
     p.set_defaults(handler=run_eval)
@@ -53,7 +53,10 @@ def render_eval_table(run) -> str:
                 cells.append("n/a")
         rows.append((metric, cells))
     info = run.modes.set_index("mode")
-    for column, fmt in [("samples", "{:.0f}"), ("errors", "{:.0f}"), ("cached", "{:.0f}"),
+    counts = [("samples", "{:.0f}"), ("errors", "{:.0f}")]
+    if "unjudgeable" in info.columns and info["unjudgeable"].fillna(0).sum() > 0:
+        counts.append(("unjudgeable", "{:.0f}"))  # no document-level metrics: source_file names no document
+    for column, fmt in [*counts, ("cached", "{:.0f}"),
                         ("cites_nothing", "{:.0%}"), ("latency_p50_s", "{:.2f}"), ("latency_p95_s", "{:.2f}"),
                         ("total_tokens", "{:.0f}"), ("cost_usd", "{:.4f}")]:
         rows.append((column, [("—" if _isnan(info.loc[m, column]) else fmt.format(info.loc[m, column])) for m in modes]))
@@ -62,6 +65,7 @@ def render_eval_table(run) -> str:
     header = f"{'metric':<{width}}" + "".join(f"{m:>{col}}" for m in modes)
     lines = [header, "-" * len(header)]
     lines += [f"{name:<{width}}" + "".join(f"{c:>{col}}" for c in cells) for name, cells in rows]
+    lines += [f"note: {note}" for note in getattr(run, "notes", [])]
     return "\n".join(lines)
 
 

@@ -42,12 +42,34 @@ def _show_lab_warnings() -> None:
     warnings.showwarning = show
 
 
-def main(argv: list[str] | None = None) -> int:
-    argv = list(sys.argv[1:] if argv is None else argv)
-    debug = "--debug" in argv
-    # Parse first: --help and argument errors exit here, before any heavy library is imported.
-    parser = build_parser()
-    args = parser.parse_args(argv)
+class _LazyLogFile(logging.Handler):
+    """Appends records to ``<data dir>/logs/rag-lab.log``, opened on the first record (most runs
+    never write one, and resolving the data dir loads the settings)."""
+
+    def __init__(self) -> None:
+        super().__init__(level=logging.WARNING)
+        self._file: logging.FileHandler | None = None
+
+    def emit(self, record: logging.LogRecord) -> None:
+        if self._file is None:
+            try:
+                from rag_lab.config import get_settings
+
+                folder = get_settings().data_dir / "logs"
+                folder.mkdir(parents=True, exist_ok=True)
+                self._file = logging.FileHandler(folder / "rag-lab.log", encoding="utf-8")
+                self._file.setFormatter(logging.Formatter("%(asctime)s %(levelname)s %(name)s: %(message)s"))
+            except Exception:  # noqa: BLE001 - logging must never break a run
+                return
+        self._file.emit(record)
+
+
+# Libraries whose error logs are per-call details the run already records (a judged metric that
+# failed is NaN with its reason in samples.jsonl): sent to the log file, not to the terminal.
+LOGGED_TO_FILE = ("ragas",)
+
+
+def configure_logging(debug: bool) -> None:
     if not debug:
         # Library chatter (HF, llama.cpp, tqdm-less warnings) is noise for CLI users.
         warnings.filterwarnings("ignore")
@@ -56,10 +78,24 @@ def main(argv: list[str] | None = None) -> int:
 
         for noisy in ("bm25s", "httpx", "sentence_transformers", "transformers"):
             logging.getLogger(noisy).setLevel(logging.ERROR)
+        log_file = _LazyLogFile()
+        for name in LOGGED_TO_FILE:
+            logger = logging.getLogger(name)
+            logger.propagate = False
+            logger.handlers = [log_file]
         os.environ.setdefault("TOKENIZERS_PARALLELISM", "false")
         os.environ.setdefault("HF_HUB_DISABLE_PROGRESS_BARS", "1")  # "Loading weights" bars
     else:
         logging.basicConfig(level=logging.INFO)
+
+
+def main(argv: list[str] | None = None) -> int:
+    argv = list(sys.argv[1:] if argv is None else argv)
+    debug = "--debug" in argv
+    # Parse first: --help and argument errors exit here, before any heavy library is imported.
+    parser = build_parser()
+    args = parser.parse_args(argv)
+    configure_logging(debug)
     _show_lab_warnings()
     try:
         return int(args.handler(args) or 0)
@@ -76,6 +112,13 @@ def main(argv: list[str] | None = None) -> int:
     except KeyboardInterrupt:
         print("interrupted", file=sys.stderr)
         return 130
+    except Exception as exc:  # an unreachable Qdrant server: one line, not qdrant-client's traceback
+        store = sys.modules.get("rag_lab.index.store")
+        message = store.unreachable_server_message(exc) if store is not None and not debug else None
+        if message is None:
+            raise
+        print(f"error: {message}", file=sys.stderr)
+        return 2
     finally:
         store = sys.modules.get("rag_lab.index.store")  # only if a command opened Qdrant (no import cost)
         if store is not None:

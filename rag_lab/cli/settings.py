@@ -13,3 +13,17 @@ def get_settings() -> Settings:
     from rag_lab.config import get_settings as configured
 
     return configured()
+
+
+def positive_int(text: str) -> int:
+    """argparse ``type`` of counts (--top-k, --top-n, --limit, --prefetch, RRF k): a whole number ≥ 1,
+    refused at the command line (``--top-k 0`` would otherwise fail every sample later)."""
+    import argparse
+
+    try:
+        value = int(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"expected a whole number ≥ 1, got {text!r}") from None
+    if value < 1:
+        raise argparse.ArgumentTypeError(f"must be ≥ 1, got {value}")
+    return value

@@ -5,6 +5,10 @@
     run.summary   # one row per (mode, metric): mean, n (scored), nan (failed / NaN), applicable
     run.modes     # one row per mode: samples, errors, cached, latency p50/p95 (s), tokens, cost
     run.records   # {mode: [raw samples.jsonl records]}
+    run.notes     # lines a reader must see: a cut-off last line skipped ("3 of 4 samples"), …
+
+Only the manifest's modes are read: a sub-folder left from an earlier run in the same folder is
+not part of this run. A damaged samples line or manifest is an error naming the file and line.
 
 ``value`` is NaN where a metric applied but failed; a metric that does not apply to a sample
 (e.g. ROUGE-L without a reference answer) has no row for it.
@@ -24,7 +28,7 @@ from rag_lab.evaluate.store import MANIFEST, SAMPLES, read_samples
 
 SAMPLE_COLUMNS = ["run", "mode", "kind", "sample_id", "metric", "value"]
 SUMMARY_COLUMNS = ["mode", "metric", "mean", "n", "nan", "applicable"]
-MODE_COLUMNS = ["mode", "samples", "errors", "cached", "latency_p50_s", "latency_p95_s", "retrieve_s", "generate_s",
+MODE_COLUMNS = ["mode", "samples", "errors", "unjudgeable", "cached", "latency_p50_s", "latency_p95_s", "retrieve_s", "generate_s",
                 "score_s", "prompt_tokens", "completion_tokens", "total_tokens", "cost_usd", "cites_nothing"]
 CONVERSATIONS = "conversations"
 
@@ -37,6 +41,7 @@ class EvalRun:
     samples: pd.DataFrame = field(repr=False)
     summary: pd.DataFrame = field(repr=False)
     modes: pd.DataFrame = field(repr=False)
+    notes: list[str] = field(default_factory=list)
 
     def table(self) -> pd.DataFrame:
         """Wide per-mode table: each metric's mean, then its NaN count, then latency/tokens/cost."""
@@ -108,6 +113,8 @@ def modes_frame(records: dict[str, list[dict[str, Any]]]) -> pd.DataFrame:
         answered = [r for r in ok if r.get("response_type", "answer") == "answer" and "citations" in r]
         rows.append({
             "mode": mode, "samples": len(items), "errors": len(items) - len(ok),
+            # questions whose source_file names no document: no document-level metrics
+            "unjudgeable": sum(1 for r in items if r.get("unjudgeable")),
             "cached": sum(1 for r in ok if r.get("cached")),
             "latency_p50_s": _quantile(total, 0.5), "latency_p95_s": _quantile(total, 0.95),
             "retrieve_s": mean_of("retrieve"), "generate_s": mean_of("generate"), "score_s": mean_of("score"),
@@ -121,18 +128,27 @@ def modes_frame(records: dict[str, list[dict[str, Any]]]) -> pd.DataFrame:
 
 
 def load_run(path: str | Path) -> EvalRun:
-    """Read ``path`` (a run folder); modes in manifest order, then any other sub-folders."""
+    """Read ``path`` (a run folder): the manifest's modes, in its order (and its conversations)."""
+    from rag_lab.errors import ConfigError
+    from rag_lab.evaluate.store import read_manifest, scan_samples
+
     path = Path(path)
     manifest_file = path / MANIFEST
     if not manifest_file.exists():
-        from rag_lab.errors import ConfigError
-
         raise ConfigError(f"{path} is not a run folder (no {MANIFEST})", "pass the --out folder of `rag-lab eval`")
-    manifest = json.loads(manifest_file.read_text(encoding="utf-8"))
-    order = list(manifest.get("config", {}).get("modes", []))
-    found = sorted(p.name for p in path.iterdir() if (p / SAMPLES).exists())
-    modes = [m for m in order if m in found] + [m for m in found if m not in order]
-    # one record per sample: a failed sample retried by --resume has a later line, which wins
-    records = {m: list({r["id"]: r for r in read_samples(path / m / SAMPLES)}.values()) for m in modes}
+    manifest = read_manifest(manifest_file, hint="re-run the evaluation into this folder (without --resume) "
+                                                 "or into a new --out folder")
+    config = manifest.get("config") or {}
+    order = list(dict.fromkeys(config.get("modes") or []))
+    if config.get("conversations"):
+        order.append(CONVERSATIONS)
+    modes = [m for m in order if (path / m / SAMPLES).exists()]
+    records, notes = {}, []
+    for mode in modes:
+        scanned = scan_samples(path / mode / SAMPLES)
+        # one record per sample: a failed sample retried by --resume has a later line, which wins
+        records[mode] = list({r["id"]: r for r in scanned.records}.values())
+        if scanned.note:
+            notes.append(f"{mode}: {scanned.note}")
     samples = samples_frame(records, run=path.name)
-    return EvalRun(path, manifest, records, samples, summary_frame(samples), modes_frame(records))
+    return EvalRun(path, manifest, records, samples, summary_frame(samples), modes_frame(records), notes)

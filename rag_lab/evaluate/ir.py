@@ -1,8 +1,10 @@
 """IR evaluation of retrieval modes on a BEIR dataset, scored with ranx.
 
 Chunk results are folded to documents (a document's score is its best chunk's), because BEIR
-qrels judge documents. Each mode's run is checkpointed under the data directory, keyed by the
-index fingerprint and the parameters, so an interrupted evaluation resumes where it stopped.
+qrels judge documents. Each mode's run is checkpointed under the data directory: one file per
+(index fingerprint, vector backend, mode, parameters, depth, tie rule), one entry per question
+keyed by a hash of the question's text (never its id: ids default to ``line-N`` and shift when
+a line is inserted), so an interrupted evaluation resumes where it stopped.
 """
 
 from __future__ import annotations
@@ -59,6 +61,7 @@ class IRReport:
     per_query: dict[str, dict[str, dict[str, float]]] = field(default_factory=dict)
     query_ids: list[str] = field(default_factory=list)
     n_available: int = 0  # judged queries in the dataset (before --limit)
+    n_unjudgeable: int = 0  # questions whose source_file names no document (left out of every metric)
     params: dict = field(default_factory=dict)  # effective retrieval parameters (defaults filled in)
     models: dict = field(default_factory=dict)  # embedding model, sparse tokenizer/BM25, index fingerprint
     created: str = ""  # ISO date-time (UTC)
@@ -71,12 +74,15 @@ class IRReport:
         return (f"{len(self.query_ids)} of {self.n_available} judged queries ({part}); depth {p.get('depth')}, "
                 f"RRF k={p.get('rrf_k')} (ranks from 1), prefetch {p.get('prefetch')}, weights dense "
                 f"{p.get('dense_weight')} / sparse {p.get('sparse_weight')}; embeddings {self.models.get('embedding')}; "
-                f"BM25 k1={self.models.get('bm25_k1')} b={self.models.get('bm25_b')}; {self.created}")
+                f"BM25 k1={self.models.get('bm25_k1')} b={self.models.get('bm25_b')}; {self.created}"
+                + (f"; {self.n_unjudgeable} unjudgeable question(s) left out (source_file names no document)"
+                   if self.n_unjudgeable else ""))
 
     def to_json(self) -> dict:
         return {
             "dataset": self.dataset, "created": self.created,
-            "queries": {"evaluated": len(self.query_ids), "available": self.n_available, "ids": self.query_ids},
+            "queries": {"evaluated": len(self.query_ids), "available": self.n_available, "ids": self.query_ids,
+                        "unjudgeable": self.n_unjudgeable},
             "params": self.params, "models": self.models, "metrics": list(METRICS),
             "results": self.results, "per_query": self.per_query, "latencies_ms": self.latencies_ms,
         }
@@ -94,7 +100,8 @@ def write_ir_run(report: IRReport, dataset: Dataset, settings: Settings, out: Pa
     write_json_atomic(out / "ir.json", report.to_json())
     manifest = build_manifest(dataset=dataset, settings=settings,
                               config={"modes": list(report.results), "params": report.params,
-                                      "queries": len(report.query_ids), "available": report.n_available},
+                                      "queries": len(report.query_ids), "available": report.n_available,
+                                      "unjudgeable": report.n_unjudgeable},
                               models=report.models)
     write_json_atomic(out / "manifest.json", {"kind": "ir", **manifest})
     return out
@@ -111,12 +118,32 @@ def fold_to_documents(results) -> dict[str, float]:
     return docs
 
 
+CHECKPOINT_VERSION = 2  # 2: entries keyed by question text, documents by path (doc_key)
+
+
+def question_key(text: str) -> str:
+    """A checkpoint entry's key: the question's text, hashed (ids are line numbers and shift)."""
+    return hashlib.sha256(text.encode("utf-8")).hexdigest()[:24]
+
+
 def _checkpoint_path(settings: Settings, index: CorpusIndex, mode: str, params: dict) -> Path:
-    # The backend is part of the key: engines may order ties differently, so runs are not interchangeable.
-    key = json.dumps({"fp": index.manifest.fingerprint, "backend": index.paths.backend, "mode": mode,
-                      "params": params, "ties": TIE_RULE}, sort_keys=True)
+    # Everything that shapes the ranking: the index (fingerprint covers corpus, embedding model,
+    # tokenizer, chunking, contextual variant), the vector backend (engines may order ties
+    # differently), the mode and its parameters, the depth and the tie rule.
+    key = json.dumps({"v": CHECKPOINT_VERSION, "fp": index.manifest.fingerprint, "backend": index.paths.backend,
+                      "mode": mode, "params": params, "depth": DEPTH, "ties": TIE_RULE}, sort_keys=True)
     digest = hashlib.sha256(key.encode()).hexdigest()[:16]
     return Path(settings.data_dir) / "runs" / index.paths.root.name / f"{mode}-{digest}.json"
+
+
+def _read_checkpoint(path: Path) -> dict:
+    try:
+        done = json.loads(path.read_text(encoding="utf-8"))
+        if isinstance(done, dict) and isinstance(done.get("run"), dict) and isinstance(done.get("latency"), dict):
+            return done
+    except (OSError, ValueError):
+        pass
+    return {"run": {}, "latency": {}}  # a damaged checkpoint is a cache miss: the queries run again
 
 
 def run_mode(
@@ -128,21 +155,24 @@ def run_mode(
     params = {k: v for k, v in (params or {}).items() if v is not None}
     index = CorpusIndex.open(dataset, settings, contextual)
     path = _checkpoint_path(settings, index, mode, params)
-    done: dict = json.loads(path.read_text()) if resume and path.exists() else {"run": {}, "latency": {}}
-    todo = [q for q in queries if q not in done["run"]]
+    done: dict = _read_checkpoint(path) if resume and path.exists() else {"run": {}, "latency": {}}
+    keys = {qid: question_key(text) for qid, text in queries.items()}
+    todo = list(dict.fromkeys(keys[q] for q in queries if keys[q] not in done["run"]))
+    texts = {keys[q]: queries[q] for q in queries}
     if todo:
         retriever = build_retriever(mode, settings, dataset, contextual=contextual, top_k=DEPTH, **params)
         path.parent.mkdir(parents=True, exist_ok=True)
-        for n, qid in enumerate(progress_bar(todo, desc=f"{mode}", unit="query", enabled=progress), start=1):
+        for n, key in enumerate(progress_bar(todo, desc=f"{mode}", unit="query", enabled=progress), start=1):
             started = time.perf_counter()
-            results = retriever.retrieve(queries[qid])
-            done["latency"][qid] = (time.perf_counter() - started) * 1000.0
-            done["run"][qid] = fold_to_documents(results)
+            results = retriever.retrieve(texts[key])
+            done["latency"][key] = (time.perf_counter() - started) * 1000.0
+            done["run"][key] = fold_to_documents(results)
             if n % 50 == 0 or n == len(todo):  # checkpoint: a crash loses at most 50 queries
                 tmp = path.with_suffix(".tmp")
                 tmp.write_text(json.dumps(done))
                 tmp.replace(path)
-    return ModeRun(mode, params, {q: done["run"][q] for q in queries}, {q: done["latency"][q] for q in queries})
+    return ModeRun(mode, params, {q: done["run"][keys[q]] for q in queries},
+                   {q: done["latency"][keys[q]] for q in queries})
 
 
 def score_run(run: dict[str, dict[str, float]], qrels: dict[str, dict[str, int]],
@@ -168,6 +198,7 @@ def evaluate_modes(
     manifest = CorpusIndex.open(dataset, settings, contextual).manifest
     report = IRReport(
         dataset.name, query_ids=list(queries), n_available=n_available,
+        n_unjudgeable=len(dataset.unjudgeable_questions()),
         params={"depth": DEPTH, **DEFAULT_PARAMS, **{k: v for k, v in (params or {}).items() if v is not None}},
         models={"embedding": manifest.embed_model, "sparse_tokenizer": manifest.tokenizer,
                 "bm25_k1": manifest.bm25_k1, "bm25_b": manifest.bm25_b, "index_fingerprint": manifest.fingerprint,

@@ -6,8 +6,10 @@
     run.samples        # per sample × metric (tidy)
 
 Layout: ``<out>/manifest.json`` and ``<out>/<mode>/samples.jsonl`` (one line per finished
-sample, appended and fsynced at once). ``resume=True`` skips finished samples; a failing sample
-is recorded with its error and the run goes on. Answers and judged scores are cached on disk
+sample, appended and fsynced at once). ``resume=True`` skips finished samples of an identical
+configuration (adding modes or questions is fine; anything else that shapes an answer or a score
+is refused, naming what differs); a failing sample is recorded with its error and the run goes on.
+One process writes a run folder at a time (:func:`run_lock`). Answers and judged scores are cached on disk
 (``<data_dir>/cache/llm.sqlite``), so re-running an unchanged sample costs nothing.
 """
 
@@ -25,6 +27,7 @@ from rag_lab.evaluate.answering import CachedAnswerer, model_id
 from rag_lab.evaluate.cost import cost_usd
 from rag_lab.evaluate.manifest import build_manifest
 from rag_lab.evaluate.scoring import Scorer, citation_summary, timed_score
+from rag_lab.evaluate.run_lock import run_lock
 from rag_lab.evaluate.store import MANIFEST, SampleLog, write_json_atomic
 from rag_lab.models.llm.disk_cache import DiskCache
 from rag_lab.progress import progress_bar
@@ -110,6 +113,8 @@ def evaluate_sample(pair: QAPair, relevant: dict[str, int], mode: str, answerer:
         "id": pair.id, "mode": mode, "question": pair.question, "reference": pair.reference_answer,
         "source_files": list(pair.source_files), "relevant": relevant, "error": None, "cached": False,
     }
+    if pair.unjudgeable:  # its source_file names no document: no document-level metrics
+        record.update(unjudgeable=True, unknown_sources=list(pair.unknown_sources))
     try:
         fields, cached = answerer.answer(pair.question)
     except Exception as exc:  # noqa: BLE001 - recorded, the run goes on
@@ -167,22 +172,46 @@ def run_evaluation(
     if judge:
         judge_cfg = judge_settings(settings, judge)
         judge_id = model_id(judge_cfg)
-        if judge_llm is None:
-            from rag_lab.models.llm import get_llm
+    with run_lock(out):
+        return _run_locked(dataset, settings, modes, out, pairs, limit=limit, resume=resume, judge_id=judge_id,
+                           judge_cfg=judge_cfg if judge else None, judge_llm=judge_llm, rerank=rerank,
+                           conversations=conversations, progress=progress, llm=llm, agent_llm=agent_llm,
+                           metrics=metrics, params=params)
 
-            judge_llm = get_llm(judge_cfg)
+
+def _run_locked(dataset: Dataset, settings: Settings, modes: list[str], out: Path, pairs, *, limit, resume, judge_id,
+                judge_cfg, judge_llm, rerank, conversations, progress, llm, agent_llm, metrics, params):
+    from rag_lab.evaluate.answering import prompt_version
+    from rag_lab.evaluate.frames import load_run
+
+    manifest_path = out / MANIFEST
+    previous = _previous_manifest(manifest_path, dataset, resume)
+    if judge_cfg is not None and judge_llm is None:
+        from rag_lab.models.llm import get_llm
+
+        judge_llm = get_llm(judge_cfg)
     if any(m != "kendra" for m in modes):
         from rag_lab.index import build_index
 
         build_index(dataset, settings, progress=progress)  # no-op when up to date
+    fingerprints = {m: _index_fingerprint(m, dataset, settings) for m in modes}
     config = {"modes": modes, "limit": limit, "rerank": rerank, "judge": judge_id, "params": params,
-              "conversations": conversations, "questions": len(pairs)}
-    manifest_path = out / MANIFEST
-    _check_resume(manifest_path, dataset, resume)
+              "conversations": conversations, "questions": len(pairs), "metrics": metrics,
+              "context_lines": settings.context_lines,  # compression: lines kept per chunk (None: off)
+              "prompt_version": prompt_version(),
+              "index_fingerprint": next((f for m, f in fingerprints.items() if m != "kendra"), None)}
     models = {"llm": model_id(settings, llm=llm),
               "agent_llm": model_id(settings, for_agent=True, llm=agent_llm) if "agent" in modes else None,
               "embedding": f"{settings.embed_provider}:{settings.embed_model_name}", "judge": judge_id}
-    write_json_atomic(manifest_path, build_manifest(dataset=dataset, settings=settings, config=config, models=models))
+    manifest = build_manifest(dataset=dataset, settings=settings, config=config, models=models)
+    if previous is not None:
+        check_same_configuration(previous, manifest, manifest_path)
+        # a resumed run keeps the modes it had: the tables show every mode of the folder's one configuration
+        config["modes"] = list(dict.fromkeys([*(previous.get("config") or {}).get("modes", []), *modes]))
+        config["conversations"] = conversations or bool((previous.get("config") or {}).get("conversations"))
+        if models["agent_llm"] is None:
+            models["agent_llm"] = (previous.get("models") or {}).get("agent_llm")
+    write_json_atomic(manifest_path, manifest)
 
     cache = DiskCache(settings.cache_dir / "llm.sqlite")
     try:
@@ -198,7 +227,7 @@ def run_evaluation(
                 continue
             answerer = CachedAnswerer(
                 mode, lambda m=mode: factory.build(m), model_id=models["agent_llm" if mode == "agent" else "llm"],
-                inputs={**base_inputs, "index": _index_fingerprint(mode, dataset, settings)}, cache=cache)
+                inputs={**base_inputs, "index": fingerprints[mode]}, cache=cache)
             for pair, relevant in progress_bar(todo, desc=mode, unit="sample", enabled=progress):
                 log.append(evaluate_sample(pair, relevant, mode, answerer, scorer))
         if conversations:
@@ -211,17 +240,62 @@ def run_evaluation(
     return load_run(out)
 
 
-def _check_resume(manifest_path: Path, dataset: Dataset, resume: bool) -> None:
+# What must be equal for a run to be resumed: (label shown to the user, manifest section, key).
+# Modes, --limit and --conversations may differ (they add samples); everything else shapes them.
+RESUME_KEYS = (
+    ("model", "models", "llm"), ("agent model", "models", "agent_llm"), ("embedding model", "models", "embedding"),
+    ("judge", "config", "judge"), ("rerank", "config", "rerank"), ("metrics", "config", "metrics"),
+    ("prompt version", "config", "prompt_version"), ("index", "config", "index_fingerprint"),
+    ("compression (lines kept per chunk)", "config", "context_lines"),
+    ("temperature", "settings", "llm_temperature"), ("max tokens", "settings", "llm_max_tokens"),
+    ("chunk words", "settings", "chunk_words"), ("chunk overlap", "settings", "chunk_overlap_words"),
+    ("vector backend", "settings", "vector_backend"), ("LLM provider", "settings", "llm_provider"),
+)
+PARAM_LABELS = {"top_k": "top-k", "top_n": "top-n", "rrf_k": "fusion k", "prefetch": "prefetch",
+                "dense_weight": "dense weight", "sparse_weight": "sparse weight"}
+_ABSENT = object()
+
+
+def configuration_differences(previous: dict, current: dict) -> list[str]:
+    """``label: old → new`` for every setting that shapes samples and differs between two run
+    manifests. A key an older manifest lacks is not compared; an agent model only when both ran the agent."""
+    differences = []
+    for label, section, key in RESUME_KEYS:
+        old = (previous.get(section) or {}).get(key, _ABSENT)
+        new = (current.get(section) or {}).get(key, _ABSENT)
+        if old is _ABSENT or new is _ABSENT or (key == "agent_llm" and (old is None or new is None)):
+            continue
+        if old != new:
+            differences.append(f"{label}: {old!r} → {new!r}")
+    old_params = (previous.get("config") or {}).get("params") or {}
+    new_params = (current.get("config") or {}).get("params") or {}
+    for key in sorted(set(old_params) | set(new_params)):
+        if old_params.get(key) != new_params.get(key):
+            differences.append(f"{PARAM_LABELS.get(key, key)}: {old_params.get(key, 'default')!r} → "
+                               f"{new_params.get(key, 'default')!r}")
+    return differences
+
+
+def check_same_configuration(previous: dict, current: dict, manifest_path: Path) -> None:
+    differences = configuration_differences(previous, current)
+    if differences:
+        raise ConfigError(f"{manifest_path.parent}: cannot resume a run of another configuration "
+                          f"({'; '.join(differences)})",
+                          "resume with the run's own settings, use a new --out folder, or drop --resume to "
+                          "start this folder over")
+
+
+def _previous_manifest(manifest_path: Path, dataset: Dataset, resume: bool) -> dict | None:
+    """The manifest of the run being resumed (None when not resuming); refuses other data."""
     if not (resume and manifest_path.exists()):
-        return
-    import json
-
+        return None
     from rag_lab.evaluate.manifest import dataset_hash
+    from rag_lab.evaluate.store import read_manifest
 
-    previous = json.loads(manifest_path.read_text(encoding="utf-8"))
-    if previous.get("dataset", {}).get("hash") != dataset_hash(dataset):
+    previous = read_manifest(manifest_path, hint="drop --resume to start the run over in this folder, "
+                                                 "or use a new --out folder")
+    if (previous.get("dataset") or {}).get("hash") != dataset_hash(dataset):
         raise ConfigError(f"{manifest_path.parent}: resuming a run of different data "
-                          f"({previous.get('dataset', {}).get('name')!r}, other files)",
+                          f"({(previous.get('dataset') or {}).get('name')!r}, other files)",
                           "use a new --out folder, or drop --resume to start this one over")
-
-
+    return previous

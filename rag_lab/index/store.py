@@ -44,6 +44,26 @@ def open_qdrant(settings: Settings) -> QdrantClient:
         return client
 
 
+def unreachable_server_message(exc: BaseException) -> str | None:
+    """One line for an exception (or its cause) that says a Qdrant server could not be reached, else
+    None: qdrant-client raises ``ResponseHandlingException`` around the transport error, with a
+    traceback through its middleware that tells a user nothing."""
+    import httpx
+    from qdrant_client.http.exceptions import ResponseHandlingException
+
+    seen: set[int] = set()
+    current: BaseException | None = exc
+    while current is not None and id(current) not in seen:
+        seen.add(id(current))
+        if isinstance(current, (ResponseHandlingException, httpx.TransportError)):
+            servers = [k for k in _clients if "://" in k] or ["QDRANT_URL"]
+            reason = str(getattr(current, "source", None) or current) or type(current).__name__
+            return (f"cannot reach the Qdrant server at {servers[0]} ({reason}) — check that it is running and "
+                    "QDRANT_URL is right, or unset QDRANT_URL to use the embedded store")
+        current = current.__cause__ or current.__context__
+    return None
+
+
 def close_all() -> None:
     """Close every qdrant-client client and every shared edge shard of this process."""
     from rag_lab.index.open import close_edge

@@ -75,7 +75,8 @@ def _pdf_pages(path: Path) -> list[str]:
         raise ValueError(f"corrupt or unreadable PDF ({cause!r})") from exc
 
 
-def _iter_files(folder: Path) -> Iterator[Path]:
+def iter_document_files(folder: Path) -> Iterator[Path]:
+    """Every file below ``folder`` that is not hidden, sorted (what a folder dataset is made of)."""
     for path in sorted(folder.rglob("*")):
         if path.is_file() and not any(part.startswith(".") for part in path.relative_to(folder).parts):
             yield path
@@ -140,7 +141,7 @@ def load_folder(
     if not folder.is_dir():
         raise DatasetError(f"Document folder not found: {folder}", "pass an existing folder")
     documents: list[Document] = []
-    files = list(_iter_files(folder))
+    files = list(iter_document_files(folder))
     bar = progress_bar(total=len(files), desc="parsing", unit="file", enabled=progress)
     pdfs = _parse_pdfs([p for p in files if p.suffix.lower() == ".pdf"], parse_cache, bar)
     for path in files:
@@ -151,6 +152,8 @@ def load_folder(
         if suffix not in SUPPORTED_SUFFIXES:
             report.skip(rel, f"unsupported file type {suffix or '(none)'}")
             continue
+        # doc_id is the document key (path relative to the folder: what relevance judgements use);
+        # filename is what citations show
         base = {"filename": path.name, "doc_id": rel}
         if path.name in source_urls:
             base["source_url"] = source_urls[path.name]

@@ -236,8 +236,15 @@ def generic_sections(run_dir: Path, manifest: dict) -> list:
         from rag_lab.evaluate.frames import load_run
     except ImportError:
         return sections
+    from rag_lab.errors import RagLabError
+
     try:
-        return sections + _eval_sections(load_run(run_dir))
+        run = load_run(run_dir)
+    except RagLabError:
+        raise  # a damaged run file: `rag-lab report` fails naming it, never a report with a section missing
+    try:
+        notes = "".join(f"<p class=\"bad\">{html.escape(note)}</p>" for note in run.notes)
+        return sections + ([_section("Damaged files", notes)] if notes else []) + _eval_sections(run)
     except Exception as exc:  # shown in the report, never silently dropped
         return sections + [_section("Evaluation tables", f"<p class=\"bad\">could not render the evaluation frames: "
                                                          f"{html.escape(type(exc).__name__)}: {html.escape(str(exc))}</p>")]

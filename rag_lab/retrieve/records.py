@@ -8,11 +8,12 @@ from llama_index.core.schema import NodeWithScore
 def doc_key(metadata: dict) -> str:
     """The one document identity that relevance judgements use, for every dataset kind.
 
-    BEIR chunks carry ``filename == doc_id`` (the corpus ``_id``); folder chunks carry the file's
-    name, which is what a Q&A pair's ``source_file`` names. IR metrics, ablations and ID-based
-    context precision/recall all key documents through this function.
+    It is ``doc_id``: the corpus ``_id`` for BEIR, the path relative to the documents folder for
+    folders (``sub/file.pdf``), which is what :meth:`Dataset.load_qa` turns a Q&A pair's
+    ``source_file`` into. ``filename`` (the base name) is only for display (citations). IR metrics,
+    ablations and ID-based context precision/recall all key documents through this function.
     """
-    key = metadata.get("filename") or metadata.get("doc_id")
+    key = metadata.get("doc_id") or metadata.get("filename")
     if key is None:
         raise KeyError("result node has neither filename nor doc_id metadata")
     return str(key)

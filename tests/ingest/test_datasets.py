@@ -139,6 +139,7 @@ def test_folder_dataset_queries_and_qrels_come_from_its_source_files():
 
 def test_user_qa_only_questions_and_several_sources(tmp_path):
     (tmp_path / "a.txt").write_text("doc", encoding="utf-8")
+    (tmp_path / "b.txt").write_text("doc", encoding="utf-8")
     lines = [{"question": "only a question?"}, {"id": "q2", "question": "two?", "source_file": ["a.txt", "b.txt"]}]
     (tmp_path / "qa.jsonl").write_text("\n".join(json.dumps(x) for x in lines) + "\n")
     dataset = resolve_dataset(tmp_path)

@@ -1,0 +1,52 @@
+"""One writer per run folder: an exclusive ``fcntl`` lock on ``<run>/.lock``.
+
+    with run_lock(out):
+        ...  # write samples, manifest
+
+Two processes writing one run folder lose data (the second deletes or doubles the first's
+samples), so a second writer is refused at once with a message naming the holder's PID. The lock
+is the kernel's (``flock``): it is released when the holder exits, even by SIGKILL, so a stale
+``.lock`` file never blocks a later run.
+"""
+
+from __future__ import annotations
+
+import fcntl
+import os
+from collections.abc import Iterator
+from contextlib import contextmanager
+from pathlib import Path
+
+from rag_lab.errors import ConfigError
+
+LOCK_FILE = ".lock"
+
+
+class RunFolderBusyError(ConfigError):
+    """Another process holds the run folder's lock."""
+
+
+@contextmanager
+def run_lock(folder: str | Path) -> Iterator[Path]:
+    """Hold the exclusive lock on ``folder`` (created if missing) for the ``with`` block."""
+    folder = Path(folder)
+    folder.mkdir(parents=True, exist_ok=True)
+    path = folder / LOCK_FILE
+    fd = os.open(path, os.O_RDWR | os.O_CREAT, 0o644)
+    try:
+        try:
+            fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        except BlockingIOError:
+            holder = os.pread(fd, 64, 0).decode("ascii", "replace").strip() or "unknown"
+            raise RunFolderBusyError(
+                f"{folder} is in use by another rag-lab process (PID {holder})",
+                "wait for it to finish (or stop it), or write to another --out folder") from None
+        os.ftruncate(fd, 0)
+        os.pwrite(fd, f"{os.getpid()}\n".encode(), 0)
+        try:
+            yield folder
+        finally:
+            os.ftruncate(fd, 0)  # the PID is only meaningful while held
+            fcntl.flock(fd, fcntl.LOCK_UN)
+    finally:
+        os.close(fd)

@@ -1,0 +1,329 @@
+"""Run and data integrity (issues 20 and 23): one document key, IR checkpoints keyed by question
+text, resume only of an identical configuration, damaged files named, --top-k validated, questions
+out of the index fingerprint — on a small folder dataset with a real index, through the real CLI."""
+
+from __future__ import annotations
+
+import json
+import logging
+import os
+
+import pytest
+
+from rag_lab.cli.main import main
+from rag_lab.config import get_settings
+from rag_lab.datasets import resolve_dataset
+from rag_lab.errors import ConfigError, DatasetError
+from tests.answer.conftest import ScriptedLLM
+from tests.evaluate.conftest import quoting_answer
+
+DOCS = {
+    "sub/cats.txt": "Cats purr when content. A house cat sleeps sixteen hours a day and costs $40 a month to feed.",
+    "other/dogs.txt": "Dogs bark at strangers. A puppy needs three walks a day and costs $90 a month to feed.",
+    "birds.txt": "Parrots can mimic speech. A budgie lives about seven years and costs $10 a month to feed.",
+}
+QA = [
+    {"id": "cats", "question": "How many hours does a house cat sleep?", "reference_answer": "sixteen",
+     "source_file": "sub/cats.txt"},
+    {"id": "dogs", "question": "How many walks a day does a puppy need?", "reference_answer": "three",
+     "source_file": "dogs.txt"},  # a base name: accepted, it is unambiguous
+    {"id": "birds", "question": "How long does a budgie live?", "reference_answer": "seven years",
+     "source_file": "birds.txt"},
+]
+
+
+def _write_qa(root, lines) -> None:
+    (root / "qa.jsonl").write_text("".join(json.dumps(x) + "\n" for x in lines), encoding="utf-8")
+
+
+def make_folder(root, qa=QA, docs=DOCS):
+    root.mkdir(parents=True, exist_ok=True)
+    (root / "dataset.json").write_text(json.dumps({"kind": "folder", "documents": "docs", "qa": "qa.jsonl"}))
+    for rel, text in docs.items():
+        (root / "docs" / rel).parent.mkdir(parents=True, exist_ok=True)
+        (root / "docs" / rel).write_text(text, encoding="utf-8")
+    _write_qa(root, qa)
+    return root
+
+
+@pytest.fixture(scope="module")
+def pets(tmp_path_factory, lab_settings):
+    """The folder dataset with its real index (MiniLM embeddings, Qdrant, bm25s)."""
+    from rag_lab.index import build_index
+
+    root = make_folder(tmp_path_factory.mktemp("pets") / "pets")
+    build_index(resolve_dataset(root), lab_settings, progress=False)
+    return root
+
+
+@pytest.fixture
+def lab_cli(lab_settings, monkeypatch, tmp_path, capsys):
+    """``rag-lab ARGS`` in process against the session data dir: (exit code, stdout, stderr)."""
+    for name in list(os.environ):
+        if name.startswith("RAG_LAB_") or name in ("QDRANT_URL", "QDRANT_API_KEY", "KENDRA_INDEX_ID"):
+            monkeypatch.delenv(name)
+    monkeypatch.setenv("RAG_LAB_DATA_DIR", str(lab_settings.data_dir))
+    monkeypatch.setenv("RAG_LAB_DATASETS_DIR", str(lab_settings.datasets_dir))
+    monkeypatch.chdir(tmp_path)
+    monkeypatch.setattr("rag_lab.index.store.close_all", lambda: None)  # the session shares the clients
+    get_settings.cache_clear()
+
+    def run(*argv: str):
+        code = main(list(argv))
+        out, err = capsys.readouterr()
+        return code, out, err
+
+    yield run
+    get_settings.cache_clear()
+
+
+# -- one document key: the path relative to the documents folder ------------------------------------
+
+def test_source_files_become_paths_relative_to_the_documents_folder(tmp_path):
+    root = make_folder(tmp_path / "d", qa=[*QA, {"id": "x", "question": "q?", "source_file": "docs/other/dogs.txt"}])
+    dataset = resolve_dataset(root)
+    assert dataset.load_qrels() == {"cats": {"sub/cats.txt": 1}, "dogs": {"other/dogs.txt": 1},
+                                    "birds": {"birds.txt": 1}, "x": {"other/dogs.txt": 1}}
+    documents, _ = dataset.load_documents()
+    from rag_lab.retrieve.records import doc_key
+
+    assert {doc_key(d.metadata) for d in documents} == set(DOCS)  # chunks carry the same key
+    assert {d.metadata["filename"] for d in documents} == {"cats.txt", "dogs.txt", "birds.txt"}  # citations show names
+
+
+def test_an_ambiguous_base_name_is_an_error_naming_both_files(tmp_path):
+    docs = {**DOCS, "a/notes.txt": "one", "b/notes.txt": "two"}
+    root = make_folder(tmp_path / "d", qa=[*QA, {"question": "which?", "source_file": "notes.txt"}], docs=docs)
+    with pytest.raises(DatasetError, match=r"qa.jsonl: line 4: source_file 'notes.txt' is ambiguous: "
+                                           r"a/notes.txt and b/notes.txt"):
+        resolve_dataset(root).load_qa()
+
+
+def test_a_source_file_naming_no_document_is_unjudgeable_and_warned_once(tmp_path):
+    qa = [*QA, {"id": "ghost", "question": "q1?", "source_file": "does-not-exist.pdf"},
+          {"id": "ghost2", "question": "q2?", "source_file": "does-not-exist.pdf"},
+          {"id": "etc", "question": "q3?", "source_file": "../../etc/passwd"}]
+    dataset = resolve_dataset(make_folder(tmp_path / "d", qa=qa))
+    with pytest.warns(Warning) as caught:
+        pairs = {p.id: p for p in dataset.load_qa()}
+        dataset.load_qrels()  # loads the file again: no second warning
+    messages = [str(w.message) for w in caught]
+    assert len(messages) == 2, messages  # once per unknown file name
+    assert "line 4 and 1 more: source_file 'does-not-exist.pdf' names no document" in messages[0]
+    assert "'../../etc/passwd'" in messages[1] and "unjudgeable" in messages[1]
+    assert pairs["ghost"].unjudgeable and pairs["etc"].unjudgeable and not pairs["cats"].unjudgeable
+    assert set(dataset.load_qrels()) == {"cats", "dogs", "birds"}  # not judged as a real 0
+    assert sorted(dataset.unjudgeable_questions()) == ["etc", "ghost", "ghost2"]
+
+
+def test_ir_scores_a_source_file_given_as_a_sub_path(pets, lab_cli, tmp_path):
+    code, out, err = lab_cli("ir", str(pets), "--modes", "bm25,dense", "--json", str(tmp_path / "ir.json"))
+    assert code == 0, err
+    data = json.loads((tmp_path / "ir.json").read_text())
+    assert data["queries"]["evaluated"] == 3
+    for mode in ("bm25", "dense"):
+        # each question names its own document, which the easy corpus ranks first
+        assert data["per_query"][mode]["mrr@10"]["cats"] == 1.0, data["per_query"][mode]
+        assert data["results"][mode]["mrr@10"] == 1.0
+
+
+def test_ir_counts_unjudgeable_questions_and_leaves_them_out(pets, lab_cli, tmp_path):
+    root = make_folder(tmp_path / "ghosts", qa=[*QA, {"id": "ghost", "question": "How long does a budgie live?",
+                                                    "source_file": "does-not-exist.pdf"}])
+    code, out, err = lab_cli("ir", str(root), "--modes", "bm25", "--json", str(tmp_path / "ir.json"))
+    assert code == 0, err
+    assert "names no document" in err and err.count("does-not-exist.pdf") == 1
+    data = json.loads((tmp_path / "ir.json").read_text())
+    assert data["queries"]["evaluated"] == 3 and data["queries"]["unjudgeable"] == 1
+    assert "ghost" not in data["per_query"]["bm25"]["mrr@10"] and data["results"]["bm25"]["mrr@10"] == 1.0
+    assert "1 unjudgeable question(s) left out" in out
+
+
+# -- IR checkpoints keyed by question text ----------------------------------------------------------
+
+def test_inserting_a_line_in_qa_does_not_serve_another_questions_retrieval(tmp_path, lab_settings):
+    from rag_lab.evaluate import ir
+    from rag_lab.index import build_index
+
+    qa = [{k: v for k, v in q.items() if k != "id"} for q in QA]  # ids default to line-N
+    root = make_folder(tmp_path / "shift", qa=qa)
+    dataset = resolve_dataset(root)
+    build_index(dataset, lab_settings, progress=False)
+    first = ir.evaluate_modes(dataset, lab_settings, ["bm25"], progress=False)
+    assert first.per_query["bm25"]["mrr@10"] == {"line-1": 1.0, "line-2": 1.0, "line-3": 1.0}
+    # a new first line: every id shifts by one (line-2 is now the cat question, and so on)
+    _write_qa(root, [{"question": "Which animal can mimic speech?", "source_file": "birds.txt"}, *qa])
+    resumed = ir.evaluate_modes(resolve_dataset(root), lab_settings, ["bm25"], progress=False)
+    fresh = ir.evaluate_modes(resolve_dataset(root), lab_settings, ["bm25"], progress=False, resume=False)
+    assert resumed.per_query == fresh.per_query
+    assert resumed.per_query["bm25"]["mrr@10"]["line-2"] == 1.0  # the cat question's own ranking
+
+
+# -- questions are not part of the index ------------------------------------------------------------
+
+def test_editing_qa_jsonl_neither_rebuilds_the_index_nor_changes_its_fingerprint(tmp_path, lab_settings):
+    from rag_lab.index import build_index
+
+    root = tmp_path / "flat"  # no dataset.json: qa.jsonl lies among the documents
+    root.mkdir()
+    for rel, text in DOCS.items():
+        (root / rel.rsplit("/", 1)[-1]).write_text(text, encoding="utf-8")
+    _write_qa(root, [{**q, "source_file": q["source_file"].rsplit("/", 1)[-1]} for q in QA])
+    first = build_index(resolve_dataset(root), lab_settings, progress=False)
+    _write_qa(root, [{"question": "A new question?", "source_file": "cats.txt"}])
+    again = build_index(resolve_dataset(root), lab_settings, progress=False)
+    assert again.up_to_date and again.manifest.fingerprint == first.manifest.fingerprint
+
+
+# -- eval --resume: one configuration per run folder ------------------------------------------------
+
+def _eval(pets, lab_settings, out, modes=("bm25",), **kw):
+    from rag_lab.evaluate import run_evaluation
+
+    llm = ScriptedLLM(script=quoting_answer, model_name=kw.pop("model_name", "scripted-integrity"))
+    return run_evaluation(str(pets), lab_settings, list(modes), out, rerank=False, progress=False, llm=llm, **kw)
+
+
+def test_resume_refuses_another_configuration_naming_what_differs(pets, lab_settings, tmp_path):
+    out = tmp_path / "run"
+    _eval(pets, lab_settings, out, top_k=5)
+    before = (out / "bm25" / "samples.jsonl").read_text()
+    with pytest.raises(ConfigError, match=r"cannot resume a run of another configuration \(top-k: 5 → 3\)"):
+        _eval(pets, lab_settings, out, resume=True, top_k=3)
+    with pytest.raises(ConfigError, match=r"model: 'object:ScriptedLLM:scripted-integrity' → "
+                                          r"'object:ScriptedLLM:another-model'"):
+        _eval(pets, lab_settings, out, resume=True, top_k=5, model_name="another-model")
+    with pytest.raises(ConfigError, match=r"rerank: False → True"):
+        from rag_lab.evaluate import run_evaluation
+
+        run_evaluation(str(pets), lab_settings, ["bm25"], out, resume=True, rerank=True, progress=False,
+                       llm=ScriptedLLM(script=quoting_answer, model_name="scripted-integrity"), top_k=5)
+    assert (out / "bm25" / "samples.jsonl").read_text() == before  # nothing written by a refused resume
+    assert json.loads((out / "manifest.json").read_text())["config"]["params"] == {"top_k": 5}
+
+
+def test_resume_may_add_modes_and_tables_read_only_the_manifests_modes(pets, lab_settings, tmp_path):
+    out = tmp_path / "run"
+    _eval(pets, lab_settings, out, modes=("bm25",))
+    run = _eval(pets, lab_settings, out, modes=("dense",), resume=True)  # adding a mode is fine
+    assert list(run.modes["mode"]) == ["bm25", "dense"]
+    assert json.loads((out / "manifest.json").read_text())["config"]["modes"] == ["bm25", "dense"]
+    # a new run (no --resume) of one mode in the same folder: the other mode's folder is stale
+    run = _eval(pets, lab_settings, out, modes=("bm25",), top_k=3)
+    assert list(run.modes["mode"]) == ["bm25"] and set(run.samples["mode"]) == {"bm25"}
+    assert (out / "dense" / "samples.jsonl").exists()
+
+
+# -- damaged files ----------------------------------------------------------------------------------
+
+def test_garbage_manifest_under_resume_names_the_file_and_line(pets, lab_cli, tmp_path, monkeypatch):
+    out = tmp_path / "run"
+    out.mkdir()
+    (out / "manifest.json").write_text("\n{not json", encoding="utf-8")
+    code, _, err = lab_cli("eval", str(pets), "--modes", "bm25", "--out", str(out), "--resume")
+    assert code == 2
+    assert f"{out / 'manifest.json'}: line 2 column 2" in err and "damaged" in err and "drop --resume" in err
+
+
+def test_a_broken_middle_line_of_samples_is_named_and_report_fails(pets, lab_settings, lab_cli, tmp_path):
+    out = tmp_path / "run"
+    _eval(pets, lab_settings, out)
+    samples = out / "bm25" / "samples.jsonl"
+    lines = samples.read_text(encoding="utf-8").splitlines(keepends=True)
+    lines[1] = lines[1][:40] + "\x01" + lines[1][40:]  # a control character inside a JSON string
+    samples.write_text("".join(lines), encoding="utf-8")
+    code, _, err = lab_cli("report", str(out), "-o", str(tmp_path / "r.html"))
+    assert code == 2 and f"{samples}: line 2 is not JSON" in err and "remove or fix that line" in err
+    assert not (tmp_path / "r.html").exists()
+    with pytest.raises(DatasetError, match=r"samples.jsonl: line 2 is not JSON \(Invalid control character"):
+        _eval(pets, lab_settings, out, resume=True)  # eval --resume of the same configuration
+
+
+def test_a_cut_off_last_line_is_skipped_with_a_note_in_table_and_report(pets, lab_settings, lab_cli, tmp_path):
+    out = tmp_path / "run"
+    _eval(pets, lab_settings, out)
+    samples = out / "bm25" / "samples.jsonl"
+    lines = samples.read_text(encoding="utf-8").splitlines(keepends=True)
+    samples.write_text("".join(lines[:2]) + lines[2][:100], encoding="utf-8")  # SIGKILL mid-write
+    from rag_lab.cli.eval import render_eval_table
+    from rag_lab.evaluate import load_run
+
+    table = render_eval_table(load_run(out))
+    assert "note: bm25: 2 of 3 samples: the last line of" in table
+    code, _, err = lab_cli("report", str(out), "-o", str(tmp_path / "r.html"))
+    assert code == 0, err
+    assert "2 of 3 samples" in (tmp_path / "r.html").read_text(encoding="utf-8")
+
+
+def test_a_non_utf8_qa_file_names_the_file_and_line(tmp_path, lab_cli):
+    root = make_folder(tmp_path / "latin")
+    with (root / "qa.jsonl").open("ab") as handle:
+        handle.write('{"question": "caf\u00e9?"}\n'.encode("latin-1"))
+    code, _, err = lab_cli("ir", str(root), "--modes", "bm25")
+    assert code == 2 and f"{root / 'qa.jsonl'}: line 4 is not UTF-8 text" in err and "save the file as UTF-8" in err
+
+
+# -- command-line validation ------------------------------------------------------------------------
+
+@pytest.mark.parametrize("argv", [
+    ("eval", "pets", "--top-k", "0"), ("eval", "pets", "--top-k", "-3"), ("eval", "pets", "--top-n", "0"),
+    ("search", "pets", "cats", "--top-k", "0"), ("ask", "pets", "cats?", "--top-k", "-3"),
+    ("chat", "pets", "--top-k", "0"), ("ir", "pets", "--limit", "0"), ("eval", "pets", "--limit", "-1"),
+])
+def test_counts_below_one_are_refused_at_the_command_line(argv, capsys):
+    with pytest.raises(SystemExit) as exit_info:
+        main(list(argv))
+    assert exit_info.value.code == 2
+    assert "must be ≥ 1" in capsys.readouterr().err
+
+
+# -- quiet terminal, clear errors -------------------------------------------------------------------
+
+def test_ragas_error_logs_go_to_the_log_file_not_stderr(lab_cli, lab_settings, monkeypatch):
+    from rag_lab.cli import commands
+
+    def add_noisy(sub, common):
+        p = sub.add_parser("noisy")
+        p.set_defaults(handler=lambda args: logging.getLogger("ragas.prompt.pydantic_prompt").error(
+            "Prompt fix_output_format failed to parse output") or 0)
+
+    monkeypatch.setattr(commands, "REGISTRY", [*commands.REGISTRY, add_noisy])
+    code, out, err = lab_cli("noisy")
+    assert code == 0 and "ragas" not in err and "fix_output_format" not in err
+    log = (lab_settings.data_dir / "logs" / "rag-lab.log").read_text(encoding="utf-8")
+    assert "ragas.prompt.pydantic_prompt: Prompt fix_output_format failed to parse output" in log
+
+
+def test_an_unreachable_qdrant_url_is_one_line_without_traceback(pets, lab_cli, monkeypatch, tmp_path):
+    import socket
+
+    with socket.socket() as probe:  # a port nobody listens on
+        probe.bind(("127.0.0.1", 0))
+        port = probe.getsockname()[1]
+    monkeypatch.setenv("QDRANT_URL", f"http://127.0.0.1:{port}")
+    monkeypatch.setenv("RAG_LAB_REQUEST_TIMEOUT", "5")
+    monkeypatch.setenv("RAG_LAB_DATA_DIR", str(tmp_path / "data"))
+    get_settings.cache_clear()
+    code, _, err = lab_cli("search", str(pets), "cats", "--mode", "bm25")
+    if code != 2 or "cannot reach" not in err:  # search may need an index first: build it against the server
+        code, _, err = lab_cli("index", str(pets))
+    assert code == 2
+    assert f"cannot reach the Qdrant server at http://127.0.0.1:{port}" in err and "QDRANT_URL" in err
+    assert "Traceback" not in err and len([l for l in err.splitlines() if l.startswith("error:")]) == 1
+
+
+def test_make_demo_resume_path_still_resumes(pets, lab_settings, monkeypatch, tmp_path):
+    """`make demo` re-runs its mode comparison with resume=True: same configuration, nothing refused,
+    nothing answered twice."""
+    from rag_lab.cli.demo_reports import _mode_comparison
+    from rag_lab.evaluate import load_run
+
+    llm = ScriptedLLM(script=quoting_answer)
+    monkeypatch.setattr("rag_lab.models.llm.get_llm", lambda settings, **kw: llm)
+    dataset = resolve_dataset(pets)
+    out = _mode_comparison(dataset, lab_settings, tmp_path, limit=2)
+    answered = len(llm.answer_prompts)
+    assert answered == 8  # 2 questions × 4 modes
+    again = _mode_comparison(dataset, lab_settings, tmp_path, limit=2)
+    assert again == out and len(llm.answer_prompts) == answered
+    assert list(load_run(out).modes["samples"]) == [2, 2, 2, 2]

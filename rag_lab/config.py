@@ -61,7 +61,11 @@ class Settings(BaseSettings):
     # CPU threads of the local LLM (None: every core; llama.cpp's own default is half of them).
     llm_threads: int | None = Field(None, ge=1)
     request_timeout: float = Field(60.0, gt=0)
+    # Retries per provider call (the SDK's, the only retry layer): at most 1 + max_retries attempts.
     max_retries: int = Field(3, ge=0, le=10)
+    # Seconds the judged metrics of one sample may take together; a metric still running then is
+    # cut off and recorded as failed (NaN with the reason), so a hanging judge cannot stall a run.
+    judge_deadline: float = Field(300.0, gt=0)
 
     # Query-focused compression of the chunks before the answer prompt (rag_lab.answer.compress):
     # "auto" = on for the local models, whose reading of long tables fails (benchmarks/offline_models.py).

@@ -12,18 +12,56 @@ Usage (both forms)::
         ...
     with progress_bar(total=n, desc="embedding", unit="chunk") as bar:
         bar.update(len(batch))
+
+``progress_note("…")`` reports an event while work goes on (a provider call being retried): at
+once, as its own line above the innermost open bar (or, with no bar open, as an INFO log record);
+silent under a bar created with ``enabled=False``.
 """
 
 from __future__ import annotations
 
+import logging
 import os
 import sys
+import threading
 import time
 from collections.abc import Iterable, Iterator
 from typing import IO, Any, Protocol
 
 DEFAULT_INTERVAL = 10.0
 INTERVAL_ENV = "RAG_LAB_PROGRESS_INTERVAL"
+
+log = logging.getLogger("rag_lab.progress")
+
+# Open bars, innermost last: notes go above the innermost one. A plain list (not a ContextVar):
+# notes come from SDK hooks that may run in another thread or event loop than the bar's owner.
+_open_bars: list[Any] = []
+_open_lock = threading.Lock()
+
+
+def _opened(bar: Any) -> None:
+    with _open_lock:
+        _open_bars.append(bar)
+
+
+def _closed(bar: Any) -> None:
+    with _open_lock:
+        if bar in _open_bars:
+            _open_bars.remove(bar)
+
+
+def progress_note(message: str) -> None:
+    """Report an event now (e.g. "OpenAI gpt-4o-mini: retry 1 of 3 after HTTP 500")."""
+    with _open_lock:
+        bar = _open_bars[-1] if _open_bars else None
+    if bar is None:
+        log.info(message)
+    elif isinstance(bar, NoProgress):
+        return
+    elif isinstance(bar, PlainProgress):
+        print(f"{bar.desc + ': ' if bar.desc else ''}{message}", file=bar.stream, flush=True)
+    else:  # tqdm: a line above the bar, which stays at the bottom
+        bar.write(f"{bar.desc + ': ' if bar.desc else ''}{message}", file=bar.fp)
 
 
 class Progress(Protocol):
@@ -86,6 +124,7 @@ class PlainProgress:
         self._last = self._start
         self._closed = False
         self._shown: int | None = None  # the count of the last line written
+        _opened(self)
 
     def _line(self) -> str:
         elapsed = self._clock() - self._start
@@ -114,6 +153,7 @@ class PlainProgress:
     def close(self) -> None:
         if not self._closed:
             self._closed = True
+            _closed(self)
             if (self.n or self.total) and self._shown != self.n:
                 self._write()  # the final count, always (once: not again when the last update showed it)
 
@@ -158,5 +198,12 @@ def progress_bar(iterable: Iterable | None = None, *, total: int | None = None, 
     if _is_tty(stream):
         from tqdm.auto import tqdm
 
-        return tqdm(iterable, total=total, desc=desc, unit=unit, file=stream)
+        class NotedTqdm(tqdm):  # registered for progress_note while open
+            def close(self) -> None:
+                _closed(self)
+                super().close()
+
+        bar = NotedTqdm(iterable, total=total, desc=desc, unit=unit, file=stream)
+        _opened(bar)
+        return bar
     return PlainProgress(iterable, total=total, desc=desc, unit=unit, stream=stream, interval=interval)

@@ -25,6 +25,7 @@ import os
 import sys
 import threading
 import time
+import weakref
 from collections.abc import Iterable, Iterator
 from typing import IO, Any, Protocol
 
@@ -33,27 +34,29 @@ INTERVAL_ENV = "RAG_LAB_PROGRESS_INTERVAL"
 
 log = logging.getLogger("rag_lab.progress")
 
-# Open bars, innermost last: notes go above the innermost one. A plain list (not a ContextVar):
-# notes come from SDK hooks that may run in another thread or event loop than the bar's owner.
-_open_bars: list[Any] = []
+# Bars in use (iterating, or inside their ``with``), innermost last: notes go above the innermost.
+# A plain list (not a ContextVar): notes come from SDK hooks that may run in another thread or
+# event loop than the bar's owner. Weak references: a bar dropped without close() is not kept.
+_open_bars: list[weakref.ref] = []
 _open_lock = threading.Lock()
 
 
 def _opened(bar: Any) -> None:
     with _open_lock:
-        _open_bars.append(bar)
+        if not any(ref() is bar for ref in _open_bars):
+            _open_bars.append(weakref.ref(bar))
 
 
 def _closed(bar: Any) -> None:
-    with _open_lock:
-        if bar in _open_bars:
-            _open_bars.remove(bar)
+    with _open_lock:  # by identity: tqdm's == compares positions and fails on other objects
+        _open_bars[:] = [ref for ref in _open_bars if ref() is not None and ref() is not bar]
 
 
 def progress_note(message: str) -> None:
     """Report an event now (e.g. "OpenAI gpt-4o-mini: retry 1 of 3 after HTTP 500")."""
     with _open_lock:
-        bar = _open_bars[-1] if _open_bars else None
+        live = [bar for bar in (ref() for ref in _open_bars) if bar is not None]
+        bar = live[-1] if live else None
     if bar is None:
         log.info(message)
     elif isinstance(bar, NoProgress):
@@ -124,7 +127,6 @@ class PlainProgress:
         self._last = self._start
         self._closed = False
         self._shown: int | None = None  # the count of the last line written
-        _opened(self)
 
     def _line(self) -> str:
         elapsed = self._clock() - self._start
@@ -160,6 +162,7 @@ class PlainProgress:
     def __iter__(self) -> Iterator[Any]:
         if self.iterable is None:
             raise TypeError("this progress object was created without an iterable")
+        _opened(self)
         try:
             for item in self.iterable:
                 yield item
@@ -168,6 +171,7 @@ class PlainProgress:
             self.close()
 
     def __enter__(self) -> PlainProgress:
+        _opened(self)
         return self
 
     def __exit__(self, *exc) -> None:
@@ -198,12 +202,18 @@ def progress_bar(iterable: Iterable | None = None, *, total: int | None = None, 
     if _is_tty(stream):
         from tqdm.auto import tqdm
 
-        class NotedTqdm(tqdm):  # registered for progress_note while open
+        class NotedTqdm(tqdm):  # registered for progress_note while in use
+            def __iter__(self):
+                _opened(self)
+                return super().__iter__()
+
+            def __enter__(self):
+                _opened(self)
+                return super().__enter__()
+
             def close(self) -> None:
                 _closed(self)
                 super().close()
 
-        bar = NotedTqdm(iterable, total=total, desc=desc, unit=unit, file=stream)
-        _opened(bar)
-        return bar
+        return NotedTqdm(iterable, total=total, desc=desc, unit=unit, file=stream)
     return PlainProgress(iterable, total=total, desc=desc, unit=unit, stream=stream, interval=interval)

@@ -171,6 +171,10 @@ def run_evaluation(
             from rag_lab.models.llm import get_llm
 
             judge_llm = get_llm(judge_cfg)
+    elif judge_llm is not None:  # an injected judge: named by what it is (the manifest must not say "no judge")
+        from rag_lab.models.llm.identity import llm_identity
+
+        judge_id = llm_identity(judge_llm)
     if any(m != "kendra" for m in modes):
         from rag_lab.index import build_index
 

@@ -98,27 +98,26 @@ def mode_bars(summary, metric: str, value: str = "mean"):
 
 
 def mode_metric_bars(summary):
-    """Every metric (rows) × mode (bars side by side) with 95 % CI whiskers: an evaluation run at a
+    """Every metric (groups) × mode (bars side by side) with 95 % CI whiskers: an evaluation run at a
     glance (``summary``: mode, metric, mean, ci_low, ci_high). Metrics on a 0–1 scale only."""
     frame = summary[(summary["mean"] >= 0) & (summary["mean"] <= 1)]
     metrics = list(dict.fromkeys(frame["metric"]))
     modes = list(dict.fromkeys(frame["mode"]))
-    height = max(len(modes), 1) * 0.18 + 0.12
-    fig, ax = plt.subplots(figsize=(8, 0.9 + len(metrics) * height * 1.9))
-    y = np.arange(len(metrics)) * (height * len(modes) + 0.35)
+    width = 0.8 / max(len(modes), 1)
+    fig, ax = plt.subplots(figsize=(max(6.0, 0.75 * len(metrics) + 1.5), 3.8))
+    x = np.arange(len(metrics))
     for i, mode in enumerate(modes):
         rows = frame[frame["mode"] == mode].set_index("metric").reindex(metrics)
         means = rows["mean"].to_numpy(dtype=float)
         err = [np.nan_to_num(means - rows["ci_low"].to_numpy(dtype=float)),
                np.nan_to_num(rows["ci_high"].to_numpy(dtype=float) - means)]
-        ax.barh(y + i * height, np.nan_to_num(means), height=height * 0.9, xerr=err, capsize=2, label=mode,
-                error_kw={"elinewidth": 0.8})
-    ax.set_yticks(y + height * (len(modes) - 1) / 2, metrics, fontsize=8)
-    ax.invert_yaxis()
-    ax.set_xlim(0, 1.05)
-    ax.set_xlabel("mean over the scored samples (95 % bootstrap CI)")
-    ax.grid(axis="x", alpha=0.3)
-    ax.legend(fontsize=8, loc="lower right")
+        ax.bar(x - 0.4 + width * (i + 0.5), np.nan_to_num(means), width=width * 0.92, yerr=err, capsize=2,
+               label=mode, error_kw={"elinewidth": 0.8})
+    ax.set_xticks(x, metrics, rotation=35, ha="right", fontsize=8)
+    ax.set_ylim(0, 1.05)
+    ax.set_ylabel("mean (95 % bootstrap CI)")
+    ax.grid(axis="y", alpha=0.3)
+    ax.legend(fontsize=8, ncol=len(modes), loc="upper center", bbox_to_anchor=(0.5, 1.12), frameon=False)
     return fig
 
 

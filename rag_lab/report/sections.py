@@ -252,11 +252,13 @@ def _eval_sections(run) -> list:
         return sections
     body = ""
     if len(scored):
-        ci, table, baseline = _eval_mode_table(run, scored)
+        ci, table, significance, baseline = _eval_mode_table(run, scored)
         body += ("<p>Means with seeded 95 % bootstrap intervals over the scored samples; ▲/▼ = significant "
-                 f"against {html.escape(baseline)} by both paired tests after Holm correction. "
-                 "<b>failed</b>: samples whose metric failed or came back NaN (not in the mean).</p>"
-                 + table_html(table))
+                 f"against {html.escape(baseline)} by both paired tests (Student's t and Fisher's randomization) "
+                 "after Holm correction. <b>failed</b>: samples whose metric failed or came back NaN, left out "
+                 "of the mean (not counted as 0).</p>" + table_html(table))
+        if len(significance):
+            body += "<h3>Against " + html.escape(baseline) + "</h3>" + table_html(significance)
         body += figure_html(F.mode_metric_bars(ci), "each metric per mode: mean over the scored samples, "
                                                     "95 % bootstrap CI")
     if len(failed):
@@ -284,7 +286,8 @@ def _eval_sections(run) -> list:
 
 
 def _eval_mode_table(run, scored):
-    """(CI frame, display table, baseline): one row per mode × metric, with the failed count beside n."""
+    """(CI frame, metric × mode table, significance table, baseline). A cell: ``mean [CI]`` and its
+    mark; beside each mode, how many samples failed that metric (left out of the mean)."""
     import pandas as pd
 
     from rag_lab.evaluate.stats import bootstrap_frame, compare_to_baseline
@@ -293,29 +296,35 @@ def _eval_mode_table(run, scored):
     per_query: dict = {}
     for (mode, metric), group in scored.groupby(["mode", "metric"], sort=False):
         per_query.setdefault(mode, {})[metric] = dict(zip(group["sample_id"].astype(str), group["value"]))
-    baseline = next(iter(per_query))
+    modes = list(run.records) or list(per_query)
+    baseline = next((m for m in modes if m in per_query), next(iter(per_query)))
     sig = compare_to_baseline(per_query, baseline) if len(per_query) > 1 else None
     failed = {(r["mode"], r["metric"]): int(r["nan"]) for _, r in run.summary.iterrows()}
+    means = {(r["mode"], r["metric"]): T.fmt_ci(r["mean"], r["ci_low"], r["ci_high"]) for _, r in ci.iterrows()}
+    marks: dict = {}
+    sig_rows = []
+    if sig is not None:
+        for (mode, metric), part in sig.groupby(["system", "metric"], sort=False):
+            part = part.set_index("test")
+            delta = float(part["delta"].iloc[0])
+            significant = bool(part["significant"].all())
+            marks[(mode, metric)] = ("▲" if delta > 0 else "▼") if significant else ""
+            sig_rows.append({"mode": mode, "metric": metric, "vs": baseline, f"Δ": f"{delta:+.3f}",
+                             "p (t, Holm)": T._fmt_p(part["p_holm"].get("student")),
+                             "p (Fisher, Holm)": T._fmt_p(part["p_holm"].get("fisher")),
+                             "significance": (("▲ sig." if delta > 0 else "▼ sig.") if significant else "not sig.")})
+    from rag_lab.evaluate.frames import metric_order
+
+    metrics = metric_order(list(dict.fromkeys(run.summary["metric"])))
     rows = []
-    for _, r in ci.iterrows():
-        row = {"mode": r["mode"], "metric": r["metric"], "mean [95% CI]": T.fmt_ci(r["mean"], r["ci_low"], r["ci_high"]),
-               "n": r["n"], "failed": failed.get((r["mode"], r["metric"]), 0)}
-        if sig is not None:
-            row.update({"Δ vs " + baseline: "—", "p (t, Holm)": "—", "p (Fisher, Holm)": "—",
-                        "significance": "= baseline" if r["mode"] == baseline else ""})
-            part = sig[(sig["system"] == r["mode"]) & (sig["metric"] == r["metric"])].set_index("test")
-            if r["mode"] != baseline and len(part):
-                delta = float(part["delta"].iloc[0])
-                row.update({"Δ vs " + baseline: f"{delta:+.3f}",
-                            "p (t, Holm)": T._fmt_p(part["p_holm"].get("student")),
-                            "p (Fisher, Holm)": T._fmt_p(part["p_holm"].get("fisher")),
-                            "significance": (("▲ sig." if delta > 0 else "▼ sig.")
-                                             if bool(part["significant"].all()) else "not sig.")})
+    for metric in metrics:
+        row = {"metric": metric}
+        for mode in modes:
+            cell = means.get((mode, metric), "—")
+            row[mode] = f"{cell} {marks.get((mode, metric), '')}".strip()
+            row[f"{mode} failed"] = failed.get((mode, metric), 0)
         rows.append(row)
-    for (mode, metric), count in failed.items():  # metrics that failed on every sample: no mean, still a row
-        if count and not ((ci["mode"] == mode) & (ci["metric"] == metric)).any():
-            rows.append({"mode": mode, "metric": metric, "mean [95% CI]": "—", "n": 0, "failed": count})
-    return ci, pd.DataFrame(rows).fillna("—"), baseline
+    return ci, pd.DataFrame(rows), pd.DataFrame(sig_rows), baseline
 
 
 def _failure_note(run, failed) -> str:

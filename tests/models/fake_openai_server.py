@@ -69,7 +69,7 @@ class FakeOpenAI:
     def _handle(self, handler: BaseHTTPRequestHandler, body: dict) -> None:
         messages = body.get("messages") or [{}]
         content = messages[-1].get("content", "")
-        prompt = content if isinstance(content, str) else content[0].get("text", "")
+        prompt = content if isinstance(content, str) else content[0].get("text", "") if content else ""
         with self._lock:
             self.requests.append(Seen(handler.path, int(handler.headers.get("x-stainless-retry-count", 0)), prompt,
                                       body.get("model", "")))
@@ -84,6 +84,14 @@ class FakeOpenAI:
             return
         if self.junk_body:
             self._send(handler, 200, b"<html>upstream proxy error</html>", content_type="text/html")
+            return
+        if handler.path.endswith("/embeddings"):  # a deterministic 4-d vector per input text
+            texts = body.get("input") or []
+            texts = [texts] if isinstance(texts, str) else texts
+            self._send(handler, 200, {"object": "list", "model": body.get("model"), "usage": {
+                "prompt_tokens": 1, "total_tokens": 1}, "data": [
+                {"object": "embedding", "index": i, "embedding": [float(len(t)), 1.0, 0.0, float(i)]}
+                for i, t in enumerate(texts)]})
             return
         text = self.reply(prompt) if self.reply else "ok"
         self._send(handler, 200, {

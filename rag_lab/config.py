@@ -16,8 +16,8 @@ from pydantic_settings import BaseSettings, SettingsConfigDict
 
 from rag_lab.errors import ConfigError
 
-EmbedProvider = Literal["local", "openai", "bedrock"]
-LLMProvider = Literal["local", "openai", "groq", "bedrock"]
+EmbedProvider = Literal["local", "openai", "bedrock", "openai_compatible"]
+LLMProvider = Literal["local", "openai", "groq", "bedrock", "openai_compatible"]
 
 DEFAULT_EMBED_MODELS: dict[str, str] = {
     "local": "sentence-transformers/all-MiniLM-L6-v2",
@@ -52,6 +52,9 @@ class Settings(BaseSettings):
     embed_provider: EmbedProvider = "local"
     embed_model: str | None = None
     embed_batch_size: int = Field(32, ge=1)
+    # openai_compatible embeddings: the server's address and (optional) key.
+    embed_base_url: str | None = None
+    embed_api_key: SecretStr | None = None
 
     llm_provider: LLMProvider = "local"
     llm_model: str | None = None
@@ -60,8 +63,19 @@ class Settings(BaseSettings):
     llm_max_tokens: int = Field(512, ge=1)
     # CPU threads of the local LLM (None: every core; llama.cpp's own default is half of them).
     llm_threads: int | None = Field(None, ge=1)
+    # openai_compatible LLMs (vLLM, Ollama, llama.cpp's server, TGI …): the server's address, its
+    # (optional) key and the model's context window, which such servers do not report.
+    llm_base_url: str | None = None
+    llm_api_key: SecretStr | None = None
+    llm_context_window: int = Field(8192, ge=256)
+    # `--judge openai_compatible:MODEL`: the judge's own server (default: RAG_LAB_LLM_BASE_URL).
+    judge_base_url: str | None = None
     request_timeout: float = Field(60.0, gt=0)
+    # Retries per provider call (the SDK's, the only retry layer): at most 1 + max_retries attempts.
     max_retries: int = Field(3, ge=0, le=10)
+    # Seconds the judged metrics of one sample may take together; a metric still running then is
+    # cut off and recorded as failed (NaN with the reason), so a hanging judge cannot stall a run.
+    judge_deadline: float = Field(300.0, gt=0)
 
     # Query-focused compression of the chunks before the answer prompt (rag_lab.answer.compress):
     # "auto" = on for the local models, whose reading of long tables fails (benchmarks/offline_models.py).
@@ -88,7 +102,8 @@ class Settings(BaseSettings):
     kendra_top_k: int = Field(5, ge=1, le=100, validation_alias=_alias("KENDRA_TOP_K", "RAG_LAB_KENDRA_TOP_K"))
 
     @field_validator("qdrant_url", "kendra_index_id", "kendra_region", "aws_region", "embed_model",
-                     "llm_model", "agent_model", "llm_threads", mode="before")
+                     "llm_model", "agent_model", "llm_threads", "llm_base_url", "embed_base_url",
+                     "judge_base_url", mode="before")
     @classmethod
     def _blank_is_none(cls, value: object) -> object:
         return None if isinstance(value, str) and not value.strip() else value
@@ -104,11 +119,21 @@ class Settings(BaseSettings):
 
     @property
     def embed_model_name(self) -> str:
-        return self.embed_model or DEFAULT_EMBED_MODELS[self.embed_provider]
+        if self.embed_model:
+            return self.embed_model
+        if self.embed_provider not in DEFAULT_EMBED_MODELS:  # a server of one's own: no default model
+            raise ConfigError(f"The {self.embed_provider} embedding provider needs a model name",
+                              "set RAG_LAB_EMBED_MODEL to the model as the server names it")
+        return DEFAULT_EMBED_MODELS[self.embed_provider]
 
     @property
     def llm_model_name(self) -> str:
-        return self.llm_model or DEFAULT_LLM_MODELS[self.llm_provider]
+        if self.llm_model:
+            return self.llm_model
+        if self.llm_provider not in DEFAULT_LLM_MODELS:
+            raise ConfigError(f"The {self.llm_provider} LLM provider needs a model name",
+                              "set RAG_LAB_LLM_MODEL to the model as the server names it")
+        return DEFAULT_LLM_MODELS[self.llm_provider]
 
     @property
     def context_lines(self) -> int | None:

@@ -12,18 +12,59 @@ Usage (both forms)::
         ...
     with progress_bar(total=n, desc="embedding", unit="chunk") as bar:
         bar.update(len(batch))
+
+``progress_note("…")`` reports an event while work goes on (a provider call being retried): at
+once, as its own line above the innermost open bar (or, with no bar open, as an INFO log record);
+silent under a bar created with ``enabled=False``.
 """
 
 from __future__ import annotations
 
+import logging
 import os
 import sys
+import threading
 import time
+import weakref
 from collections.abc import Iterable, Iterator
 from typing import IO, Any, Protocol
 
 DEFAULT_INTERVAL = 10.0
 INTERVAL_ENV = "RAG_LAB_PROGRESS_INTERVAL"
+
+log = logging.getLogger("rag_lab.progress")
+
+# Bars in use (iterating, or inside their ``with``), innermost last: notes go above the innermost.
+# A plain list (not a ContextVar): notes come from SDK hooks that may run in another thread or
+# event loop than the bar's owner. Weak references: a bar dropped without close() is not kept.
+_open_bars: list[weakref.ref] = []
+_open_lock = threading.Lock()
+
+
+def _opened(bar: Any) -> None:
+    with _open_lock:
+        if not any(ref() is bar for ref in _open_bars):
+            _open_bars.append(weakref.ref(bar))
+
+
+def _closed(bar: Any) -> None:
+    with _open_lock:  # by identity: tqdm's == compares positions and fails on other objects
+        _open_bars[:] = [ref for ref in _open_bars if ref() is not None and ref() is not bar]
+
+
+def progress_note(message: str) -> None:
+    """Report an event now (e.g. "OpenAI gpt-4o-mini: retry 1 of 3 after HTTP 500")."""
+    with _open_lock:
+        live = [bar for bar in (ref() for ref in _open_bars) if bar is not None]
+        bar = live[-1] if live else None
+    if bar is None:
+        log.info(message)
+    elif isinstance(bar, NoProgress):
+        return
+    elif isinstance(bar, PlainProgress):
+        print(f"{bar.desc + ': ' if bar.desc else ''}{message}", file=bar.stream, flush=True)
+    else:  # tqdm: a line above the bar, which stays at the bottom
+        bar.write(f"{bar.desc + ': ' if bar.desc else ''}{message}", file=bar.fp)
 
 
 class Progress(Protocol):
@@ -114,12 +155,14 @@ class PlainProgress:
     def close(self) -> None:
         if not self._closed:
             self._closed = True
+            _closed(self)
             if (self.n or self.total) and self._shown != self.n:
                 self._write()  # the final count, always (once: not again when the last update showed it)
 
     def __iter__(self) -> Iterator[Any]:
         if self.iterable is None:
             raise TypeError("this progress object was created without an iterable")
+        _opened(self)
         try:
             for item in self.iterable:
                 yield item
@@ -128,6 +171,7 @@ class PlainProgress:
             self.close()
 
     def __enter__(self) -> PlainProgress:
+        _opened(self)
         return self
 
     def __exit__(self, *exc) -> None:
@@ -158,5 +202,18 @@ def progress_bar(iterable: Iterable | None = None, *, total: int | None = None, 
     if _is_tty(stream):
         from tqdm.auto import tqdm
 
-        return tqdm(iterable, total=total, desc=desc, unit=unit, file=stream)
+        class NotedTqdm(tqdm):  # registered for progress_note while in use
+            def __iter__(self):
+                _opened(self)
+                return super().__iter__()
+
+            def __enter__(self):
+                _opened(self)
+                return super().__enter__()
+
+            def close(self) -> None:
+                _closed(self)
+                super().close()
+
+        return NotedTqdm(iterable, total=total, desc=desc, unit=unit, file=stream)
     return PlainProgress(iterable, total=total, desc=desc, unit=unit, stream=stream, interval=interval)

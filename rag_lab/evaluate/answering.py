@@ -62,6 +62,8 @@ def model_id(settings: Settings, *, for_agent: bool = False, llm: Any = None) ->
         return f"object:{type(llm).__name__}:{llm.metadata.model_name}"
     from rag_lab.models.llm.factory import resolve_model
 
+    if settings.llm_provider == "openai_compatible":  # a model name means nothing without its server
+        return f"openai_compatible@{settings.llm_base_url}:{resolve_model(settings, for_agent=for_agent)}"
     return f"{settings.llm_provider}:{resolve_model(settings, for_agent=for_agent)}"
 
 

@@ -58,15 +58,18 @@ def questions(dataset: Dataset, limit: int | None = None) -> list[tuple[QAPair, 
 def parse_judge(spec: str) -> tuple[str, str | None]:
     """``"openai"`` / ``"openai:gpt-5-mini"`` / ``"bedrock:amazon.nova-pro-v1:0"`` → (provider, model)."""
     provider, _, model = spec.partition(":")
-    if provider not in ("local", "openai", "groq", "bedrock"):
+    if provider not in ("local", "openai", "groq", "bedrock", "openai_compatible"):
         raise ConfigError(f"Unknown judge provider {provider!r} in --judge {spec!r}",
-                          "use PROVIDER[:MODEL] with PROVIDER one of local, openai, groq, bedrock")
+                          "use PROVIDER[:MODEL] with PROVIDER one of local, openai, groq, bedrock, openai_compatible")
     return provider, model or None
 
 
 def judge_settings(settings: Settings, spec: str) -> Settings:
     provider, model = parse_judge(spec)
-    return settings.model_copy(update={"llm_provider": provider, "llm_model": model})
+    update: dict[str, Any] = {"llm_provider": provider, "llm_model": model}
+    if provider == "openai_compatible" and settings.judge_base_url:  # the judge's own server
+        update["llm_base_url"] = settings.judge_base_url
+    return settings.model_copy(update=update)
 
 
 def _index_fingerprint(mode: str, dataset: Dataset, settings: Settings) -> str:
@@ -172,6 +175,10 @@ def run_evaluation(
     if judge:
         judge_cfg = judge_settings(settings, judge)
         judge_id = model_id(judge_cfg)
+    elif judge_llm is not None:  # an injected judge: named by what it is (the manifest must not say "no judge")
+        from rag_lab.models.llm.identity import llm_identity
+
+        judge_id = llm_identity(judge_llm)
     with run_lock(out):
         return _run_locked(dataset, settings, modes, out, pairs, limit=limit, resume=resume, judge_id=judge_id,
                            judge_cfg=judge_cfg if judge else None, judge_llm=judge_llm, rerank=rerank,

@@ -3,7 +3,13 @@
 The record becomes a RAGAS ``SingleTurnSample``: the answer, the chunks given to the LLM (their
 texts and, at document level, their ids), the reference answer and the relevant documents.
 Each metric is isolated: one that raises leaves ``None`` and its error, the others still score.
-Judged scores are cached on disk, keyed by judge model, RAGAS version + metric, and inputs.
+Judged scores are cached on disk, keyed by the judge's identity (provider, endpoint and model, or
+an injected LLM's class and configuration), RAGAS version + metric, every sample field the RAGAS
+metric reads, and the embedding model where the metric embeds.
+
+A failing judge costs bounded time: the SDK is the one retry layer (``max_retries``), the judged
+metrics of one sample share a deadline (``judge_deadline``), and once the judge refuses access
+(401/403/404) it is not asked again in this run: each later judged metric records that refusal.
 """
 
 from __future__ import annotations
@@ -11,6 +17,7 @@ from __future__ import annotations
 import asyncio
 import math
 import os
+import threading
 import time
 from typing import Any
 
@@ -18,7 +25,11 @@ os.environ.setdefault("RAGAS_DO_NOT_TRACK", "true")
 
 from rag_lab.evaluate.citations import check_citations  # noqa: E402
 from rag_lab.evaluate.metrics import MetricContext, MetricSpec, all_specs  # noqa: E402
+from rag_lab.models.llm._guard import ProviderAccessError  # noqa: E402
 from rag_lab.models.llm.disk_cache import DiskCache, cache_key  # noqa: E402
+from rag_lab.models.llm.identity import llm_identity  # noqa: E402
+
+DEFAULT_JUDGE_DEADLINE = 300.0
 
 IR_METRICS = ("mrr@10", "ndcg@10")
 
@@ -58,8 +69,14 @@ def _finite(value: Any) -> float | None:
     return value if math.isfinite(value) else None
 
 
+class JudgeNotAsked(RuntimeError):
+    """A judged metric left unscored without a call: the deadline had passed or access was refused."""
+
+
 class Scorer:
-    """``score(record) -> (scores, errors)``; metric objects are built once, on first use."""
+    """``score(record) -> (scores, errors)``; metric objects are built once, on first use.
+
+    ``judge_id`` names the judge in the manifest; the cache keys use :func:`llm_identity`."""
 
     def __init__(self, settings: Any, *, judge_llm: Any = None, judge_id: str | None = None,
                  cache: DiskCache | None = None, metrics: list[str] | None = None) -> None:
@@ -67,7 +84,11 @@ class Scorer:
         self.specs: list[MetricSpec] = [s for s in all_specs() if (not s.judged or judge_llm is not None)
                                         and (metrics is None or s.name in metrics)]
         self.cache = cache
+        self.judge_identity = llm_identity(judge_llm) if judge_llm is not None else None
+        self.deadline = float(getattr(settings, "judge_deadline", DEFAULT_JUDGE_DEADLINE))
+        self._refusal: str | None = None  # the judge's access refusal, once seen
         self._built: dict[str, Any] = {}
+        self._loop: _MetricLoop | None = None
 
     @property
     def metric_names(self) -> list[str]:
@@ -82,11 +103,12 @@ class Scorer:
         sample = to_sample(record)
         scores: dict[str, float | None] = {}
         errors: dict[str, str] = {}
+        deadline = time.monotonic() + self.deadline
         for spec in self.specs:
             if any(not getattr(sample, f) for f in spec.requires) or (spec.applies and not spec.applies(sample)):
                 continue  # not applicable: no score (a user with questions only gets the rest)
             try:
-                value = self._judged(spec, sample) if spec.judged else self._run(spec, sample)
+                value = self._judged(spec, sample, deadline) if spec.judged else self._run(spec, sample)
             except Exception as exc:  # noqa: BLE001 - recorded per metric, never fatal
                 scores[spec.name], errors[spec.name] = None, f"{type(exc).__name__}: {exc}"[:500]
                 continue
@@ -97,19 +119,65 @@ class Scorer:
         return scores, errors
 
     def _run(self, spec: MetricSpec, sample) -> float:
-        return run_coroutine(self._metric(spec).single_turn_ascore(sample))
+        return self._await(self._metric(spec).single_turn_ascore(sample))
 
-    def _judged(self, spec: MetricSpec, sample) -> float | None:
+    def _await(self, coro):
+        if self._loop is None:
+            self._loop = _MetricLoop()
+        return self._loop.run(coro)
+
+    def judge_key(self, spec: MetricSpec, sample) -> str:
+        """The cache key of a judged score: judge identity, RAGAS version and metric, every sample
+        field the RAGAS metric reads (faithfulness reads the question too), and the embedding model
+        of a metric that embeds (response relevancy)."""
         import ragas
+        from ragas.metrics.base import MetricType
 
-        key = cache_key("judge", model=str(self.context.judge_id), prompt_version=f"ragas-{ragas.__version__}:{spec.name}",
-                        inputs=sample.model_dump(include=set(spec.requires)))
+        metric = self._metric(spec)
+        read = set(spec.requires) | set(getattr(metric, "required_columns", {}).get(MetricType.SINGLE_TURN.name, ()))
+        inputs: dict[str, Any] = {"sample": sample.model_dump(include={f.removesuffix(":optional") for f in read})}
+        if getattr(metric, "embeddings", None) is not None:
+            from rag_lab.models import embed_model_id
+
+            inputs["embedding"] = embed_model_id(self.context.settings)
+        return cache_key("judge", model=str(self.judge_identity), prompt_version=f"ragas-{ragas.__version__}:{spec.name}",
+                         inputs=inputs)
+
+    def _judged(self, spec: MetricSpec, sample, deadline: float) -> float | None:
+        key = self.judge_key(spec, sample)
         if self.cache is not None and (hit := self.cache.get(key)) is not None:
             return hit["score"]
-        value = _finite(self._run(spec, sample))
+        if self._refusal is not None:
+            raise JudgeNotAsked(f"not asked: the judge refused access earlier in this run ({self._refusal})")
+        remaining = deadline - time.monotonic()
+        if remaining <= 0:
+            raise JudgeNotAsked(f"not asked: this sample's judge deadline ({self.deadline:g} s, "
+                                "RAG_LAB_JUDGE_DEADLINE) had passed")
+        try:
+            value = _finite(self._await(asyncio.wait_for(self._metric(spec).single_turn_ascore(sample), remaining)))
+        except TimeoutError:
+            raise TimeoutError(f"cut off at this sample's judge deadline ({self.deadline:g} s; raise "
+                               "RAG_LAB_JUDGE_DEADLINE for a slow judge)") from None
+        except ProviderAccessError as exc:
+            self._refusal = exc.message
+            raise
         if self.cache is not None and value is not None:  # a NaN is retried next time, never cached
             self.cache.put(key, {"score": value}, kind="judge")
         return value
+
+
+class _MetricLoop:
+    """One event loop, in a daemon thread, for every metric a Scorer runs. The async HTTP clients
+    of a judge pool their connections per loop: with a new loop per call (``asyncio.run``) the next
+    call finds its pooled connection dead and spends a retry on it. A thread of its own also works
+    where the caller's thread already runs a loop (a Jupyter kernel)."""
+
+    def __init__(self) -> None:
+        self.loop = asyncio.new_event_loop()
+        threading.Thread(target=self.loop.run_forever, name="rag-lab-metrics", daemon=True).start()
+
+    def run(self, coro):
+        return asyncio.run_coroutine_threadsafe(coro, self.loop).result()
 
 
 def run_coroutine(coro):

@@ -1,4 +1,5 @@
-"""Embedding models: ``local`` (all-MiniLM-L6-v2 shipped in a wheel), ``openai``, ``bedrock``."""
+"""Embedding models: ``local`` (all-MiniLM-L6-v2 shipped in a wheel), ``openai``, ``bedrock``,
+``openai_compatible`` (any server with OpenAI's embeddings API: RAG_LAB_EMBED_BASE_URL)."""
 
 from __future__ import annotations
 
@@ -14,6 +15,8 @@ from rag_lab.errors import ConfigError
 
 def embed_model_id(settings: Settings) -> str:
     """Identifies the vectors: part of the embedding-cache key and of the index fingerprint."""
+    if settings.embed_provider == "openai_compatible":  # a model name means nothing without its server
+        return f"openai_compatible@{settings.embed_base_url}:{settings.embed_model_name}"
     return f"{settings.embed_provider}:{settings.embed_model_name}"
 
 
@@ -69,6 +72,22 @@ def get_embed_model(settings: Settings, *, http_client: Any = None, bedrock_clie
             embed_batch_size=settings.embed_batch_size,
             http_client=http_client,
         )
+    if provider == "openai_compatible":
+        if not settings.embed_base_url:
+            raise ConfigError("openai_compatible embeddings need the server's address",
+                              "set RAG_LAB_EMBED_BASE_URL, e.g. http://127.0.0.1:8000/v1")
+        key = settings.embed_api_key.get_secret_value() if settings.embed_api_key is not None else ""
+        # What llama-index-embeddings-openai-like's OpenAILikeEmbedding does (a model name passed
+        # through, another base URL); that package pins llama-index-embeddings-openai < 0.7.
+        return _openai_embedding_class()(
+            model_name=settings.embed_model_name,
+            api_base=settings.embed_base_url,
+            api_key=key.strip() or "not-needed",
+            timeout=settings.request_timeout,
+            max_retries=settings.max_retries,
+            embed_batch_size=settings.embed_batch_size,
+            http_client=http_client,
+        )
     if provider == "bedrock":
         if not settings.aws_region:
             raise ConfigError("Bedrock embeddings need an AWS region", "set AWS_REGION (and AWS credentials)")
@@ -76,7 +95,7 @@ def get_embed_model(settings: Settings, *, http_client: Any = None, bedrock_clie
 
         return BedrockEmbedding(model_name=settings.embed_model_name, region_name=settings.aws_region,
                                 client=bedrock_client)
-    raise ConfigError(f"Unknown embedding provider {provider!r}", "use local, openai or bedrock")
+    raise ConfigError(f"Unknown embedding provider {provider!r}", "use local, openai, bedrock or openai_compatible")
 
 
 def embed_queries(model: BaseEmbedding, queries: list[str]) -> list[list[float]]:

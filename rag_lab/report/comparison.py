@@ -100,8 +100,9 @@ def significance_table(table):
         rows.append({"mode": row["mode"], "metric": row["metric"], "vs": row["baseline"], "n": int(row["n"]),
                      "Δ": "—" if pd.isna(row["delta"]) else f"{row['delta']:+.3f}",
                      "p (t, Holm)": _fmt_p(row["p_student_holm"]), "p (Fisher, Holm)": _fmt_p(row["p_fisher_holm"]),
-                     "": mark(row)})
-    return pd.DataFrame(rows, columns=["mode", "metric", "vs", "n", "Δ", "p (t, Holm)", "p (Fisher, Holm)", ""])
+                     "significance": mark(row) or "not sig."})
+    return pd.DataFrame(rows, columns=["mode", "metric", "vs", "n", "Δ", "p (t, Holm)", "p (Fisher, Holm)",
+                                       "significance"])
 
 
 def latency_frame(latencies_ms: Mapping[str, Mapping[str, float] | Sequence[float]]):

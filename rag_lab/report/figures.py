@@ -97,6 +97,30 @@ def mode_bars(summary, metric: str, value: str = "mean"):
     return fig
 
 
+def mode_metric_bars(summary):
+    """Every metric (groups) × mode (bars side by side) with 95 % CI whiskers: an evaluation run at a
+    glance (``summary``: mode, metric, mean, ci_low, ci_high). Metrics on a 0–1 scale only."""
+    frame = summary[(summary["mean"] >= 0) & (summary["mean"] <= 1)]
+    metrics = list(dict.fromkeys(frame["metric"]))
+    modes = list(dict.fromkeys(frame["mode"]))
+    width = 0.8 / max(len(modes), 1)
+    fig, ax = plt.subplots(figsize=(max(6.0, 0.75 * len(metrics) + 1.5), 3.8))
+    x = np.arange(len(metrics))
+    for i, mode in enumerate(modes):
+        rows = frame[frame["mode"] == mode].set_index("metric").reindex(metrics)
+        means = rows["mean"].to_numpy(dtype=float)
+        err = [np.nan_to_num(means - rows["ci_low"].to_numpy(dtype=float)),
+               np.nan_to_num(rows["ci_high"].to_numpy(dtype=float) - means)]
+        ax.bar(x - 0.4 + width * (i + 0.5), np.nan_to_num(means), width=width * 0.92, yerr=err, capsize=2,
+               label=mode, error_kw={"elinewidth": 0.8})
+    ax.set_xticks(x, metrics, rotation=35, ha="right", fontsize=8)
+    ax.set_ylim(0, 1.05)
+    ax.set_ylabel("mean (95 % bootstrap CI)")
+    ax.grid(axis="y", alpha=0.3)
+    ax.legend(fontsize=8, ncol=len(modes), loc="upper center", bbox_to_anchor=(0.5, 1.12), frameon=False)
+    return fig
+
+
 def latency_bars(latency, column: str = "p50_ms"):
     """Horizontal bars of latency per label (``latency``: label, p50_ms, p95_ms)."""
     fig, ax = plt.subplots(figsize=(6, 0.5 + 0.4 * max(len(latency), 1)))

@@ -84,8 +84,24 @@ def build_report(run_dir: Path) -> str:
         return render_document(f"rag-lab mode comparison: {data['dataset']}",
                                f"{data['queries']['evaluated']} of {data['queries']['available']} judged queries, "
                                f"ranx, document level", S.ir_sections(data, manifest))
-    return render_document(f"rag-lab run: {run_dir.name}", str(manifest.get("dataset", "")),
-                           S.generic_sections(run_dir, manifest))
+    return render_document(f"rag-lab run: {run_dir.name}", run_subtitle(manifest), S.generic_sections(run_dir, manifest))
+
+
+def run_subtitle(manifest: dict) -> str:
+    """One readable line for an evaluation run: dataset, questions × modes, generator, judge."""
+    dataset = manifest.get("dataset")
+    name = dataset.get("name", "?") if isinstance(dataset, dict) else str(dataset or "?")
+    config, models = manifest.get("config") or {}, manifest.get("models") or {}
+    parts = [name]
+    modes = [str(m) for m in config.get("modes") or []]
+    if modes:
+        count = config.get("questions")
+        parts.append((f"{count} questions × " if count else "") + f"{len(modes)} mode{'s' if len(modes) != 1 else ''} "
+                     f"({', '.join(modes)})")
+    if models.get("llm"):
+        parts.append(f"generator {models['llm']}")
+    parts.append(f"judge {models['judge']}" if models.get("judge") else "no judge")
+    return " · ".join(parts)
 
 
 def write_report(run_dir: Path, out: Path) -> Path:

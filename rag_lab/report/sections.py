@@ -21,12 +21,13 @@ def table_html(frame, caption: str | None = None, max_rows: int = 200) -> str:
     if frame is None or len(frame) == 0:
         return "<p><em>(no rows)</em></p>"
     frame = frame.head(max_rows)
-    head = "".join(f"<th>{html.escape(str(c))}</th>" for c in frame.columns)
+    # Long snake_case names may break after "_" (else one header can push a table off the page).
+    head = "".join(f"<th>{html.escape(str(c)).replace('_', '_<wbr>')}</th>" for c in frame.columns)
     body = []
     for _, row in frame.iterrows():
         cells = []
         for value in row.tolist():
-            text = value if isinstance(value, str) else ("—" if value is None else
+            text = value if isinstance(value, str) else ("—" if value is None or value != value else
                                                          f"{value:.3f}" if isinstance(value, float) else str(value))
             cls = (' class="sig-up"' if text.startswith("▲") else ' class="sig-down"' if text.startswith("▼")
                    else ' class="num"' if not isinstance(value, str) else "")
@@ -252,43 +253,33 @@ def generic_sections(run_dir: Path, manifest: dict) -> list:
 
 def _eval_sections(run) -> list:
     sections = []
-    samples = run.samples.dropna(subset=["value"])
-    if samples.empty:
+    scored = run.samples.dropna(subset=["value"])
+    failed = run.summary[run.summary["nan"] > 0]
+    if scored.empty and failed.empty:
         return sections
-    from rag_lab.evaluate.stats import bootstrap_frame, compare_to_baseline
-
-    ci = bootstrap_frame(samples.rename(columns={"value": "score"}), ["mode", "metric"])
-    per_query = {}
-    for (mode, metric), group in samples.groupby(["mode", "metric"], sort=False):
-        per_query.setdefault(mode, {})[metric] = dict(zip(group["sample_id"].astype(str), group["value"]))
-    baseline = next(iter(per_query))
-    sig = compare_to_baseline(per_query, baseline) if len(per_query) > 1 else None
-    rows = []
-    for _, r in ci.iterrows():
-        row = {"mode": r["mode"], "metric": r["metric"], "mean [95% CI]": T.fmt_ci(r["mean"], r["ci_low"], r["ci_high"]),
-               "n": r["n"]}
-        if sig is not None and r["mode"] != baseline:
-            part = sig[(sig["system"] == r["mode"]) & (sig["metric"] == r["metric"])].set_index("test")
-            if len(part):
-                significant = bool(part["significant"].all())
-                delta = float(part["delta"].iloc[0])
-                row.update({"Δ vs " + baseline: f"{delta:+.3f}",
-                            "p (t, Holm)": T._fmt_p(part["p_holm"].get("student")),
-                            "p (Fisher, Holm)": T._fmt_p(part["p_holm"].get("fisher")),
-                            "": ("▲ sig." if delta > 0 else "▼ sig.") if significant else ""})
-        rows.append(row)
-    import pandas as pd
-
-    sections.append(_section("Per-mode tables", "<p>Means with seeded 95 % bootstrap intervals; ▲/▼ = significant "
-                             f"against {html.escape(baseline)} by both paired tests after Holm correction.</p>"
-                             + table_html(pd.DataFrame(rows))))
-    sections.append(_section("Latency and cost", table_html(run.modes)))
-    main_metric = next((m for m in ("key_fact_recall", "id_context_recall", "rouge_l") if m in set(samples["metric"])),
-                       samples["metric"].iloc[0])
+    body = ""
+    if len(scored):
+        ci, table, significance, baseline = _eval_mode_table(run, scored)
+        body += ("<p>Means with seeded 95 % bootstrap intervals over the scored samples; ▲/▼ = significant "
+                 f"against {html.escape(baseline)} by both paired tests (Student's t and Fisher's randomization) "
+                 "after Holm correction. <b>failed</b>: samples whose metric failed or came back NaN, left out "
+                 "of the mean (not counted as 0).</p>" + table_html(table))
+        if len(significance):
+            body += "<h3>Against " + html.escape(baseline) + "</h3>" + table_html(significance)
+        body += figure_html(F.mode_metric_bars(ci), "each metric per mode: mean over the scored samples, "
+                                                    "95 % bootstrap CI")
+    if len(failed):
+        body += "<h3>Failed metrics</h3>" + _failure_note(run, failed)
+    sections.append(_section("Per-mode tables", body))
+    sections.append(_section("Latency and cost", _eval_latency(run.modes)))
+    if scored.empty:
+        return sections
+    main_metric = next((m for m in ("key_fact_recall", "id_context_recall", "rouge_l") if m in set(scored["metric"])),
+                       scored["metric"].iloc[0])
     body = f"<p>The lowest-scoring questions per mode by {html.escape(main_metric)}.</p>"
     for mode, records in run.records.items():
         by_id = {str(r.get("id")): r for r in records}
-        worst = samples[(samples["mode"] == mode) & (samples["metric"] == main_metric)].sort_values("value").head(3)
+        worst = scored[(scored["mode"] == mode) & (scored["metric"] == main_metric)].sort_values("value").head(3)
         for _, w in worst.iterrows():
             rec = by_id.get(str(w["sample_id"]), {})
             cited = rec.get("cited_sources") or []
@@ -299,3 +290,91 @@ def _eval_sections(run) -> list:
                      f"<br><b>cited sources:</b> {html.escape(cited_text or '(none cited)')}</div>")
     sections.append(_section("Worst questions", body))
     return sections
+
+
+def _eval_mode_table(run, scored):
+    """(CI frame, metric × mode table, significance table, baseline). A cell: ``mean [CI]`` and its
+    mark; beside each mode, how many samples failed that metric (left out of the mean)."""
+    import pandas as pd
+
+    from rag_lab.evaluate.stats import bootstrap_frame, compare_to_baseline
+
+    ci = bootstrap_frame(scored.rename(columns={"value": "score"}), ["mode", "metric"])
+    per_query: dict = {}
+    for (mode, metric), group in scored.groupby(["mode", "metric"], sort=False):
+        per_query.setdefault(mode, {})[metric] = dict(zip(group["sample_id"].astype(str), group["value"]))
+    modes = list(run.records) or list(per_query)
+    baseline = next((m for m in modes if m in per_query), next(iter(per_query)))
+    sig = compare_to_baseline(per_query, baseline) if len(per_query) > 1 else None
+    failed = {(r["mode"], r["metric"]): int(r["nan"]) for _, r in run.summary.iterrows()}
+    means = {(r["mode"], r["metric"]): T.fmt_ci(r["mean"], r["ci_low"], r["ci_high"]) for _, r in ci.iterrows()}
+    marks: dict = {}
+    sig_rows = []
+    if sig is not None:
+        for (mode, metric), part in sig.groupby(["system", "metric"], sort=False):
+            part = part.set_index("test")
+            delta = float(part["delta"].iloc[0])
+            significant = bool(part["significant"].all())
+            marks[(mode, metric)] = ("▲" if delta > 0 else "▼") if significant else ""
+            sig_rows.append({"mode": mode, "metric": metric, "vs": baseline, f"Δ": f"{delta:+.3f}",
+                             "p (t, Holm)": T._fmt_p(part["p_holm"].get("student")),
+                             "p (Fisher, Holm)": T._fmt_p(part["p_holm"].get("fisher")),
+                             "significance": (("▲ sig." if delta > 0 else "▼ sig.") if significant else "not sig.")})
+    from rag_lab.evaluate.frames import metric_order
+
+    metrics = metric_order(list(dict.fromkeys(run.summary["metric"])))
+    rows = []
+    for metric in metrics:
+        row = {"metric": metric}
+        for mode in modes:
+            cell = means.get((mode, metric), "—")
+            row[mode] = f"{cell} {marks.get((mode, metric), '')}".strip()
+            row[f"{mode} failed"] = failed.get((mode, metric), 0)
+        rows.append(row)
+    return ci, pd.DataFrame(rows), pd.DataFrame(sig_rows), baseline
+
+
+def _failure_note(run, failed) -> str:
+    """Per mode × metric: how many samples failed and the most common reason recorded."""
+    import pandas as pd
+    from collections import Counter
+
+    rows = []
+    for _, r in failed.iterrows():
+        reasons = Counter(str((rec.get("score_errors") or {}).get(r["metric"], "NaN score")).split("\n")[0]
+                          for rec in run.records.get(r["mode"], [])
+                          if r["metric"] in (rec.get("scores") or {}) and _failed(rec["scores"][r["metric"]]))
+        reason, count = reasons.most_common(1)[0] if reasons else ("NaN score", int(r["nan"]))
+        rows.append({"mode": r["mode"], "metric": r["metric"], "failed": f"{int(r['nan'])} of {int(r['applicable'])}",
+                     "most common reason": (reason[:240] + "…" if len(reason) > 240 else reason)
+                     + (f" ({count}×)" if len(reasons) > 1 else "")})
+    return ("<p class=\"note\">These metrics failed on some samples (a judge that errored, timed out or "
+            "replied unusably). Failed samples are left out of the means above, not counted as 0.</p>"
+            + table_html(pd.DataFrame(rows)))
+
+
+def _failed(value) -> bool:
+    try:
+        return value is None or value != value or float(value) in (float("inf"), float("-inf"))
+    except (TypeError, ValueError):
+        return True
+
+
+_LATENCY_COLUMNS = {"mode": "mode", "samples": "samples", "errors": "errors", "cached": "cached answers",
+                    "latency_p50_s": "total p50 (s)", "latency_p95_s": "total p95 (s)", "retrieve_s": "retrieve (s)",
+                    "generate_s": "generate (s)", "score_s": "score (s)"}
+_COST_COLUMNS = {"mode": "mode", "prompt_tokens": "prompt tokens", "completion_tokens": "completion tokens",
+                 "total_tokens": "total tokens", "cost_usd": "cost (USD)", "cites_nothing": "answers citing nothing"}
+
+
+def _eval_latency(modes) -> str:
+    """The per-mode run frame as two tables a page can hold: time per sample, then tokens and cost."""
+    latency = modes[[c for c in _LATENCY_COLUMNS if c in modes.columns]].rename(columns=_LATENCY_COLUMNS)
+    cost = modes[[c for c in _COST_COLUMNS if c in modes.columns]].copy()
+    if "cites_nothing" in cost.columns:
+        cost["cites_nothing"] = [("—" if v != v else f"{v:.0%}") for v in cost["cites_nothing"]]
+    if "cost_usd" in cost.columns:
+        cost["cost_usd"] = [("—" if v != v else f"${v:.4f}") for v in cost["cost_usd"]]
+    cost = cost.rename(columns=_COST_COLUMNS)
+    return ("<p>Seconds per sample (mean per stage; p50/p95 of the whole sample).</p>" + table_html(latency)
+            + "<h3>Tokens and cost</h3>" + table_html(cost))

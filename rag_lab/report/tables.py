@@ -48,9 +48,16 @@ def display(frame, metrics: list[str] | None = None):
             "metric": row["metric"], "mean [95% CI]": fmt_ci(row["mean"], row["ci_low"], row["ci_high"]),
             "Δ vs baseline": "—" if _nan(row.get("delta")) else f"{row['delta']:+.3f}",
             "p (t, Holm)": _fmt_p(row.get("p_student_holm")), "p (Fisher, Holm)": _fmt_p(row.get("p_fisher_holm")),
-            "": mark(row),
+            "significance": mark(row),
         })
-    return pd.DataFrame(rows)
+    return without_empty_marks(pd.DataFrame(rows))
+
+
+def without_empty_marks(frame):
+    """Drop the significance column when no row has a mark (a column of blanks reads as a glitch)."""
+    if "significance" in frame.columns and not frame["significance"].astype(bool).any():
+        return frame.drop(columns="significance")
+    return frame
 
 
 def best_configs(results, metric: str = "ndcg"):

@@ -60,3 +60,59 @@ def requested_urls(netlog: Path) -> list[dict]:
 
 def remote(requests: list[dict]) -> list[dict]:
     return [r for r in requests if not r["url"].startswith(LOCAL_SCHEMES)]
+
+
+# Appended to a copy of a report (reports carry no script): after load, measure what sticks out of
+# the window and write it into the DOM, where --dump-dom hands it back.
+_MEASURE = """<script>
+addEventListener('load', () => {
+  const width = window.innerWidth;
+  const out = {width, scrollWidth: document.documentElement.scrollWidth, cut: [], tables: 0, figures: 0};
+  for (const el of document.querySelectorAll('table, figure, pre, .answer, h1, p')) {
+    if (el.tagName === 'TABLE') out.tables += 1;
+    if (el.tagName === 'FIGURE') out.figures += 1;
+    const box = el.getBoundingClientRect();
+    if (box.right > width + 0.5 || el.scrollWidth > el.clientWidth + 1 && el.tagName !== 'TABLE')
+      out.cut.push({tag: el.tagName, right: Math.round(box.right), text: el.innerText.slice(0, 60)});
+  }
+  const pre = document.createElement('pre');
+  pre.id = 'rag-lab-layout';
+  pre.textContent = JSON.stringify(out);
+  document.body.appendChild(pre);
+});
+</script>"""
+
+BROWSER_FLAGS = ("--headless", "--no-sandbox", "--disable-gpu", "--disable-dev-shm-usage", "--no-first-run",
+                 "--disable-background-networking", "--disable-component-update", "--disable-sync",
+                 "--disable-extensions", "--hide-scrollbars", "--host-resolver-rules=MAP * ~NOTFOUND",
+                 "--proxy-server=127.0.0.1:9", "--proxy-bypass-list=<-loopback>")
+
+
+def measure_layout(page: Path, workdir: Path, width: int = 1400, timeout: int = 90) -> dict:
+    """Open ``page`` in a ``width``-px window: ``{width, scrollWidth, cut: [elements past the right
+    edge or clipping their content], tables, figures}``."""
+    import html as html_lib
+    import re
+
+    binary = chromium_binary()
+    assert binary, "chromium is not installed"
+    probe = workdir / f"measure-{page.name}"
+    probe.write_text(page.read_text(encoding="utf-8").replace("</body>", _MEASURE + "</body>"), encoding="utf-8")
+    cmd = [binary, *BROWSER_FLAGS, f"--user-data-dir={workdir / 'profile-measure'}", f"--window-size={width},1000",
+           "--virtual-time-budget=5000", "--dump-dom", probe.resolve().as_uri()]
+    done = subprocess.run(cmd, capture_output=True, text=True, timeout=timeout)
+    assert done.returncode == 0, done.stderr[-2000:]
+    found = re.search(r'<pre id="rag-lab-layout">(.*?)</pre>', done.stdout, re.S)
+    assert found, "the layout probe did not run"
+    return json.loads(html_lib.unescape(found.group(1)))
+
+
+def screenshot(page: Path, out: Path, workdir: Path, width: int = 1400, height: int = 4000, timeout: int = 90) -> Path:
+    """A PNG of the top ``height`` px of ``page`` in a ``width``-px window (for a person to look at)."""
+    binary = chromium_binary()
+    assert binary, "chromium is not installed"
+    cmd = [binary, *BROWSER_FLAGS, f"--user-data-dir={workdir / 'profile-shot'}", f"--window-size={width},{height}",
+           "--virtual-time-budget=5000", f"--screenshot={out.resolve()}", page.resolve().as_uri()]
+    done = subprocess.run(cmd, capture_output=True, text=True, timeout=timeout)
+    assert done.returncode == 0 and out.exists(), done.stderr[-2000:]
+    return out

@@ -97,8 +97,8 @@ def test_overrides_beat_environment(monkeypatch, tmp_path):
 @pytest.mark.parametrize(
     ("name", "value", "expected"),
     [
-        ("RAG_LAB_LLM_PROVIDER", "nope", r"RAG_LAB_LLM_PROVIDER: Input should be 'local', 'openai', 'groq' or 'bedrock' \(got 'nope'\)"),
-        ("RAG_LAB_EMBED_PROVIDER", "cohere", r"RAG_LAB_EMBED_PROVIDER: .*'local', 'openai' or 'bedrock'"),
+        ("RAG_LAB_LLM_PROVIDER", "nope", r"RAG_LAB_LLM_PROVIDER: Input should be 'local', 'openai', 'groq', 'bedrock' or 'openai_compatible' \(got 'nope'\)"),
+        ("RAG_LAB_EMBED_PROVIDER", "cohere", r"RAG_LAB_EMBED_PROVIDER: .*'local', 'openai', 'bedrock' or 'openai_compatible'"),
         ("RAG_LAB_CHUNK_WORDS", "-1", r"RAG_LAB_CHUNK_WORDS: Input should be greater than or equal to 20 \(got '-1'\)"),
         ("RAG_LAB_CHUNK_WORDS", "abc", r"RAG_LAB_CHUNK_WORDS: Input should be a valid integer"),
         ("RAG_LAB_LLM_TEMPERATURE", "3", r"RAG_LAB_LLM_TEMPERATURE: Input should be less than or equal to 2"),

@@ -95,3 +95,27 @@ def test_build_index_progress_goes_through_the_helper(monkeypatch):
     assert build.progress_bar is progress_bar
     assert ir.progress_bar is progress_bar
     assert not hasattr(build, "tqdm") and not hasattr(ir, "tqdm")
+
+
+def test_progress_note_goes_above_the_innermost_open_bar_at_once(caplog):
+    import logging
+
+    from rag_lab.progress import progress_note
+
+    outer, inner = io.StringIO(), io.StringIO()
+    with progress_bar(total=3, desc="eval", stream=outer, interval=1e9):
+        with progress_bar(total=2, desc="bm25", stream=inner, interval=1e9):
+            progress_note("retry 1 of 3 after HTTP 500")
+            assert inner.getvalue() == "bm25: retry 1 of 3 after HTTP 500\n"  # now, not at the next interval
+        progress_note("retry 2 of 3 after HTTP 500")
+        assert outer.getvalue() == "eval: retry 2 of 3 after HTTP 500\n"
+    with progress_bar(total=1, enabled=False, stream=outer):
+        progress_note("quiet")  # progress off: nothing
+    assert "quiet" not in outer.getvalue()
+    tty = TTY()
+    with progress_bar(total=2, desc="dense", stream=tty):  # tqdm: a line above the bar
+        progress_note("retry 1 of 3 after a timeout or connection error")
+    assert "dense: retry 1 of 3 after a timeout or connection error\n" in tty.getvalue()
+    with caplog.at_level(logging.INFO, logger="rag_lab.progress"):
+        progress_note("no bar open")  # a library call without a bar: a log record
+    assert [r.getMessage() for r in caplog.records] == ["no bar open"]

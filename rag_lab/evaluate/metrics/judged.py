@@ -22,7 +22,15 @@ def _llm(ctx):
         raise RuntimeError("this metric needs a judge LLM (--judge PROVIDER[:MODEL])")
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", DeprecationWarning)
-        return JudgeLLM(ctx.judge_llm)
+        return JudgeLLM(ctx.judge_llm, run_config=single_attempt())
+
+
+def single_attempt():
+    """RAGAS retries every exception 10 times by default, on top of the SDK's own retries (and
+    even a 401): one attempt here, the provider SDK is the one retry layer."""
+    from ragas.run_config import RunConfig
+
+    return RunConfig(max_retries=1)
 
 
 def _metric(class_name: str, **kwargs):
@@ -43,7 +51,7 @@ def _relevancy(ctx):
 
     build = _metric("ResponseRelevancy", strictness=1)
     metric = build(ctx)
-    metric.embeddings = LlamaIndexEmbeddingsWrapper(get_embed_model(ctx.settings))
+    metric.embeddings = LlamaIndexEmbeddingsWrapper(get_embed_model(ctx.settings), run_config=single_attempt())
     return metric
 
 

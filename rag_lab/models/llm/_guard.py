@@ -1,6 +1,7 @@
 """Turn provider SDK failures into one clear ``ProviderError``, with secrets scrubbed.
 
-The SDKs already retry (bounded, with backoff); what reaches us has exhausted its retries.
+The SDKs are the one retry layer (bounded by ``max_retries``, with backoff); what reaches us has
+exhausted its retries, or was not worth retrying (400/401/403/404: ``ProviderRefusedError``).
 ``GuardedLLMMixin`` wraps the public LLM entry points of a LlamaIndex LLM subclass: everything
 else (``predict``, ``chat_with_tools``, agents …) goes through them.
 """
@@ -22,6 +23,14 @@ Classifier = Callable[[BaseException, "ErrorGuard"], "ProviderError | None"]
 _MAX_DETAIL = 300
 
 
+class ProviderRefusedError(ProviderError):
+    """The provider turned this request down (HTTP 400) and said why: retrying cannot help."""
+
+
+class ProviderAccessError(ProviderRefusedError):
+    """Credentials, permission or model refused (401/403/404): no later request will fare better."""
+
+
 @dataclass(frozen=True)
 class ErrorGuard:
     provider: str  # "OpenAI", "Groq", "Bedrock", "local"
@@ -29,6 +38,13 @@ class ErrorGuard:
     attempts: int  # 1 + retries, for the message
     classify: Classifier = field(repr=False)
     secrets: tuple[SecretStr, ...] = field(default=(), repr=False)
+    endpoint: str = ""  # base URL (or region): two servers behind one model name are two models
+
+    @property
+    def identity(self) -> str:
+        """What answered: provider, endpoint and model (cache keys of judged scores use it)."""
+        return f"{self.provider.lower()}@{self.endpoint}:{self.model}" if self.endpoint else \
+            f"{self.provider.lower()}:{self.model}"
 
     def redact(self, text: str) -> str:
         for secret in self.secrets:
@@ -41,8 +57,9 @@ class ErrorGuard:
         text = self.redact(str(exc)).strip() or type(exc).__name__
         return text if len(text) <= _MAX_DETAIL else text[:_MAX_DETAIL] + "…"
 
-    def error(self, what: str, hint: str, exc: BaseException) -> ProviderError:
-        return ProviderError(f"{self.provider} model {self.model!r}: {what} ({self.detail(exc)})", hint)
+    def error(self, what: str, hint: str, exc: BaseException,
+              kind: type[ProviderError] = ProviderError) -> ProviderError:
+        return kind(f"{self.provider} model {self.model!r}: {what} ({self.detail(exc)})", hint)
 
     def leaks(self, exc: BaseException) -> bool:
         return self.redact(str(exc)) != str(exc)

@@ -1,10 +1,11 @@
 """The openai SDK as used by both the OpenAI and the Groq provider (Groq speaks its API).
 
 We build the SDK clients ourselves and hand them to LlamaIndex, so that:
-- retries are the SDK's own (429, 408/409, 5xx, connection errors and timeouts; exponential
-  backoff 0.5 s → 8 s with jitter, ``Retry-After`` honoured up to 60 s), bounded by
-  ``settings.max_retries``; LlamaIndex's extra tenacity layer is switched off (``max_retries=0``
-  on the LLM) or attempts would multiply;
+- retries are the SDK's own, the one retry layer (429, 408/409, 5xx, connection errors and
+  timeouts; exponential backoff 0.5 s → 8 s with jitter, ``Retry-After`` honoured up to 60 s;
+  400/401/403/404 never), at most ``settings.max_retries`` per call; LlamaIndex's tenacity layer
+  is switched off (``max_retries=0`` on the LLM) and so is RAGAS's (``judged.py``), or attempts
+  would multiply; every retry is reported as it starts (``progress_note``);
 - every request has ``settings.request_timeout``;
 - responses are validated (``_strict_response_validation``): a malformed body becomes a clear
   error instead of an ``AttributeError`` deep inside LlamaIndex;
@@ -21,7 +22,7 @@ import httpx
 
 from rag_lab.config import Settings
 from rag_lab.errors import ProviderError
-from rag_lab.models.llm._guard import Classifier, ErrorGuard
+from rag_lab.models.llm._guard import Classifier, ErrorGuard, ProviderAccessError, ProviderRefusedError
 
 if TYPE_CHECKING:
     import openai
@@ -38,6 +39,7 @@ def build_clients(
     base_url: str | None,
     http_client: httpx.Client | None,
     async_http_client: httpx.AsyncClient | None,
+    label: str = "",
 ) -> tuple[openai.OpenAI, openai.AsyncOpenAI]:
     import openai
 
@@ -50,10 +52,50 @@ def build_clients(
         timeout=timeout,
         _strict_response_validation=True,
     )
-    return (
-        openai.OpenAI(http_client=http_client, **common),
-        openai.AsyncOpenAI(http_client=async_http_client, **common),
-    )
+    http_client = http_client if http_client is not None else openai.DefaultHttpxClient()
+    async_http_client = async_http_client if async_http_client is not None else openai.DefaultAsyncHttpxClient()
+    client = openai.OpenAI(http_client=http_client, **common)
+    report = RetryReporter(f"{label or 'API'} at {client.base_url}", settings.max_retries)
+    report.attach(http_client, async_http_client)
+    return client, openai.AsyncOpenAI(http_client=async_http_client, **common)
+
+
+class RetryReporter:
+    """httpx event hooks that announce each SDK retry as it starts, with the last failure seen.
+
+    The SDK numbers its attempts in the ``x-stainless-retry-count`` request header (0 = first try)."""
+
+    def __init__(self, what: str, max_retries: int) -> None:
+        self.what, self.max_retries = what, max_retries
+        self.last_failure: str | None = None
+
+    def attach(self, client: httpx.Client, aclient: httpx.AsyncClient) -> None:
+        client.event_hooks["request"].append(self.on_request)
+        client.event_hooks["response"].append(self.on_response)
+        aclient.event_hooks["request"].append(self._aon_request)
+        aclient.event_hooks["response"].append(self._aon_response)
+
+    def on_request(self, request: httpx.Request) -> None:
+        try:
+            retry = int(request.headers.get("x-stainless-retry-count", "0"))
+        except ValueError:
+            return
+        if retry > 0:
+            from rag_lab.progress import progress_note
+
+            why = self.last_failure or "a timeout or connection error"
+            progress_note(f"{self.what}: retry {retry} of {self.max_retries} after {why}")
+        self.last_failure = None
+
+    def on_response(self, response: httpx.Response) -> None:
+        if response.status_code >= 400:
+            self.last_failure = f"HTTP {response.status_code}"
+
+    async def _aon_request(self, request: httpx.Request) -> None:
+        self.on_request(request)
+
+    async def _aon_response(self, response: httpx.Response) -> None:
+        self.on_response(response)
 
 
 def make_classifier(key_env: str) -> Classifier:
@@ -77,16 +119,17 @@ def make_classifier(key_env: str) -> Classifier:
             return guard.error(f"rate limited (HTTP 429) {tries}", "wait, lower concurrency or raise "
                                "RAG_LAB_MAX_RETRIES; check your quota", exc)
         if isinstance(exc, (openai.AuthenticationError, openai.PermissionDeniedError)):
-            return guard.error(f"authentication failed (HTTP {exc.status_code})", f"check {key_env}", exc)
+            return guard.error(f"authentication failed (HTTP {exc.status_code})", f"check {key_env}", exc,
+                               ProviderAccessError)
         if isinstance(exc, openai.NotFoundError):
             return guard.error("model or endpoint not found (HTTP 404)", "check RAG_LAB_LLM_MODEL / "
-                               "RAG_LAB_AGENT_MODEL", exc)
+                               "RAG_LAB_AGENT_MODEL (and OPENAI_BASE_URL)", exc, ProviderAccessError)
         if isinstance(exc, openai.APIStatusError):
             if exc.status_code >= 500:
                 return guard.error(f"server error (HTTP {exc.status_code}) {tries}", "the provider is failing; "
                                    "try again later", exc)
             return guard.error(f"request rejected (HTTP {exc.status_code})", "check the model name and the "
-                               "request parameters", exc)
+                               "request parameters", exc, ProviderRefusedError)
         if isinstance(exc, openai.OpenAIError):
             return guard.error("API error", "see the message above", exc)
         return None

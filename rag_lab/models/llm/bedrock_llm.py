@@ -16,7 +16,7 @@ from llama_index.llms.bedrock_converse import BedrockConverse
 
 from rag_lab.config import Settings
 from rag_lab.errors import ConfigError, ProviderError
-from rag_lab.models.llm._guard import ErrorGuard, GuardedLLMMixin
+from rag_lab.models.llm._guard import ErrorGuard, GuardedLLMMixin, ProviderAccessError
 
 _THROTTLED = {"ThrottlingException", "TooManyRequestsException", "ServiceQuotaExceededException"}
 _SERVER = {"InternalServerException", "ServiceUnavailableException", "ModelTimeoutException",
@@ -102,16 +102,16 @@ def _classify(exc: BaseException, guard: ErrorGuard) -> ProviderError | None:
             return guard.error(f"server error ({code}) {tries}", "the service is failing; try again later", exc)
         if code in _AUTH:
             return guard.error(f"access denied ({code})", "check the AWS credentials and that model access "
-                               "is enabled for this account and region", exc)
+                               "is enabled for this account and region", exc, ProviderAccessError)
         if code == "ResourceNotFoundException":
-            return guard.error("model not found", "check RAG_LAB_LLM_MODEL and AWS_REGION", exc)
+            return guard.error("model not found", "check RAG_LAB_LLM_MODEL and AWS_REGION", exc, ProviderAccessError)
         return guard.error(f"request rejected ({code or 'ClientError'})", "check the model id, region and "
                            "request parameters", exc)
     if isinstance(exc, (ReadTimeoutError, ConnectTimeoutError)):
         return guard.error(f"request timed out {tries}", "raise RAG_LAB_REQUEST_TIMEOUT or try again later", exc)
     if isinstance(exc, NoCredentialsError):
         return guard.error("no AWS credentials found", "set AWS_PROFILE or AWS_ACCESS_KEY_ID/"
-                           "AWS_SECRET_ACCESS_KEY", exc)
+                           "AWS_SECRET_ACCESS_KEY", exc, ProviderAccessError)
     if isinstance(exc, (ResponseParserError, MalformedResponse)):
         return guard.error("malformed response body", "the service returned something unexpected; try again", exc)
     if isinstance(exc, BotoCoreError):
@@ -137,5 +137,6 @@ def build_bedrock(settings: Settings, model: str, *, bedrock_client: Any = None)
     except ValueError as exc:  # includes pydantic's ValidationError
         raise ConfigError(f"Cannot use Bedrock model {model!r}: {exc}", "check RAG_LAB_LLM_MODEL / "
                           "RAG_LAB_AGENT_MODEL (Converse model ids, e.g. amazon.nova-pro-v1:0)") from None
-    llm._guard = ErrorGuard("Bedrock", model, settings.max_retries + 1, _classify)
+    region = getattr(getattr(client, "meta", None), "region_name", None) or settings.aws_region or ""
+    llm._guard = ErrorGuard("Bedrock", model, settings.max_retries + 1, _classify, endpoint=str(region))
     return llm

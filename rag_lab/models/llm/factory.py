@@ -34,7 +34,7 @@ def get_llm(
     async_http_client: httpx.AsyncClient | None = None,
     bedrock_client: Any = None,
 ) -> LLM:
-    """The configured LLM: local (default, offline) | openai | groq | bedrock.
+    """The configured LLM: local (default, offline) | openai | groq | bedrock | openai_compatible.
 
     Every returned LLM is a ``FunctionCallingLLM`` (usable by ``FunctionAgent``). Remote providers
     retry 429/5xx/timeouts with bounded backoff (``settings.max_retries``), time out after
@@ -59,4 +59,9 @@ def get_llm(
         from rag_lab.models.llm.bedrock_llm import build_bedrock
 
         return build_bedrock(settings, name, bedrock_client=bedrock_client)
-    raise ConfigError(f"Unknown LLM provider {provider!r}", "set RAG_LAB_LLM_PROVIDER to local, openai, groq or bedrock")
+    if provider == "openai_compatible":
+        from rag_lab.models.llm.openai_compatible_llm import build_openai_compatible
+
+        return build_openai_compatible(settings, name, http_client=http_client, async_http_client=async_http_client)
+    raise ConfigError(f"Unknown LLM provider {provider!r}",
+                      "set RAG_LAB_LLM_PROVIDER to local, openai, groq, bedrock or openai_compatible")

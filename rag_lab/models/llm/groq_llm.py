@@ -47,6 +47,7 @@ def build_groq(
         base_url=GROQ_API_BASE,
         http_client=http_client,
         async_http_client=async_http_client,
+        label=f"Groq {model}",
     )
     try:
         llm = RagLabGroq(
@@ -64,5 +65,6 @@ def build_groq(
     except ValueError as exc:  # includes pydantic's ValidationError
         raise ConfigError(f"Cannot use Groq model {model!r}: {exc}", "check RAG_LAB_LLM_MODEL / "
                           "RAG_LAB_AGENT_MODEL") from None
-    llm._guard = ErrorGuard("Groq", model, settings.max_retries + 1, make_classifier(KEY_ENV), (key,))
+    llm._guard = ErrorGuard("Groq", model, settings.max_retries + 1, make_classifier(KEY_ENV), (key,),
+                             endpoint=str(client.base_url))
     return llm

@@ -44,6 +44,7 @@ def build_openai(
         base_url=None,  # the SDK's default, or OPENAI_BASE_URL
         http_client=http_client,
         async_http_client=async_http_client,
+        label=f"OpenAI {model}",
     )
     extra: dict = {}
     if _MINIMAL_REASONING.fullmatch(model):
@@ -66,5 +67,6 @@ def build_openai(
     except ValueError as exc:  # includes pydantic's ValidationError
         raise ConfigError(f"Cannot use OpenAI model {model!r}: {exc}", "check RAG_LAB_LLM_MODEL / "
                           "RAG_LAB_AGENT_MODEL") from None
-    llm._guard = ErrorGuard("OpenAI", model, settings.max_retries + 1, make_classifier(KEY_ENV), (key,))
+    llm._guard = ErrorGuard("OpenAI", model, settings.max_retries + 1, make_classifier(KEY_ENV), (key,),
+                             endpoint=str(client.base_url))
     return llm

@@ -1,0 +1,152 @@
+"""A failing judge costs one sample bounded time, through the real openai SDK, LlamaIndex and RAGAS
+over real HTTP to a fake OpenAI-compatible server on 127.0.0.1 (``OPENAI_BASE_URL``, as a user
+would point rag-lab at another server). Each test runs the sample in a thread it waits for at most
+60 s, so a regression fails the test instead of hanging the suite.
+"""
+
+from __future__ import annotations
+
+import io
+import json
+import threading
+import time
+
+import pytest
+from pydantic import SecretStr
+
+from rag_lab.evaluate.runner import judge_settings
+from rag_lab.evaluate.scoring import Scorer
+from rag_lab.models.llm import get_llm
+from rag_lab.models.llm.disk_cache import DiskCache
+from rag_lab.progress import PlainProgress
+from tests.evaluate.test_judged_metrics import JUDGED, _record, judge
+from tests.models.fake_openai_server import FakeOpenAI
+
+BOUND = 60.0  # seconds: the issue's "one sample finishes in under 60 s"
+
+
+@pytest.fixture
+def fake_server(monkeypatch):
+    servers: list[FakeOpenAI] = []
+
+    def start(**behaviour) -> FakeOpenAI:
+        server = FakeOpenAI(**behaviour)
+        servers.append(server)
+        monkeypatch.setenv("OPENAI_BASE_URL", server.url)
+        return server
+
+    for name in ("OPENAI_API_KEY", "RAG_LAB_LLM_MODEL", "RAG_LAB_LLM_PROVIDER"):
+        monkeypatch.delenv(name, raising=False)
+    yield start
+    for server in servers:
+        server.close()
+
+
+def _judge(settings):
+    """The judge exactly as ``rag-lab eval --judge openai:gpt-4o-mini`` builds it."""
+    return get_llm(judge_settings(settings, "openai:gpt-4o-mini"))
+
+
+def _settings(lab_settings, **update):
+    return lab_settings.model_copy(update={"openai_api_key": SecretStr("sk-test-123"), **update})
+
+
+def _score_bounded(scorer: Scorer, record: dict) -> tuple[dict, dict, float]:
+    result: dict = {}
+
+    def work() -> None:
+        result["value"] = scorer.score(record)
+
+    started = time.monotonic()
+    thread = threading.Thread(target=work, daemon=True)
+    thread.start()
+    thread.join(BOUND)
+    elapsed = time.monotonic() - started
+    assert not thread.is_alive(), f"one sample was still being judged after {BOUND:.0f} s"
+    scores, errors = result["value"]
+    return scores, errors, elapsed
+
+
+def _all_judged_failed(scores: dict, errors: dict) -> None:
+    for name in JUDGED:
+        assert scores[name] is None, name
+        assert errors.get(name), f"{name}: NaN without a reason"
+    assert scores["rouge_l"] is not None  # the offline metrics still score
+
+
+def test_http_500_is_retried_max_retries_times_per_call_and_each_retry_is_shown(fake_server, lab_settings):
+    server = fake_server(status=500)
+    settings = _settings(lab_settings, max_retries=2)
+    scorer = Scorer(settings, judge_llm=_judge(settings), judge_id="openai:gpt-4o-mini")
+    stream = io.StringIO()
+    with PlainProgress(total=1, desc="bm25", unit="sample", stream=stream, interval=1e9):
+        scores, errors, elapsed = _score_bounded(scorer, _record())
+    _all_judged_failed(scores, errors)
+    assert "HTTP 500" in errors["faithfulness"] and "after 3 attempt(s)" in errors["faithfulness"]
+    # one retry layer: every call is tried at most 1 + max_retries times, and no layer repeats calls
+    # (before: RAGAS retried each SDK call 10 times, 236 requests, 871 s)
+    assert max(r.retry_count for r in server.requests) == 2
+    assert len(server.requests) <= 3 * server.first_attempts  # (a call cancelled with its metric makes fewer)
+    assert server.first_attempts <= len(JUDGED) + 1  # one call per metric (context precision: one per chunk)
+    assert elapsed < BOUND, elapsed
+    notes = [line for line in stream.getvalue().splitlines() if "retry" in line]
+    assert notes and notes[0].startswith("bm25: OpenAI gpt-4o-mini at http://127.0.0.1:")
+    assert "retry 1 of 2 after HTTP 500" in notes[0]
+    assert sum("retry 2 of 2 after HTTP 500" in n for n in notes) == sum(r.retry_count == 2 for r in server.requests)
+
+
+def test_http_401_fails_at_once_with_the_providers_message(fake_server, lab_settings):
+    server = fake_server(status=401)
+    settings = _settings(lab_settings)  # default max_retries (3)
+    scorer = Scorer(settings, judge_llm=_judge(settings), judge_id="openai:gpt-4o-mini")
+    scores, errors, elapsed = _score_bounded(scorer, _record())
+    _all_judged_failed(scores, errors)
+    assert len(server.requests) == 1  # not retried, and the judge is not asked again (before: 59 requests, 646 s)
+    assert all("HTTP 401" in errors[m] and "Incorrect API key provided" in errors[m] for m in JUDGED)
+    assert all("sk-test-123" not in e for e in errors.values())
+    assert elapsed < 10
+    again, errors_again, _ = _score_bounded(scorer, _record())  # the next sample: still no request
+    assert len(server.requests) == 1 and "refused access" in errors_again["faithfulness"]
+
+
+@pytest.mark.parametrize("junk", [{"junk_body": True}, {"reply": lambda prompt: "no idea, sorry"}],
+                         ids=["body-not-json", "reply-not-json"])
+def test_junk_replies_fail_the_metric_quickly_with_a_reason(fake_server, lab_settings, junk):
+    server = fake_server(**junk)
+    settings = _settings(lab_settings)
+    scorer = Scorer(settings, judge_llm=_judge(settings), judge_id="openai:gpt-4o-mini")
+    scores, errors, elapsed = _score_bounded(scorer, _record())
+    _all_judged_failed(scores, errors)
+    assert elapsed < BOUND
+    # a 200 is not retried by any layer; RAGAS asks once more per unparseable reply to fix its
+    # format (at most 3 times, a bounded repair, not a retry). Before: 58 requests, 641 s.
+    assert all(r.retry_count == 0 for r in server.requests), [(r.retry_count, r.prompt[:30]) for r in server.requests]
+    assert len(server.requests) <= 4 * (len(JUDGED) + 1)
+
+
+def test_a_hanging_judge_is_cut_off_at_the_sample_deadline(fake_server, lab_settings):
+    server = fake_server(hang=True)
+    settings = _settings(lab_settings, request_timeout=2.0, judge_deadline=4.0)
+    scorer = Scorer(settings, judge_llm=_judge(settings), judge_id="openai:gpt-4o-mini")
+    scores, errors, elapsed = _score_bounded(scorer, _record())
+    _all_judged_failed(scores, errors)
+    assert elapsed < 4.0 + 3.0  # the deadline, plus the offline metrics (before: > 1,700 s)
+    assert "judge deadline (4 s" in errors["faithfulness"] or "deadline" in errors["faithfulness"]
+    assert all("deadline" in errors[m] for m in JUDGED)
+    assert len(server.requests) <= 3  # 2 s timeouts with backoff: no more fit in 4 s
+
+
+def test_judge_cache_is_keyed_by_endpoint(fake_server, lab_settings, tmp_path):
+    """A server that answers junk is not served another server's cached scores for the same model."""
+    cache = DiskCache(tmp_path / "llm.sqlite")
+    settings = _settings(lab_settings)
+    fake_server(reply=lambda prompt: json.dumps(judge(prompt)))
+    good, errors = Scorer(settings, judge_llm=_judge(settings), judge_id="openai:gpt-4o-mini",
+                          cache=cache).score(_record())
+    assert errors == {} and good["faithfulness"] == pytest.approx(0.5)
+
+    fake_server(junk_body=True)  # OPENAI_BASE_URL now names another server, same model name
+    scores, errors = Scorer(settings, judge_llm=_judge(settings), judge_id="openai:gpt-4o-mini",
+                            cache=cache).score(_record())
+    _all_judged_failed(scores, errors)
+    cache.close()

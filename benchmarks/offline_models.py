@@ -177,8 +177,19 @@ def build_subset(n: int, chunks: int, seed: int, dev: bool, contexts: list[str])
 
 
 def subset_path(out: Path, inputs: dict[str, Any]) -> Path:
+    """``subset_<bench|dev>_n<N>_<hash of every input but n>.json``."""
     split = "dev" if inputs["dev"] else "bench"
-    return out / f"subset_{split}_n{inputs['n']}_{_sha(json.dumps(inputs, sort_keys=True))[:12]}.json"
+    return out / f"subset_{split}_n{inputs['n']}_{_sha(json.dumps(inputs | {'n': None}, sort_keys=True))[:12]}.json"
+
+
+def larger_subset(path: Path, n: int) -> Path | None:
+    """A subset file of the same inputs and more questions: its first ``n`` are this subset (a seeded
+    shuffle's prefix, each question's chunks chosen on its own), so it is sliced, not rebuilt."""
+    split, _, digest = path.stem.split("_", 2)[1], None, path.stem.rsplit("_", 1)[1]
+    for other in sorted(path.parent.glob(f"subset_{split}_n*_{digest}.json")):
+        if int(other.stem.split("_")[2][1:]) >= n:
+            return other
+    return None
 
 
 # --- one candidate on one context (worker process) ----------------------------------------------
@@ -456,7 +467,10 @@ def load_subset(args: argparse.Namespace, contexts: list[str]) -> tuple[Path, li
     if args.fresh and not args.table_only:
         path.unlink(missing_ok=True)
     if not path.is_file():
-        subset = build_subset(args.n, args.chunks, args.seed, args.dev, contexts)
+        if not args.fresh and (source := larger_subset(path, args.n)):
+            subset = json.loads(source.read_text())["questions"][:args.n]
+        else:
+            subset = build_subset(args.n, args.chunks, args.seed, args.dev, contexts)
         path.write_text(json.dumps({"inputs": inputs, "questions": subset}, indent=1))
     return path, json.loads(path.read_text())["questions"]
 

@@ -4,8 +4,8 @@ A 0.5–1.5B model on two cores reads ~1,400 prompt tokens per answer and still 
 cell of a 30-row table. Before the prompt is built, each chunk is cut to its lines that matter to
 the question: every line of every chunk is scored with BM25 (the index's own
 :class:`~rag_lab.tokenizer.DomainTokenizer`, so ``$4,106``, ``BCY 2026`` and ``family of 5``
-meet their table rows) against the question; the best lines over all chunks (table rows and prose
-each by their own rule, :func:`select_lines`) are kept together with each chunk's first line (its
+meet their table rows) against the question; the best lines over all chunks (table rows, per table of each chunk, and
+prose each by their own rule, :func:`select_lines`) are kept together with each chunk's first line (its
 title), in their original order, and every run of dropped lines becomes ``…``. Chunks are never dropped or reordered, so ``[Doc N]`` numbers,
 citations and reported sources stay those of the retriever. This is extractive selection in the
 spirit of RECOMP / LongLLMLingua, without a second model.
@@ -16,7 +16,7 @@ self-describing lines (see :mod:`rag_lab.ingest.tables`), so a kept row is reada
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Hashable, Sequence
 from dataclasses import dataclass
 
 import bm25s
@@ -28,7 +28,7 @@ from rag_lab.tokenizer import DomainTokenizer
 
 ELLIPSIS = "…"
 DEFAULT_MAX_LINES = 12
-# Table rows are parallel records: of each table (rows sharing a caption) only its best-scoring
+# Table rows are parallel records: of each table (rows of one chunk sharing a caption) only its best-scoring
 # rows are kept — the record the question's key term picks ("5" in "family of 5"), not the rest of
 # the table, which shares the caption's words with the question. Prose lines are pieces of
 # sentences whose evidence spreads over several: kept when they score at least PROSE_FLOOR × the
@@ -39,7 +39,9 @@ DEFAULT_MAX_LINES = 12
 PROSE_FLOOR = 0.3
 PROSE_WINDOW = 2
 # Part of cached answers' keys (rag_lab.evaluate.answering): change it with the selection rule.
-RULE = f"best rows per table; prose >= {PROSE_FLOOR} x best, +-{PROSE_WINDOW} lines; r1"
+# r2: a table is a caption within one chunk (r1 grouped rows by caption over all chunks, so the BCY26 and
+# BCY25 board-rate pages competed as one table and one chunk could keep only its title).
+RULE = f"best rows per table of each chunk; prose >= {PROSE_FLOOR} x best, +-{PROSE_WINDOW} lines; r2"
 
 
 @dataclass(frozen=True)
@@ -85,13 +87,13 @@ def project_row(line: str, query_terms: set[str], tokenizer: DomainTokenizer) ->
     return SEPARATOR.join(labels + kept)
 
 
-def select_lines(scores: np.ndarray, tables: Sequence[str | None], chunk_of: Sequence[int], max_lines: int) -> set[int]:
+def select_lines(scores: np.ndarray, tables: Sequence[Hashable | None], chunk_of: Sequence[int], max_lines: int) -> set[int]:
     """Indices of the lines to keep (never one scoring 0). ``tables[k]`` names line k's table (its
-    caption) for a table row, None for prose. Rows: each table's best-scoring rows (ties kept).
+    chunk and caption) for a table row, None for prose. Rows: each table's best-scoring rows (ties kept).
     Prose: the best ``max_lines`` lines scoring at least PROSE_FLOOR × the best prose line, each
     with PROSE_WINDOW prose neighbours each side in the same chunk (PDF lines cut sentences)."""
     keep: set[int] = set()
-    best_row: dict[str, float] = {}
+    best_row: dict[Hashable, float] = {}
     for k, table in enumerate(tables):
         if table is not None and scores[k] > 0:
             best_row[table] = max(best_row.get(table, 0.0), scores[k])
@@ -121,8 +123,9 @@ def compress_nodes(nodes: Sequence[NodeWithScore], query: str, max_lines: int = 
     texts = [line for _, _, line in flat]
     scores = line_scores(query, texts, tokenizer) if flat else np.zeros(0)
     rows = [parse_row(line) for line in texts]
-    # a row's table is its caption (first of two or more label parts); captionless rows form one group
-    tables = [(row[0][0] if len(row[0]) > 1 else "") if row else None for row in rows]
+    # a row's table is its chunk and caption (first of two or more label parts; captionless rows of a
+    # chunk form one group): the same caption in two chunks (two years' pages of one table) is two tables
+    tables = [(i, row[0][0] if len(row[0]) > 1 else "") if row else None for (i, _, _), row in zip(flat, rows)]
     selected = select_lines(scores, tables, [i for i, _, _ in flat], max_lines)
     keep = {(flat[k][0], flat[k][1]) for k in selected}
     query_terms = set(tokenizer(query))

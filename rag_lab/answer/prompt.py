@@ -86,6 +86,12 @@ def format_chunk(number: int, result: NodeWithScore) -> str:
 
 def cited_numbers(answer_text: str, n_docs: int) -> list[int]:
     """Doc numbers cited in ``answer_text``, in order of first citation, within 1..n_docs."""
+    return [number for number in all_cited_numbers(answer_text) if 1 <= number <= n_docs]
+
+
+def all_cited_numbers(answer_text: str) -> list[int]:
+    """Every doc number cited in ``answer_text``, in order of first citation, also those of documents
+    the prompt did not have ("[Doc 7]" of 2 chunks): a citation checker must count them as wrong."""
     found: list[tuple[int, int]] = []  # (position, number)
     for match in _SINGLE.finditer(answer_text):
         found.append((match.start(1), int(match.group(1))))
@@ -94,7 +100,7 @@ def cited_numbers(answer_text: str, n_docs: int) -> list[int]:
             found.append((match.start(1) + number.start(), int(number.group())))
     numbers: list[int] = []
     for _, number in sorted(found):
-        if 1 <= number <= n_docs and number not in numbers:
+        if number not in numbers:
             numbers.append(number)
     return numbers
 

@@ -141,6 +141,15 @@ class ListwiseJSONRerank(LLMRerank):
         return [NodeWithScore(node=shown[n - 1].node, score=float(len(numbers) - i)) for i, n in enumerate(numbers)]
 
 
+# What a reranked answer depends on in this module's text: both rerank prompts and what they show.
+# Part of cached answers' keys (rag_lab.evaluate.answering.prompt_version): a prompt change invalidates them.
+RERANK_PROMPT_VERSION = "\x00".join([
+    LISTWISE_PROMPT, DEFAULT_CHOICE_SELECT_PROMPT.get_template(),
+    f"listwise: {ListwiseJSONRerank.model_fields['max_chars'].default} chars x "
+    f"{ListwiseJSONRerank.model_fields['max_candidates'].default} candidates; choice-select: 800 chars",
+])
+
+
 def parse_ranking(reply: str, count: int) -> list[int]:
     """Distinct in-range doc numbers from ``{"ranking": […]}``; raises when none is usable."""
     import json

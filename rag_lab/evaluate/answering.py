@@ -24,17 +24,19 @@ ANSWER_PATH_REVISION = "2"
 
 def prompt_version() -> str:
     """What a cached answer depends on besides the model and the question: every prompt and answer
-    schema (text and JSON forms), the rule that orders tied fused results, the compression rule and
+    schema (text and JSON forms, the local listwise rerank's), the rule that orders tied fused results, the compression rule and
     ANSWER_PATH_REVISION."""
     from llama_index.core.prompts.default_prompts import DEFAULT_CHOICE_SELECT_PROMPT
 
     from rag_lab.answer.agent_reply import SYSTEM_PROMPT
     from rag_lab.answer.compress import RULE as COMPRESSION_RULE
     from rag_lab.answer.prompt import ANSWER_JSON_PROMPT_TMPL, ANSWER_PROMPT_TMPL, ANSWER_SCHEMA
+    from rag_lab.answer.rerank import RERANK_PROMPT_VERSION
     from rag_lab.fusion import TIE_RULE
 
     text = "\x00".join([ANSWER_PROMPT_TMPL, ANSWER_JSON_PROMPT_TMPL, json.dumps(ANSWER_SCHEMA, sort_keys=True),
-                        DEFAULT_CHOICE_SELECT_PROMPT.get_template(), SYSTEM_PROMPT, TIE_RULE, COMPRESSION_RULE,
+                        DEFAULT_CHOICE_SELECT_PROMPT.get_template(), RERANK_PROMPT_VERSION, SYSTEM_PROMPT, TIE_RULE,
+                        COMPRESSION_RULE,
                         ANSWER_PATH_REVISION])
     return hashlib.sha256(text.encode()).hexdigest()[:16]
 

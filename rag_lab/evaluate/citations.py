@@ -4,7 +4,9 @@ Offline check: the citing sentence's key facts (numbers, money, percentages, cod
 :mod:`rag_lab.evaluate.key_facts`) must appear in the cited chunk. A sentence citing one
 document is supported when that chunk states all its facts; a sentence citing several is checked
 jointly (each cited chunk must state at least one fact, together all of them). Sentences with no
-key facts cannot be checked offline: they are counted as ``unverifiable``, never as correct.
+key facts cannot be checked offline: they are counted as ``unverifiable``, never as correct. A
+citation of a document the prompt did not have ("[Doc 7]" of 2 chunks) is wrong whatever its sentence
+states: it is checked and never correct.
 """
 
 from __future__ import annotations
@@ -12,12 +14,12 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass, field
 
-from rag_lab.answer.prompt import cited_numbers
-from rag_lab.evaluate.key_facts import _is_stated, _stated_values
+from rag_lab.answer.prompt import all_cited_numbers, cited_numbers
+from rag_lab.evaluate.key_facts import CITATION_MARKER, _is_stated, _stated_values
 from rag_lab.tokenizer import iter_terms
 
 # "[Doc 2]", "[Doc 2: file.pdf, Page 3]", "[Docs 1, 2]", "(Doc 1)", "Doc 1": removed before facts are read.
-_MARKER = re.compile(r"[\[(]\s*docs?\b[^\])]*[\])]|\bdoc(?:ument)?s?\.?\s*#?\s*\d+", re.IGNORECASE)
+_MARKER = CITATION_MARKER
 _LEADING = re.compile(rf"^\s*(?:(?:{_MARKER.pattern})\s*[.,;:]?\s*)+", re.IGNORECASE)
 _SENTENCE_END = re.compile(r"(?<=[.!?])\s+(?=\S)|\n+")
 
@@ -25,9 +27,10 @@ _SENTENCE_END = re.compile(r"(?<=[.!?])\s+(?=\S)|\n+")
 @dataclass
 class CitedClaim:
     sentence: str  # the sentence without its citation markers
-    docs: list[int]  # the [Doc N] numbers it cites
+    docs: list[int]  # the [Doc N] numbers it cites (of documents the prompt had)
     facts: list[str]
     correct: list[int] = field(default_factory=list)  # cited docs that support it
+    missing: list[int] = field(default_factory=list)  # cited numbers of no document in the prompt (wrong)
 
     @property
     def verifiable(self) -> bool:
@@ -37,12 +40,18 @@ class CitedClaim:
 @dataclass
 class CitationCheck:
     claims: list[CitedClaim]
-    cites_anything: bool
+    cites_anything: bool  # cites a document the prompt had
 
     @property
     def checked(self) -> int:
-        """Citations that could be checked (their sentence states key facts)."""
-        return sum(len(c.docs) for c in self.claims if c.verifiable)
+        """Citations that could be checked: those whose sentence states key facts, and every
+        citation of a missing document (wrong, whatever its sentence)."""
+        return sum(len(c.docs) for c in self.claims if c.verifiable) + self.missing
+
+    @property
+    def missing(self) -> int:
+        """Citations of documents the prompt did not have."""
+        return sum(len(c.missing) for c in self.claims)
 
     @property
     def correct(self) -> int:
@@ -83,18 +92,20 @@ def split_claims(answer: str, n_docs: int) -> list[CitedClaim]:
     for raw in _SENTENCE_END.split(answer or ""):
         lead = _LEADING.match(raw)
         if lead and previous is not None:
-            for number in cited_numbers(lead.group(0), n_docs):
-                if number not in previous.docs:
-                    previous.docs.append(number)
-            if previous.docs and previous not in claims:
+            for number in all_cited_numbers(lead.group(0)):
+                listed = previous.docs if 1 <= number <= n_docs else previous.missing
+                if number not in listed:
+                    listed.append(number)
+            if (previous.docs or previous.missing) and previous not in claims:
                 claims.append(previous)
             raw = raw[lead.end():]
-        docs = cited_numbers(raw, n_docs)
+        numbers = all_cited_numbers(raw)
         text = _MARKER.sub(" ", raw).strip()
         if not re.search(r"\w", text):
             continue
         facts = sorted({t.text for t in iter_terms(text) if t.is_domain})
-        previous = CitedClaim(text, list(docs), facts)
-        if docs:
+        previous = CitedClaim(text, [n for n in numbers if 1 <= n <= n_docs], facts,
+                              missing=[n for n in numbers if not 1 <= n <= n_docs])
+        if numbers:
             claims.append(previous)
     return claims

@@ -70,3 +70,13 @@ def test_an_answer_citing_nothing(chunks):
     check = check_citations("The annual limit for a family of 4 is $92,041.", chunks)
     assert check.claims == [] and check.cites_anything is False and check.precision is None
     assert check_citations("See [Doc 7].", chunks).cites_anything is False  # only Docs 1–2 exist
+
+
+def test_a_citation_of_a_missing_document_is_wrong(chunks):
+    # issue 20, point 8: [Doc 7] of 2 chunks was dropped, so this scored 1.0
+    check = check_citations("$4,106 [Doc 1]. $287 [Doc 7]", chunks[:1] + chunks[1:])
+    assert [(c.docs, c.missing) for c in check.claims] == [([1], []), ([], [7])]
+    assert (check.checked, check.correct, check.missing, check.precision) == (2, 1, 1, 0.5)
+    # wrong even in a sentence without key facts (nothing to check it against)
+    check = check_citations("Parents apply at Workforce Solutions [Doc 3].", chunks)
+    assert (check.checked, check.correct, check.precision, check.cites_anything) == (1, 0, 0.0, False)

@@ -22,9 +22,9 @@ from pathlib import Path
 from rag_lab.config import load_settings
 from rag_lab.datasets import resolve_dataset
 from rag_lab.evaluate import ablation
-from rag_lab.evaluate.ablation_grid import GridSpec, compute_grid
-from rag_lab.evaluate.ablation_legs import retrieve_legs
-from rag_lab.evaluate.ablation_metrics import grid_per_query
+from rag_lab.evaluate.ablation.grid import GridSpec, compute_grid
+from rag_lab.evaluate.ablation.legs import retrieve_legs
+from rag_lab.evaluate.ablation.metrics import grid_per_query
 from rag_lab.index import CorpusIndex, build_index
 from rag_lab.index.store import close_all
 from rag_lab.retrieve import build_retriever

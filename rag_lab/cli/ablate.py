@@ -43,8 +43,7 @@ def add_ablate(sub, common) -> None:
     p.add_argument("--weights", default="1:1", help="dense:sparse leg weight pairs, e.g. 0.7:1.3,1:1,1.3:0.7")
     p.add_argument("--out", default=None, help="run folder (default runs/ablation-<dataset>); reruns resume from its leg cache")
     p.add_argument("--limit", type=int, default=None, help="N questions spread over the source documents (round-robin)")
-    p.add_argument("--permutations", type=int, default=1000, help="Fisher randomization permutations")
-    p.add_argument("--seed", type=int, default=42, help="seed of the randomization test and the bootstrap")
+    p.add_argument("--seed", type=int, default=42, help="seed of the bootstrap confidence intervals")
     p.add_argument("--answer-configs", default=None,
                    help="configurations also answered by the LLM: 'none', top-k values (e.g. 3,5,7) or config ids "
                         "from results.csv (default: top-k 3/5/7 at the default k and prefetch)")
@@ -59,8 +58,8 @@ def add_ablate(sub, common) -> None:
 
 def run_ablate(args) -> int:
     from rag_lab.datasets import resolve_dataset
-    from rag_lab.evaluate.ablation import run_ablation
-    from rag_lab.evaluate.ablation_grid import GridSpec
+    from rag_lab.evaluate.ablation.grid import GridSpec
+    from rag_lab.evaluate.ablation.runner import run_ablation
     from rag_lab.index import build_index
 
     settings = get_settings()
@@ -76,7 +75,7 @@ def run_ablate(args) -> int:
     dataset = resolve_dataset(args.dataset, settings.datasets_dir)
     dataset.load_queries()  # says what is missing before any index is built
     out = Path(args.out or f"runs/ablation-{dataset.name}")
-    from rag_lab.evaluate.ablation_contextual import parse_variants
+    from rag_lab.evaluate.ablation.contextual import parse_variants
 
     try:
         variants = parse_variants(args.contextual)
@@ -85,7 +84,7 @@ def run_ablate(args) -> int:
     if variants != ("none",):
         return _run_contextual(args, dataset, settings, spec, out, variants)
     build_index(dataset, settings)  # no-op when up to date
-    from rag_lab.evaluate.ablation_answers import parse_answer_configs
+    from rag_lab.evaluate.ablation.answers import parse_answer_configs
 
     answer_configs = None
     if (args.answer_configs or "").strip().lower() != "none":
@@ -94,40 +93,56 @@ def run_ablate(args) -> int:
         except ValueError as exc:
             raise ConfigError(str(exc), "see results.csv's config column for valid ids") from None
     result = run_ablation(dataset, settings, spec, out, limit=args.limit, progress=True,
-                          n_permutations=args.permutations, seed=args.seed, answer_configs=answer_configs,
+                          seed=args.seed, answer_configs=answer_configs,
                           answer_limit=args.answer_limit)
     print(render_summary(result))
     return 0
 
 
 def _run_contextual(args, dataset, settings, spec, out, variants) -> int:
-    from rag_lab.evaluate.ablation_contextual import CONTEXTUAL_FILE, run_contextual_ablation
+    from rag_lab.evaluate.ablation.contextual import CONTEXTUAL_FILE, run_contextual_ablation
 
     result = run_contextual_ablation(dataset, settings, spec, out, variants, limit=args.limit, progress=True,
-                                     n_permutations=args.permutations, seed=args.seed, yes=args.yes)
+                                     seed=args.seed, yes=args.yes)
     for variant, run in result.runs.items():
         print(f"--- contextual: {variant}")
         print(render_summary(run))
     axis = result.axis
     if not axis.empty:
         shown = axis[axis["metric"].isin(sorted(axis["metric"].unique())[:4])]
-        print(f"--- contextual axis (each variant vs {variants[0]}, baseline configurations)")
+        shown = shown.drop(columns=["family"], errors="ignore")
+        print(f"--- contextual axis (each variant vs {variants[0]}, baseline configurations; Holm within each "
+              f"configuration × metric: a family of {len(variants) - 1} comparison(s))")
         print(shown.to_string(index=False, float_format=lambda v: f"{v:.4f}"))
     print(f"wrote {out / CONTEXTUAL_FILE}")
     return 0
 
 
 def render_summary(result) -> str:
-    from rag_lab.report.tables import best_configs
+    from rag_lab.evaluate.ablation.significance import family_summary
+    from rag_lab.report.tables import best_configs, display, main_metric, significant_rows
 
     m = result.manifest
     check = m["spot_check"]
+    metric = main_metric(result.results)
+    n_checks = len(check.get("checks", [check]))
     lines = [f"{m['dataset']}: {m['n_configs']} configurations × {m['n_queries']} questions "
              f"(legs {m['timing']['legs_s']:.1f}s, grid {m['timing']['grid_s']:.1f}s, "
              f"metrics {m['timing']['metrics_s']:.1f}s, statistics {m['timing']['stats_s']:.1f}s)",
-             f"spot check ({check['mode']}, {check['config']}): live ranking "
-             + ("equals the grid's" if check["equal"] else "DIFFERS from the grid's (see manifest.json)")]
-    lines.append(best_configs(result.results).to_string(index=False))
+             f"spot check ({check['mode']}, {n_checks} live queries at prefetch "
+             f"{', '.join(str(p) for p in check.get('prefetch_values', [check.get('prefetch')]))}): live ranking "
+             + ("equals the grid's" if check["equal"] else
+                f"DIFFERS from the grid's for {check['config']} question {check['qid']} (see manifest.json)")]
+    lines.append(best_configs(result.results, metric).to_string(index=False))
+    lines.append("significance: paired Student's t (Wilcoxon beside it), Holm-corrected within each family — one "
+                 "axis moved at the baseline's other settings, per mode × top-k × metric:")
+    lines += [f"  {line}" for line in family_summary(result.results)]
+    significant = significant_rows(result.results[result.results["metric"] == metric])
+    if len(significant):
+        lines.append(f"significant on {metric} (family: the correction's family):")
+        lines.append(display(significant).to_string(index=False))
+    else:
+        lines.append(f"no configuration differs significantly from its baseline on {metric} within its family")
     lines.append(f"wrote {result.run_dir}/ (results.csv, per_query.csv.gz, manifest.json); "
                  f"HTML: rag-lab report {result.run_dir} -o reports/{result.run_dir.name}.html")
     return "\n".join(lines)

@@ -22,7 +22,7 @@ def run_reports(settings, dataset_names=DEMO_DATASETS, answer_limit: int = 3, ou
     from rag_lab.datasets import resolve_dataset
     from rag_lab.errors import DatasetError
     from rag_lab.evaluate.ablation import run_ablation
-    from rag_lab.evaluate.ablation_grid import GridSpec
+    from rag_lab.evaluate.ablation.grid import GridSpec
     from rag_lab.index import build_index
     from rag_lab.report.html import write_report
 

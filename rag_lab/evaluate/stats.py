@@ -5,6 +5,11 @@
   Student's t (ranx's) and Fisher's randomization test (ranx's definition, seeded numpy; see
   :func:`fisher_randomization`) — and Holm's step-down correction over the whole family of
   comparisons of one test (systems × metrics).
+- ``paired_p_value(..., "wilcoxon")``: the Wilcoxon signed-rank test (scipy; zero differences
+  dropped), analytic like Student's t, so its p-value can go as low as the data allow — a
+  randomization test with N permutations cannot go below 1/(N + 1).
+- ``holm_within``: Holm's correction run separately inside each family of a tidy frame (the
+  ablation grid corrects within the question a table answers, e.g. "does k matter?").
 - ``bootstrap_ci``: a seeded percentile bootstrap 95 % interval of a mean (per-sample scores, NaN
   dropped and counted — never averaged away).
 
@@ -19,6 +24,8 @@ from collections.abc import Mapping, Sequence
 import numpy as np
 
 STAT_TESTS = ("student", "fisher")
+# Every test paired_p_value knows; the analytic ones (no permutation floor) are student and wilcoxon.
+KNOWN_TESTS = ("student", "fisher", "wilcoxon")
 DEFAULT_ALPHA = 0.05
 DEFAULT_SEED = 42
 DEFAULT_PERMUTATIONS = 2000
@@ -36,6 +43,18 @@ def holm(p_values: Sequence[float]) -> list[float]:
         running = max(running, min(1.0, (m - position) * p[index]))
         adjusted[index] = running
     return adjusted.tolist()
+
+
+def holm_within(frame: "pandas.DataFrame", family: str, p_column: str) -> "pandas.Series":  # noqa: F821
+    """Holm-adjusted ``p_column`` computed separately within each value of the ``family`` column
+    (rows whose family is missing are left NaN): one correction per question asked, not one over
+    everything a run happens to compute."""
+    import pandas as pd
+
+    adjusted = pd.Series(np.nan, index=frame.index, dtype=float)
+    for _, group in frame[frame[family].notna()].groupby(family, sort=False):
+        adjusted.loc[group.index] = holm(group[p_column].tolist())
+    return adjusted
 
 
 def fisher_randomization(control: np.ndarray, treatment: np.ndarray, n_permutations: int = DEFAULT_PERMUTATIONS,
@@ -62,19 +81,24 @@ def fisher_randomization(control: np.ndarray, treatment: np.ndarray, n_permutati
 
 def paired_p_value(control: Sequence[float], treatment: Sequence[float], test: str = "fisher",
                    n_permutations: int = DEFAULT_PERMUTATIONS, seed: int = DEFAULT_SEED) -> float:
-    """Two-sided p-value of a paired test: ``student`` (ranx's paired Student's t) or ``fisher``
-    (the randomization test, seeded). Identical score vectors give exactly 1.0."""
+    """Two-sided p-value of a paired test: ``student`` (ranx's paired Student's t), ``fisher``
+    (the randomization test, seeded) or ``wilcoxon`` (scipy's signed-rank test, zero differences
+    dropped). Identical score vectors give exactly 1.0."""
     a = np.ascontiguousarray(control, dtype=np.float64)
     b = np.ascontiguousarray(treatment, dtype=np.float64)
     if a.shape != b.shape:
         raise ValueError(f"paired tests need the same queries: {a.shape} vs {b.shape} scores")
-    if test not in STAT_TESTS:
-        raise ValueError(f"unknown statistical test {test!r}: use one of {', '.join(STAT_TESTS)}")
+    if test not in KNOWN_TESTS:
+        raise ValueError(f"unknown statistical test {test!r}: use one of {', '.join(KNOWN_TESTS)}")
     if a.size < 2 or np.array_equal(a, b):
         return 1.0
     if test == "fisher":
         return fisher_randomization(a, b, n_permutations, seed)
     d = b - a
+    if test == "wilcoxon":
+        from scipy.stats import wilcoxon
+
+        return float(wilcoxon(d, zero_method="wilcox", alternative="two-sided").pvalue)
     if np.allclose(d, d[0], rtol=0.0, atol=1e-12):  # a constant non-zero shift: t is infinite, the difference certain
         return 0.0
     from ranx.statistical_tests import paired_student_t_test

@@ -57,8 +57,11 @@ def manifest_section(manifest: dict):
     if check:
         status = ('<span class="ok">equal</span>' if check.get("equal")
                   else '<span class="bad">DIFFERENT</span> (ties or a changed index: see the lists)')
-        body += (f"<h3>Spot check</h3><p>One live query through {html.escape(check.get('what', check['mode']))} "
-                 f"for <code>{html.escape(check['config'])}</code>, question {html.escape(str(check['qid']))} "
+        checks = check.get("checks") or [check]
+        body += (f"<h3>Spot check</h3><p>{len(checks)} live queries through {html.escape(check.get('what', check['mode']))} "
+                 f"at prefetch {html.escape(', '.join(str(v) for v in check.get('prefetch_values', ['?'])))}, "
+                 f"{sum(bool(c['equal']) for c in checks)} equal to the grid; shown: "
+                 f"<code>{html.escape(check['config'])}</code>, question {html.escape(str(check['qid']))} "
                  f"(“{html.escape(check.get('query', '')[:160])}”), against the ranking the grid computed from the "
                  f"cached candidate lists: {status}.</p>"
                  f"<details><summary>both rankings (chunk ids)</summary><pre>live: {html.escape(', '.join(check['live']))}"
@@ -70,12 +73,12 @@ def ablation_sections(result) -> list:
     results, manifest = result.results, result.manifest
     sections = [manifest_section(manifest)]
     metrics = list(dict.fromkeys(results["metric"]))
-    main_metric = "ndcg" if "ndcg" in metrics else metrics[0]
+    main_metric = T.main_metric(results)
 
     # Per-mode tables at the default k / prefetch.
     body = ("<p>Each mode at the default RRF k and prefetch with equal weights, every top-k. Means with "
-            "95 % bootstrap intervals (seeded); ▲/▼ = significantly better/worse than the baseline by both "
-            "Student's t and Fisher's randomization test after Holm correction over the whole grid.</p>")
+            "95 % bootstrap intervals (seeded); ▲/▼ = significantly better/worse than its baseline: "
+            + html.escape(_significance_text(manifest)) + "</p>")
     base = T.baseline_rows(results)
     for mode, group in base.groupby("mode", sort=False):
         body += f"<h3>{html.escape(mode)}</h3>" + table_html(T.wide(group))
@@ -85,8 +88,15 @@ def ablation_sections(result) -> list:
     body += table_html(T.best_configs(results, main_metric))
     significant = T.significant_rows(results)
     body += "<h3>Significant differences from the baseline</h3>"
+    families = (manifest.get("significance") or {}).get("families") or {}
+    if families:
+        body += "<p>Families the Holm correction ran over (one per mode × top-k × metric of each):</p><ul>" + "".join(
+            f"<li><b>{html.escape(axis)}</b>: {info['families']} families of "
+            f"{'/'.join(str(v) for v in info['comparisons_per_family'])} comparisons — {html.escape(info['question'])}; "
+            f"{info['significant']} significant</li>" for axis, info in families.items()) + "</ul>"
     body += (table_html(T.display(significant)) if len(significant)
-             else "<p>No configuration differs significantly from its baseline (both tests, Holm-corrected, α = 0.05).</p>")
+             else "<p>No configuration differs significantly from its baseline ("
+             + html.escape(_significance_text(manifest)) + ").</p>")
     sections.append(_section("Best configurations and significance", body))
 
     body = ""
@@ -102,6 +112,15 @@ def ablation_sections(result) -> list:
     sections.append(latency_section(manifest, answers))
     sections.append(worst_section(result, main_metric))
     return sections
+
+
+def _significance_text(manifest: dict) -> str:
+    sig = manifest.get("significance") or {}
+    if "decision_test" in sig:
+        return (f"{sig['decision_test']}, Holm-corrected within each family (the comparisons answering one "
+                f"question, e.g. “does k matter?”, for one mode, top-k and metric; the family is named in each "
+                f"row), α = {sig.get('alpha', 0.05)}; {sig.get('check_test', '')} reported beside it.")
+    return "both Student's t and Fisher's randomization test after Holm correction over the whole grid (older run)."
 
 
 def answers_section(answers):

@@ -16,8 +16,8 @@ def fmt_ci(mean: float, low: float, high: float, digits: int = 3) -> str:
 
 
 def mark(row) -> str:
-    """▲ / ▼: better / worse than the baseline, significant by both tests after Holm correction;
-    '=' baseline itself; '' not significant."""
+    """▲ / ▼: better / worse than the baseline, significant after Holm correction (ablations: within
+    the row's family; see its ``family`` column); '=' baseline itself; '' not significant."""
     if row.get("config") == row.get("baseline"):
         return "= baseline"
     if bool(row.get("significant")) and not _nan(row.get("delta")):
@@ -34,7 +34,8 @@ def _fmt_p(value) -> str:
 
 
 def display(frame, metrics: list[str] | None = None):
-    """Rows of a results frame with ``mean [CI]``, Δ vs baseline, Holm-adjusted p-values and a mark."""
+    """Rows of a results frame with ``mean [CI]``, Δ vs baseline, Holm-adjusted p-values, the family
+    each correction ran over (ablations) and a mark."""
     import pandas as pd
 
     if metrics is not None:
@@ -47,7 +48,11 @@ def display(frame, metrics: list[str] | None = None):
             "weights": f"{row['dense_weight']:g}:{row['sparse_weight']:g}", "top-k": row["top_k"],
             "metric": row["metric"], "mean [95% CI]": fmt_ci(row["mean"], row["ci_low"], row["ci_high"]),
             "Δ vs baseline": "—" if _nan(row.get("delta")) else f"{row['delta']:+.3f}",
-            "p (t, Holm)": _fmt_p(row.get("p_student_holm")), "p (Fisher, Holm)": _fmt_p(row.get("p_fisher_holm")),
+            "p (t, Holm)": _fmt_p(row.get("p_student_holm")),
+            **({"p (Wilcoxon, Holm)": _fmt_p(row.get("p_wilcoxon_holm"))} if "p_wilcoxon_holm" in row
+               else {"p (Fisher, Holm)": _fmt_p(row.get("p_fisher_holm"))}),
+            **({"Holm family (size)": "—" if not isinstance(row.get("family"), str)
+                else f"{row['family']} ({int(row['family_size'])})"} if "family" in row else {}),
             "significance": mark(row),
         })
     return without_empty_marks(pd.DataFrame(rows))
@@ -60,9 +65,15 @@ def without_empty_marks(frame):
     return frame
 
 
-def best_configs(results, metric: str = "ndcg"):
-    """The best configuration per mode and top-k by ``metric`` (with its CI and mark)."""
-    frame = results[results["metric"] == metric]
+def main_metric(results) -> str:
+    """The metric a results frame is ranked by: nDCG at the top-k (``ndcg@top_k``; older runs: ``ndcg``)."""
+    metrics = list(dict.fromkeys(results["metric"]))
+    return next((m for m in ("ndcg@top_k", "ndcg") if m in metrics), metrics[0] if metrics else "ndcg@top_k")
+
+
+def best_configs(results, metric: str | None = None):
+    """The best configuration per mode and top-k by ``metric`` (default :func:`main_metric`)."""
+    frame = results[results["metric"] == (metric or main_metric(results))]
     if frame.empty:
         frame = results[results["metric"] == results["metric"].iloc[0]]
     best = frame.loc[frame.groupby(["mode", "top_k"])["mean"].idxmax()].sort_values(["top_k", "mode"])

@@ -1,15 +1,25 @@
 """`bm25`: the persisted bm25s index (via llama-index-retrievers-bm25), queried with the same
 domain tokenizer the documents were indexed with (the stock retriever would re-tokenize with
-its own regex and stemmer, which splits "$4,106")."""
+its own regex and stemmer, which splits "$4,106"). Equal scores are ordered by corpus position
+(:mod:`rag_lab.retrieve.ties`), so a top-p list is a prefix of every deeper one."""
 
 from __future__ import annotations
 
-import numpy as np
 from llama_index.core.schema import NodeWithScore
 from llama_index.core.vector_stores.utils import metadata_dict_to_node
 
 from rag_lab.index import CorpusIndex
 from rag_lab.retrieve.base import LabRetriever
+from rag_lab.retrieve.ties import top_positions
+
+
+def bm25_ranking(engine, tokens: list[str], k: int) -> list[tuple[int, float]]:
+    """The ``k`` best (corpus position, score) of a bm25s engine for in-vocabulary ``tokens``,
+    zero scores dropped (they did not match), ties by corpus position. bm25s's own ``retrieve``
+    partitions the scores, so which tied documents make its cut depends on ``k``."""
+    if not tokens:
+        return []
+    return top_positions(engine.get_scores(list(tokens)), k)
 
 
 class BM25Retriever(LabRetriever):
@@ -26,12 +36,5 @@ class BM25Retriever(LabRetriever):
         tokens = [t for t in self.index.tokenizer(query) if t in vocab]
         if not tokens:
             return []
-        k = min(top_k, len(self._stock.corpus))
-        ids, scores = bm25.retrieve([tokens], k=k, show_progress=False, return_as="tuple")
-        results = []
-        for idx, score in zip(np.asarray(ids[0]).tolist(), np.asarray(scores[0]).tolist()):
-            if score <= 0:  # bm25s pads with zero-score documents; those did not match
-                continue
-            entry = idx if isinstance(idx, dict) else self._stock.corpus[int(idx)]
-            results.append(NodeWithScore(node=metadata_dict_to_node(entry), score=float(score)))
-        return results
+        return [NodeWithScore(node=metadata_dict_to_node(self._stock.corpus[i]), score=score)
+                for i, score in bm25_ranking(bm25, tokens, top_k)]

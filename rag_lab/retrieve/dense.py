@@ -7,6 +7,7 @@ from llama_index.core.vector_stores.utils import metadata_dict_to_node
 
 from rag_lab.index import CorpusIndex
 from rag_lab.retrieve.base import LabRetriever
+from rag_lab.retrieve.ties import stable_legs
 
 
 def hit_to_node(hit) -> NodeWithScore:
@@ -27,4 +28,5 @@ class DenseRetriever(LabRetriever):
         return self._search_vector(query, self.index.embed_model.get_query_embedding(query), top_k)
 
     def _search_vector(self, query: str, vector: list[float], top_k: int) -> list[NodeWithScore]:
-        return [hit_to_node(h) for h in self.index.vectors.dense(vector, top_k, self.score_threshold)]
+        hits, = stable_legs(lambda n: [self.index.vectors.dense(vector, n, self.score_threshold)], top_k)
+        return [hit_to_node(h) for h in hits]  # equal scores by point id: top-p is a prefix of top-P

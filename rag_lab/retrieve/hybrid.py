@@ -20,6 +20,7 @@ from rag_lab.fusion import DEFAULT_RRF_K, explain_fusion, qdrant_rrf_k, rank_fus
 from rag_lab.index import CorpusIndex
 from rag_lab.index.backend import Hit, SparseQuery
 from rag_lab.retrieve.base import LabRetriever, check_query, check_top_k
+from rag_lab.retrieve.ties import stable_legs
 from rag_lab.tokenizer import sparse_query_vector
 
 
@@ -64,7 +65,8 @@ class HybridRetriever(LabRetriever):
         (dense cosine, sparse BM25-with-IDF): exactly what the engine fuses. ``dense_vector``: the
         query's embedding when the caller has already computed it (batched)."""
         dense, sparse = self._query_vectors(check_query(query), dense_vector)
-        dense_hits, sparse_hits = self.index.vectors.legs(dense, sparse, self.prefetch, self.score_threshold)
+        dense_hits, sparse_hits = stable_legs(  # equal scores by point id: a top-p leg is a prefix of top-P
+            lambda n: self.index.vectors.legs(dense, sparse, n, self.score_threshold), self.prefetch)
         return [(h.id, h.score) for h in dense_hits], [(h.id, h.score) for h in sparse_hits]
 
     embeds_queries = True
@@ -98,7 +100,8 @@ class HybridRetriever(LabRetriever):
         return sorted(hits, key=lambda h: (-h.score, -similarity.get(h.id, -2.0), h.id))
 
     def _search_explained(self, dense, sparse, top_k: int) -> list[NodeWithScore]:
-        dense_hits, sparse_hits = self.index.vectors.legs(dense, sparse, self.prefetch, self.score_threshold)
+        dense_hits, sparse_hits = stable_legs(
+            lambda n: self.index.vectors.legs(dense, sparse, n, self.score_threshold), self.prefetch)
         explained = explain_fusion([(h.id, h.score) for h in dense_hits], [(h.id, h.score) for h in sparse_hits],
                                    self.rrf_k, self.dense_weight, self.sparse_weight)
         ranked = rank_fused(explained)[:top_k]  # the tie rule plain mode applies too

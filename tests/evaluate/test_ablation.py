@@ -9,7 +9,7 @@ import pytest
 
 from rag_lab.datasets import resolve_dataset
 from rag_lab.evaluate import ablation, ablation_legs
-from rag_lab.evaluate.ablation_grid import Config, GridSpec
+from rag_lab.evaluate.ablation.grid import Config, GridSpec
 
 SPEC = GridSpec(modes=("fusion", "hybrid"), fusion_k=(1, 60), prefetch=(5, 20), top_k=(3, 5),
                 weights=((1.0, 1.0), (0.7, 1.3)), default_prefetch=20)

@@ -10,8 +10,8 @@ import numpy as np
 import pytest
 
 from rag_lab.evaluate import ir
-from rag_lab.evaluate.ablation_grid import Candidates, Config, GridSpec, compute_grid
-from rag_lab.evaluate.ablation_metrics import context_per_query, ir_per_query
+from rag_lab.evaluate.ablation.grid import Candidates, Config, GridSpec, compute_grid
+from rag_lab.evaluate.ablation.metrics import context_per_query, ir_per_query
 from rag_lab.fusion import explain_fusion, rank_fused, rrf_term, rrf_terms
 
 
@@ -102,3 +102,27 @@ def test_ragas_id_context_metrics_known_values():
     scores = context_per_query(docs, refs)["A"]
     assert scores["id_context_precision"] == pytest.approx({"q1": 0.5, "q2": 1.0})
     assert scores["id_context_recall"] == pytest.approx({"q1": 1.0, "q2": 0.5})  # q3 has no reference
+
+
+def test_grid_metrics_are_cut_at_the_configurations_top_k():
+    """The issue's worked case: top-3 chunks from two documents, both relevant, five relevant in all.
+    Uncut ranx gave precision 2/2 = 1.0 and nDCG 0.553 (ideal over all five); at the top-k (3) it is
+    P@3 = 2/3 and nDCG@3 = (1 + 1/log2 3) / (1 + 1/log2 3 + 1/2) = 0.765."""
+    from rag_lab.evaluate.ablation.metrics import grid_per_query
+
+    q = Candidates("q", {"dense": [("a1", "A", 0.9), ("a2", "A", 0.8), ("b1", "B", 0.7), ("x1", "X", 0.6)],
+                         "bm25": [("a1", "A", 5.0), ("a2", "A", 4.0), ("b1", "B", 3.0)]})
+    grid = compute_grid([q], GridSpec(modes=("fusion",), fusion_k=(60,), prefetch=(4,), top_k=(3, 4)))
+    top3, top4 = "fusion|k=60|p=4|w=1:1|top=3", "fusion|k=60|p=4|w=1:1|top=4"
+    assert grid.docs[top3]["q"] == ("A", "B") and grid.docs[top4]["q"] == ("A", "B", "X")
+    qrels = {"q": {d: 1 for d in ("A", "B", "C", "D", "E")}}
+    scores = grid_per_query(grid, qrels)
+    assert set(scores[top3]) == {"ndcg@top_k", "precision@top_k", "recall@top_k", "mrr@top_k"}
+    ideal3 = 1 + 1 / np.log2(3) + 1 / np.log2(4)
+    assert scores[top3]["precision@top_k"]["q"] == pytest.approx(2 / 3)
+    assert scores[top3]["ndcg@top_k"]["q"] == pytest.approx((1 + 1 / np.log2(3)) / ideal3)
+    assert scores[top3]["ndcg@top_k"]["q"] == pytest.approx(0.765, abs=5e-4)
+    assert scores[top3]["recall@top_k"]["q"] == pytest.approx(2 / 5) and scores[top3]["mrr@top_k"]["q"] == 1.0
+    # top-4: the same two relevant documents and X; P@4 = 2/4, the ideal ranking holds 4 of the 5
+    assert scores[top4]["precision@top_k"]["q"] == pytest.approx(2 / 4)
+    assert scores[top4]["ndcg@top_k"]["q"] == pytest.approx((1 + 1 / np.log2(3)) / (ideal3 + 1 / np.log2(5)))

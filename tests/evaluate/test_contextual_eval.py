@@ -6,8 +6,8 @@ from __future__ import annotations
 import pytest
 
 from rag_lab.datasets import resolve_dataset
-from rag_lab.evaluate.ablation_contextual import CONTEXTUAL_FILE, parse_variants, run_contextual_ablation
-from rag_lab.evaluate.ablation_grid import GridSpec
+from rag_lab.evaluate.ablation.contextual import CONTEXTUAL_FILE, parse_variants, run_contextual_ablation
+from rag_lab.evaluate.ablation.grid import GridSpec
 from rag_lab.evaluate.contextual import compare_contextual, cost_frame
 from rag_lab.index import CorpusIndex
 

@@ -67,7 +67,7 @@ def test_unpaired_inputs_and_unknown_tests_are_rejected():
     with pytest.raises(ValueError, match="same queries"):
         stats.paired_p_value([0.1, 0.2], [0.1, 0.2, 0.3])
     with pytest.raises(ValueError, match="unknown statistical test"):
-        stats.paired_p_value([0.1, 0.2], [0.3, 0.1], "wilcoxon")
+        stats.paired_p_value([0.1, 0.2], [0.3, 0.1], "mann-whitney")
     with pytest.raises(ValueError, match="baseline"):
         stats.compare_to_baseline({"a": {"m": {"q": 1.0}}}, "nope")
 
@@ -136,3 +136,23 @@ def test_student_is_ranx_paired_t():
     a, b = rng.random(25), rng.random(25)
     assert stats.paired_p_value(a, b, "student") == pytest.approx(ttest_rel(a, b).pvalue)
     assert stats.paired_p_value(a, a + 0.1, "student") == 0.0  # constant shift: certain
+
+
+def test_wilcoxon_is_scipys_signed_rank_and_can_go_below_any_permutation_floor():
+    from scipy.stats import wilcoxon
+
+    rng = np.random.default_rng(4)
+    a = rng.random(300)
+    b = a + 0.05 + rng.normal(0, 0.1, 300)
+    assert stats.paired_p_value(a, b, "wilcoxon") == pytest.approx(wilcoxon(b - a).pvalue)
+    assert stats.paired_p_value(a, b, "wilcoxon") < 1e-6 and stats.paired_p_value(a, b, "student") < 1e-6
+    assert stats.paired_p_value(a, a.copy(), "wilcoxon") == 1.0
+
+
+def test_holm_within_corrects_each_family_on_its_own():
+    import pandas as pd
+
+    frame = pd.DataFrame({"family": ["k", "k", "k", "weights", None], "p": [0.01, 0.04, 0.03, 0.01, 0.01]})
+    adjusted = stats.holm_within(frame, "family", "p")
+    assert adjusted[:3].tolist() == pytest.approx([0.03, 0.06, 0.06])  # Holm over the 3 of family k
+    assert adjusted[3] == pytest.approx(0.01) and np.isnan(adjusted[4])  # a family of one; no family

@@ -9,7 +9,7 @@ import pytest
 def small_ablation(texas_index, lab_settings, tmp_path_factory):
     from rag_lab.datasets import resolve_dataset
     from rag_lab.evaluate.ablation import run_ablation
-    from rag_lab.evaluate.ablation_grid import GridSpec
+    from rag_lab.evaluate.ablation.grid import GridSpec
 
     spec = GridSpec(modes=("fusion", "hybrid"), fusion_k=(1, 10, 60), prefetch=(5, 20), top_k=(3, 5),
                     default_prefetch=20)

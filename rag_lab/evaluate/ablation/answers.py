@@ -2,7 +2,8 @@
 
 Each configuration's fused chunks (from the grid, no new retrieval) go to the project's cited
 query engine through a retriever that returns exactly those chunks. An answer is generated once
-per distinct context — (question, chunk ids in order) — and kept in ``answers.jsonl`` of the run
+per distinct context — (question, chunk ids in order, the chunks' text, the generator: model,
+prompt version, compression, max tokens, temperature) — and kept in ``answers.jsonl`` of the run
 folder (appended as each is done, so an interrupted run resumes and a rerun generates nothing).
 Configurations that hand the generator the same chunks share one answer.
 
@@ -20,7 +21,8 @@ from pathlib import Path
 from llama_index.core.base.base_retriever import BaseRetriever
 from llama_index.core.schema import NodeWithScore, QueryBundle
 
-from rag_lab.evaluate.ablation_grid import Config, GridResult, GridSpec
+from rag_lab.evaluate.ablation.checkpoint import append_record, read_records
+from rag_lab.evaluate.ablation.grid import Config, GridResult, GridSpec
 
 ANSWERS_FILE = "answers.jsonl"
 DEFAULT_ANSWER_TOP_K = (3, 5, 7)
@@ -57,10 +59,38 @@ def parse_answer_configs(text: str | None, spec: GridSpec) -> list[Config]:
     return list(dict.fromkeys(configs))
 
 
-def context_key(question: str, chunks: Sequence[str], generator: str = "") -> str:
-    """One answer per (question, chunks in order, generator): another model, prompt or compression
-    setting answering into the same run folder generates anew instead of reusing another's answers."""
-    return hashlib.sha256(json.dumps([question, list(chunks), generator]).encode()).hexdigest()[:20]
+def context_key(question: str, chunks: Sequence[str], generator: str = "", texts: Sequence[str] = ()) -> str:
+    """One answer per (question, chunks in order, their text, generator): another model, prompt,
+    compression, max tokens or temperature — or an index rebuild that kept a chunk's id but changed
+    its text — generates anew instead of reusing another context's answers."""
+    texts_hash = hashlib.sha256("\x00".join(texts).encode()).hexdigest()[:16]
+    return hashlib.sha256(json.dumps([question, list(chunks), generator, texts_hash]).encode()).hexdigest()[:20]
+
+
+def generator_id(settings, llm=None, engine_params: dict | None = None) -> str:
+    """Everything about the generator an answer depends on besides its context."""
+    from rag_lab.evaluate.answering import model_id, prompt_version
+
+    sampling = {"max_tokens": settings.llm_max_tokens, "temperature": settings.llm_temperature}
+    if llm is not None:  # an LLM object passed in samples with its own settings
+        sampling = {"max_tokens": getattr(llm, "max_tokens", None), "temperature": getattr(llm, "temperature", None)}
+    return json.dumps([model_id(settings, llm=llm), prompt_version(), settings.context_lines, sampling,
+                       engine_params or {}], sort_keys=True, default=str)
+
+
+def chunk_nodes(index, chunk_ids) -> dict:
+    """Chunk id → its node as stored in the index (one payload fetch, any vector backend)."""
+    from llama_index.core.vector_stores.utils import metadata_dict_to_node
+
+    ids = list(dict.fromkeys(chunk_ids))
+    return {c: metadata_dict_to_node(p) for c, p in (index.vectors.payloads(ids) if ids else {}).items()}
+
+
+def chunk_text(node) -> str:
+    """What the generator sees of a chunk: its text and the metadata shown to the LLM."""
+    from llama_index.core.schema import MetadataMode
+
+    return node.get_content(metadata_mode=MetadataMode.LLM)
 
 
 def _chunks_for(grid: GridResult, config: Config, qid: str) -> tuple[str, ...]:
@@ -76,54 +106,35 @@ def _chunks_for(grid: GridResult, config: Config, qid: str) -> tuple[str, ...]:
 def generate_answers(index, settings, grid: GridResult, configs: list[Config], queries: dict[str, str],
                      run_dir: Path, qids: Sequence[str], progress: bool = True, llm=None, **engine_params):
     """Answers for ``configs`` × ``qids``; returns one record per (config, question)."""
-    from llama_index.core.vector_stores.utils import metadata_dict_to_node
-
     from rag_lab.answer.adapter import AnswerPipeline
     from rag_lab.answer.engine import build_engine
-    from rag_lab.evaluate.answering import model_id, prompt_version
     from rag_lab.progress import progress_bar
 
-    generator = json.dumps([model_id(settings, llm=llm), prompt_version(), settings.context_lines, engine_params],
-                           sort_keys=True, default=str)
-
+    generator = generator_id(settings, llm, engine_params)
     path = Path(run_dir) / ANSWERS_FILE
-    done: dict[str, dict] = {}
-    if path.exists():
-        text = path.read_text(encoding="utf-8")
-        if text and not text.endswith("\n"):
-            text = text[: text.rfind("\n") + 1]
-            path.write_text(text, encoding="utf-8")
-        for line in text.splitlines():
-            record = json.loads(line)
-            done[record["context"]] = record
-    wanted = {}
-    for config in configs:
-        for qid in qids:
-            chunks = _chunks_for(grid, config, qid)
-            wanted.setdefault(context_key(queries[qid], chunks, generator), (qid, chunks))
+    done = {r["context"]: r for r in read_records(path, "answers", ("context", "answer"))}
+    contexts = {(config.id, qid): _chunks_for(grid, config, qid) for config in configs for qid in qids}
+    nodes = chunk_nodes(index, [c for chunks in contexts.values() for c in chunks])
+    keys, wanted = {}, {}
+    for (config_id, qid), chunks in contexts.items():
+        texts = [chunk_text(nodes[c]) if c in nodes else "" for c in chunks]
+        key = keys[(config_id, qid)] = context_key(queries[qid], chunks, generator, texts)
+        wanted.setdefault(key, (qid, chunks))
     todo = [(key, qid, chunks) for key, (qid, chunks) in wanted.items() if key not in done]
     if todo:
         with path.open("a", encoding="utf-8") as handle:
             for key, qid, chunks in progress_bar(todo, desc="answers", unit="answer", enabled=progress):
-                payloads = index.vectors.payloads(list(chunks)) if chunks else {}  # any vector backend
-                nodes = [NodeWithScore(node=metadata_dict_to_node(payloads[c]), score=1.0 / (i + 1))
-                         for i, c in enumerate(chunks) if c in payloads]
-                engine = build_engine("fusion", settings, retriever=FixedRetriever(nodes), rerank=False, llm=llm,
-                                      top_k=max(len(nodes), 1), top_n=max(len(nodes), 1), **engine_params)
+                found = [NodeWithScore(node=nodes[c], score=1.0 / (i + 1)) for i, c in enumerate(chunks) if c in nodes]
+                engine = build_engine("fusion", settings, retriever=FixedRetriever(found), rerank=False, llm=llm,
+                                      top_k=max(len(found), 1), top_n=max(len(found), 1), **engine_params)
                 answer = AnswerPipeline(engine, mode="ablation").query(queries[qid])
                 record = {"context": key, "qid": qid, "chunks": list(chunks), "answer": answer.answer,
                           "cited": [s.doc for s in answer.cited_sources],
                           "retrieved": [s.doc for s in answer.retrieved_sources],
                           "latency_s": answer.response_time, "usage": dict(answer.usage)}
-                handle.write(json.dumps(record, ensure_ascii=False) + "\n")
-                handle.flush()
+                append_record(handle, record)
                 done[key] = record
-    rows = []
-    for config in configs:
-        for qid in qids:
-            record = done[context_key(queries[qid], _chunks_for(grid, config, qid), generator)]
-            rows.append({"config": config.id, **record})
-    return rows
+    return [{"config": config_id, **done[keys[(config_id, qid)]]} for (config_id, qid) in contexts]
 
 
 def answers_frame(rows: list[dict], qa_by_id: dict, qrels: dict):

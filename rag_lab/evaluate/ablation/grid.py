@@ -65,6 +65,15 @@ class GridSpec:
     def baseline_prefetch(self) -> int:
         return self.default_prefetch if self.default_prefetch in self.prefetch else self.depth
 
+    @property
+    def baseline_weights(self) -> tuple[float, float]:
+        """Equal weights when the grid has them, else its first pair."""
+        return (1.0, 1.0) if (1.0, 1.0) in self.weights else self.weights[0]
+
+    def baseline(self, mode: str, top_k: int) -> "Config":
+        """``mode`` at the default k, prefetch and weights, at ``top_k``."""
+        return Config(mode, self.baseline_k, self.baseline_prefetch, *self.baseline_weights, top_k)
+
     def configs(self) -> list["Config"]:
         return [Config(mode, k, p, wd, ws, t) for mode in self.modes
                 for k, p, (wd, ws), t in itertools.product(self.fusion_k, self.prefetch, self.weights, self.top_k)]

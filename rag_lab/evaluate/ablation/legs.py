@@ -1,9 +1,11 @@
 """Each question's leg candidate lists, retrieved once at the grid's largest prefetch and cached.
 
 ``runs/<name>/legs.jsonl`` holds one line per question (appended and flushed as soon as it is
-retrieved, so an interrupted ablation resumes where it stopped); ``legs.meta.json`` says which
-index, depth and legs the lines belong to (a different index or a shallower cache is moved aside
-and recomputed, never mixed in).
+retrieved, so an interrupted ablation resumes where it stopped), keyed by a hash of the question's
+text and everything that shapes its ranking (:func:`ranking_signature`: index build, vector
+engine, tie rule) — not by its id, which shifts when a line is inserted into qa.jsonl.
+``legs.meta.json`` says which ranking signature, depth and legs the lines belong to (a different
+index or engine, or a shallower cache, is moved aside and recomputed, never mixed in).
 
 Legs: ``dense`` (Qdrant dense vectors), ``bm25`` (bm25s; the ``fusion`` mode's sparse leg) and
 ``sparse`` (Qdrant's sparse vectors with IDF; ``hybrid``'s sparse leg). ``hybrid``'s two lists come
@@ -13,14 +15,18 @@ and adds bm25.
 
 from __future__ import annotations
 
+import hashlib
 import json
 import time
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
-from rag_lab.evaluate.ablation_grid import MODE_LEGS, Candidates
+from rag_lab.evaluate.ablation.checkpoint import append_record, read_records
+from rag_lab.evaluate.ablation.grid import MODE_LEGS, Candidates
 from rag_lab.progress import progress_bar
+from rag_lab.retrieve.bm25 import bm25_ranking
+from rag_lab.retrieve.ties import LEG_TIE_RULE as TIE_ORDER
 from rag_lab.retrieve.records import doc_key
 
 LEGS_FILE = "legs.jsonl"
@@ -81,18 +87,10 @@ class LegRetriever:
         return self._keys
 
     def _bm25_leg(self, query: str) -> Leg:
-        """The ``bm25`` mode's ranking (same tokenizer, same zero-score cut), as ids and scores."""
-        import numpy as np
-
+        """The ``bm25`` mode's ranking (same tokenizer, zero-score cut and tie rule), as ids and scores."""
         engine = self.bm25.bm25
         tokens = [t for t in self.index.tokenizer(query) if t in engine.vocab_dict]
-        if not tokens:
-            return []
-        ids, scores = engine.retrieve([tokens], k=min(self.depth, len(self._corpus_hits)),
-                                      show_progress=False, return_as="tuple")
-        # bm25s returns the corpus entries themselves when it holds the corpus, else positions
-        return [((str(i["node_id"]), doc_key(i)) if isinstance(i, dict) else self._corpus_hits[int(i)]) + (float(score),)
-                for i, score in zip(np.asarray(ids[0]).tolist(), np.asarray(scores[0]).tolist()) if score > 0]
+        return [self._corpus_hits[i] + (score,) for i, score in bm25_ranking(engine, tokens, self.depth)]
 
     def __call__(self, query: str, vector: list[float] | None = None) -> tuple[dict[str, Leg], dict[str, float]]:
         legs: dict[str, Leg] = {}
@@ -111,10 +109,26 @@ class LegRetriever:
         return {leg: legs[leg] for leg in self.legs}, ms
 
 
+def ranking_signature(index) -> dict:
+    """Everything besides the question text that shapes a leg's ranking: the index build (its
+    fingerprint covers the corpus, chunking, embedding model, tokenizer and contextual variant),
+    the vector engine that serves the searches, and the tie rule."""
+    manifest = index.manifest
+    return {"fingerprint": manifest.fingerprint, "backend": getattr(manifest, "backend", None),
+            "embed_model": manifest.embed_model, "contextual": getattr(manifest, "contextual", "none"),
+            "ties": TIE_ORDER}
+
+
+def question_key(query: str, signature: dict) -> str:
+    """A cached line's key: the question's text and the ranking signature, never its id (ids
+    default to ``line-N`` and shift when a line is inserted into qa.jsonl)."""
+    return hashlib.sha256(json.dumps([query, signature], sort_keys=True).encode()).hexdigest()[:24]
+
+
 @dataclass
 class LegCache:
     run_dir: Path
-    fingerprint: str
+    signature: dict
     depth: int
     legs: list[str]
 
@@ -133,46 +147,36 @@ class LegCache:
             meta = json.loads(self.meta_path.read_text())
         except json.JSONDecodeError:
             return False
-        return (meta.get("fingerprint") == self.fingerprint and int(meta.get("depth", 0)) >= self.depth
+        return (meta.get("ranking") == self.signature and int(meta.get("depth", 0)) >= self.depth
                 and set(self.legs) <= set(meta.get("legs", [])))
 
     def load(self) -> dict[str, dict]:
-        """Cached lines by question id; an incompatible cache is moved aside (``legs.jsonl.old``)."""
+        """Cached lines by question key; an incompatible cache is moved aside (``legs.jsonl.old``)."""
         self.run_dir.mkdir(parents=True, exist_ok=True)
         if not self._compatible():
             if self.path.exists():
                 self.path.replace(self.path.with_suffix(".jsonl.old"))
             self.meta_path.write_text(json.dumps(
-                {"fingerprint": self.fingerprint, "depth": self.depth, "legs": self.legs}, indent=2))
+                {"ranking": self.signature, "depth": self.depth, "legs": self.legs}, indent=2))
             return {}
-        done: dict[str, dict] = {}
-        if self.path.exists():
-            text = self.path.read_text(encoding="utf-8")
-            if text and not text.endswith("\n"):  # a line cut by a crash: drop it, that question is redone
-                text = text[: text.rfind("\n") + 1]
-                self.path.write_text(text, encoding="utf-8")
-            for line in text.splitlines():
-                try:
-                    record = json.loads(line)
-                except json.JSONDecodeError:
-                    continue
-                done[str(record["qid"])] = record
-        return done
+        return {str(r["key"]): r for r in read_records(self.path, "candidate lists", ("key", "legs"))}
 
     def append(self, handle, record: dict) -> None:
-        handle.write(json.dumps(record, ensure_ascii=False) + "\n")
-        handle.flush()
+        append_record(handle, record)
 
 
 def retrieve_legs(
     index, queries: dict[str, str], run_dir: Path, modes: Sequence[str], depth: int,
     progress: bool = True, retriever_factory: Callable[..., LegRetriever] = LegRetriever,
 ) -> tuple[list[Candidates], dict[str, dict[str, float]]]:
-    """Every question's leg lists (cached in ``run_dir``) and the retrieval milliseconds per leg."""
+    """Every question's leg lists (cached in ``run_dir`` by question text) and the retrieval
+    milliseconds per leg."""
     legs = legs_needed(modes)
-    cache = LegCache(Path(run_dir), index.manifest.fingerprint, depth, legs)
+    signature = ranking_signature(index)
+    cache = LegCache(Path(run_dir), signature, depth, legs)
     done = cache.load()
-    todo = [q for q in queries if q not in done]
+    keys = {qid: question_key(text, signature) for qid, text in queries.items()}
+    todo = list({keys[q]: q for q in reversed(list(queries)) if keys[q] not in done}.values())[::-1]
     if todo:
         retriever = retriever_factory(index, legs, depth)
         with cache.path.open("a", encoding="utf-8") as handle, \
@@ -186,13 +190,13 @@ def retrieve_legs(
                     found, ms = retriever(queries[qid], None if vectors is None else vectors[i])
                     if vectors is not None:
                         ms["embed"] = embed_ms  # the batch's time, shared out
-                    record = {"qid": qid, "legs": found, "ms": ms}
+                    record = {"key": keys[qid], "qid": qid, "query": queries[qid], "legs": found, "ms": ms}
                     cache.append(handle, record)
-                    done[qid] = record
+                    done[keys[qid]] = record
                     bar.update(1)
     questions, timings = [], {}
     for qid in queries:
-        record = done[qid]
+        record = done[keys[qid]]
         questions.append(Candidates(qid, {
             leg: [(str(c), str(d), float(s)) for c, d, s in record["legs"][leg]][:depth] for leg in legs}))
         timings[qid] = record.get("ms", {})

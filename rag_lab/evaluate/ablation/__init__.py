@@ -1,0 +1,15 @@
+"""``rag-lab ablate``: every fusion/hybrid configuration from cached candidate lists.
+
+The stages, one module each: :mod:`.legs` (each question's candidate lists, retrieved once and
+cached) → :mod:`.grid` (every configuration, vectorised RRF) → :mod:`.metrics` (ranx at each
+configuration's top-k, RAGAS ID-based context metrics) → :mod:`.significance` (bootstrap CIs,
+paired tests Holm-corrected within each family) → :mod:`.spot_check` (live retrievers vs the
+grid) → :mod:`.runner` (the run folder). :mod:`.answers` answers chosen configurations;
+:mod:`.contextual` runs the grid on contextual index variants.
+"""
+
+from rag_lab.evaluate.ablation.runner import (AblationResult, baseline_configs, load_ablation, load_questions,
+                                              question_details, run_ablation)
+
+__all__ = ["AblationResult", "baseline_configs", "load_ablation", "load_questions", "question_details",
+           "run_ablation"]

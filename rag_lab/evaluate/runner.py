@@ -159,8 +159,6 @@ def run_evaluation(
     judge's LLM, e.g. one with a test transport); ``llm`` / ``agent_llm`` inject the generator.
     ``params`` go to the answerers (top_k, top_n, rrf_k, prefetch, weights …).
     """
-    from rag_lab.evaluate.frames import load_run
-
     settings = settings or get_settings()
     if isinstance(dataset, (str, Path)):
         dataset = resolve_dataset(dataset, settings.datasets_dir)
@@ -171,17 +169,15 @@ def run_evaluation(
                           f"choose from {', '.join(EVAL_MODES)}")
     out = Path(out)
     pairs = questions(dataset, limit)
-    judge_id = None
-    if judge:
-        judge_cfg = judge_settings(settings, judge)
-        judge_id = model_id(judge_cfg)
-    elif judge_llm is not None:  # an injected judge: named by what it is (the manifest must not say "no judge")
+    judge_cfg = judge_settings(settings, judge) if judge else None
+    judge_id = model_id(judge_cfg) if judge_cfg is not None else None
+    if judge_cfg is None and judge_llm is not None:  # an injected judge: named by what it is (not "no judge")
         from rag_lab.models.llm.identity import llm_identity
 
         judge_id = llm_identity(judge_llm)
-    with run_lock(out):
+    with run_lock(out):  # one writer per run folder
         return _run_locked(dataset, settings, modes, out, pairs, limit=limit, resume=resume, judge_id=judge_id,
-                           judge_cfg=judge_cfg if judge else None, judge_llm=judge_llm, rerank=rerank,
+                           judge_cfg=judge_cfg, judge_llm=judge_llm, rerank=rerank,
                            conversations=conversations, progress=progress, llm=llm, agent_llm=agent_llm,
                            metrics=metrics, params=params)
 

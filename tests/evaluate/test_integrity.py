@@ -327,3 +327,21 @@ def test_make_demo_resume_path_still_resumes(pets, lab_settings, monkeypatch, tm
     again = _mode_comparison(dataset, lab_settings, tmp_path, limit=2)
     assert again == out and len(llm.answer_prompts) == answered
     assert list(load_run(out).modes["samples"]) == [2, 2, 2, 2]
+
+
+def test_eval_leaves_unjudgeable_questions_out_of_document_metrics_and_counts_them(lab_settings, tmp_path):
+    from rag_lab.cli.eval import render_eval_table
+
+    ghost = {"id": "ghost", "question": "How long does a budgie live?", "reference_answer": "seven years",
+             "source_file": "../../etc/passwd"}
+    root = make_folder(tmp_path / "ghosts", qa=[QA[2], ghost])
+    with pytest.warns(Warning, match="names no document"):
+        run = _eval(root, lab_settings, tmp_path / "run")
+    records = {r["id"]: r for r in run.records["bm25"]}
+    assert records["ghost"]["unjudgeable"] is True and records["ghost"]["relevant"] == {}
+    assert not {"id_context_precision", "id_context_recall", "mrr@10", "ndcg@10"} & set(records["ghost"]["scores"])
+    assert records["ghost"]["scores"]["rouge_l"] is not None  # answer metrics still apply
+    assert records["birds"]["scores"]["mrr@10"] == 1.0 and not records["birds"].get("unjudgeable")
+    assert run.modes.set_index("mode").loc["bm25", "unjudgeable"] == 1
+    row = next(line for line in render_eval_table(run).splitlines() if line.startswith("unjudgeable"))
+    assert row.split() == ["unjudgeable", "1"]

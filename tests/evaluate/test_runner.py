@@ -115,14 +115,15 @@ def test_a_failing_sample_is_recorded_and_the_run_goes_on(lab_settings, texas_in
         return quoting_answer(prompt)
 
     run = run_evaluation("texas_childcare", lab_settings, ["bm25"], tmp_path / "r", limit=3, rerank=False,
-                         progress=False, llm=ScriptedLLM(script=flaky), top_n=3)
+                         progress=False, llm=ScriptedLLM(script=flaky, model_name="scripted-flaky"), top_n=3)
     records = run.records["bm25"]
     failed = [r for r in records if r["error"]]
     assert len(records) == 3 and len(failed) == 1
     assert "provider fell over" in failed[0]["error"] and failed[0]["scores"] == {}
     assert run.modes.loc[0, "errors"] == 1
-    # --resume retries the failed sample only; the frames hold each sample once
-    llm = ScriptedLLM(script=quoting_answer)
+    # --resume (same model: resuming another configuration is refused) retries the failed sample only;
+    # the frames hold each sample once
+    llm = ScriptedLLM(script=quoting_answer, model_name="scripted-flaky")
     again = run_evaluation("texas_childcare", lab_settings, ["bm25"], tmp_path / "r", limit=3, rerank=False,
                            progress=False, llm=llm, top_n=3, resume=True)
     assert len(llm.answer_prompts) == 1 and "family of 4" in llm.answer_prompts[0]

@@ -53,7 +53,7 @@ def render_eval_table(run) -> str:
                 cells.append("n/a")
         rows.append((metric, cells))
     info = run.modes.set_index("mode")
-    for column, fmt in [("samples", "{:.0f}"), ("errors", "{:.0f}"), ("cached", "{:.0f}"),
+    for column, fmt in [("samples", "{:.0f}"), ("dev_split", "{:.0f}"), ("errors", "{:.0f}"), ("cached", "{:.0f}"),
                         ("cites_nothing", "{:.0%}"), ("latency_p50_s", "{:.2f}"), ("latency_p95_s", "{:.2f}"),
                         ("total_tokens", "{:.0f}"), ("cost_usd", "{:.4f}")]:
         rows.append((column, [("—" if _isnan(info.loc[m, column]) else fmt.format(info.loc[m, column])) for m in modes]))
@@ -95,5 +95,8 @@ def run_eval(args) -> int:
     else:
         print(f"{dataset.name}: {len(run.modes)} mode(s), run folder {out}")
         print(render_eval_table(run))
+        if int(run.modes["dev_split"].max()) if not run.modes.empty else 0:
+            print(f"dev_split: samples of {dataset.name}'s declared dev split (tuning looked at them; rag_lab.splits) "
+                  "are marked \"dev_split\": true in samples.jsonl; leave them out for a held-out number")
     print(f"samples: {out}/<mode>/samples.jsonl; manifest: {out}/manifest.json", file=sys.stderr)
     return 0

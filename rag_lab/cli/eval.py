@@ -53,7 +53,7 @@ def render_eval_table(run) -> str:
                 cells.append("n/a")
         rows.append((metric, cells))
     info = run.modes.set_index("mode")
-    counts = [("samples", "{:.0f}"), ("errors", "{:.0f}")]
+    counts = [("samples", "{:.0f}"), ("dev_split", "{:.0f}"), ("errors", "{:.0f}")]
     if "unjudgeable" in info.columns and info["unjudgeable"].fillna(0).sum() > 0:
         counts.append(("unjudgeable", "{:.0f}"))  # no document-level metrics: source_file names no document
     for column, fmt in [*counts, ("cached", "{:.0f}"),
@@ -99,5 +99,8 @@ def run_eval(args) -> int:
     else:
         print(f"{dataset.name}: {len(run.modes)} mode(s), run folder {out}")
         print(render_eval_table(run))
+        if int(run.modes["dev_split"].max()) if not run.modes.empty else 0:
+            print(f"dev_split: samples of {dataset.name}'s declared dev split (tuning looked at them; rag_lab.splits) "
+                  "are marked \"dev_split\": true in samples.jsonl; leave them out for a held-out number")
     print(f"samples: {out}/<mode>/samples.jsonl; manifest: {out}/manifest.json", file=sys.stderr)
     return 0

@@ -28,8 +28,9 @@ from rag_lab.evaluate.store import MANIFEST, SAMPLES, read_samples
 
 SAMPLE_COLUMNS = ["run", "mode", "kind", "sample_id", "metric", "value"]
 SUMMARY_COLUMNS = ["mode", "metric", "mean", "n", "nan", "applicable"]
-MODE_COLUMNS = ["mode", "samples", "errors", "unjudgeable", "cached", "latency_p50_s", "latency_p95_s", "retrieve_s", "generate_s",
-                "score_s", "prompt_tokens", "completion_tokens", "total_tokens", "cost_usd", "cites_nothing"]
+MODE_COLUMNS = ["mode", "samples", "errors", "unjudgeable", "cached", "latency_p50_s", "latency_p95_s", "retrieve_s",
+                "generate_s", "score_s", "prompt_tokens", "completion_tokens", "total_tokens", "cost_usd", "cites_nothing",
+                "dev_split"]
 CONVERSATIONS = "conversations"
 
 
@@ -123,6 +124,7 @@ def modes_frame(records: dict[str, list[dict[str, Any]]]) -> pd.DataFrame:
             "cost_usd": float(sum(costs)) if costs else float("nan"),
             "cites_nothing": (sum(1 for r in answered if not r["citations"]["cites"]) / len(answered)
                               if answered else float("nan")),
+            "dev_split": sum(1 for r in items if r.get("dev_split")),  # questions of the dataset's dev split
         })
     return pd.DataFrame(rows, columns=MODE_COLUMNS)
 

@@ -222,6 +222,7 @@ def _run_locked(dataset: Dataset, settings: Settings, modes: list[str], out: Pat
         factory = _Answerers(settings, dataset, rerank, params, llm=llm, agent_llm=agent_llm)
         base_inputs = {"rerank": rerank, "params": params, "temperature": settings.llm_temperature,
                        "max_tokens": settings.llm_max_tokens, "context_lines": settings.context_lines}
+        dev_ids = dataset.dev_split
         for mode in modes:
             log = SampleLog(out / mode, resume=resume)
             # finished = recorded without an error; a failed sample is retried (its new line wins)
@@ -232,7 +233,8 @@ def _run_locked(dataset: Dataset, settings: Settings, modes: list[str], out: Pat
                 mode, lambda m=mode: factory.build(m), model_id=models["agent_llm" if mode == "agent" else "llm"],
                 inputs={**base_inputs, "index": fingerprints[mode]}, cache=cache)
             for pair, relevant in progress_bar(todo, desc=mode, unit="sample", enabled=progress):
-                log.append(evaluate_sample(pair, relevant, mode, answerer, scorer))
+                # marked: a question of the declared dev split may have tuned what it scores (rag_lab.splits)
+                log.append(evaluate_sample(pair, relevant, mode, answerer, scorer) | {"dev_split": pair.id in dev_ids})
         if conversations:
             from rag_lab.evaluate.conversations import run_conversations
 

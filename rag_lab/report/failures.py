@@ -69,7 +69,7 @@ def diagnose(record: dict[str, Any]) -> str:
 
 def sample_details(record: dict[str, Any]) -> dict[str, Any]:
     """What a record says about one answer: question, reference, answer, the reference's key facts
-    the answer misses, relevant / cited / retrieved documents, and a diagnosis."""
+    (less the question's) the answer misses, relevant / cited / retrieved documents, and a diagnosis."""
     from rag_lab.evaluate.key_facts import missing_key_facts
 
     relevant = _relevant_docs(record)
@@ -81,7 +81,7 @@ def sample_details(record: dict[str, Any]) -> dict[str, Any]:
         "question": record.get("question"),
         "reference": reference,
         "answer": answer,
-        "missing_facts": missing_key_facts(answer or "", reference) if reference else [],
+        "missing_facts": missing_key_facts(answer or "", reference, record.get("question")) if reference else [],
         "relevant": relevant,
         "cited": [_source(c) for c in record.get("cited_sources") or []],
         "cited_relevant": bool(set(cited_docs) & set(relevant)),

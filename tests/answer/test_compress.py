@@ -2,7 +2,11 @@
 
 from __future__ import annotations
 
+import shutil
+from pathlib import Path
+
 import numpy as np
+import pytest
 from llama_index.core.schema import NodeWithScore, TextNode
 
 from rag_lab.answer.compress import (
@@ -95,3 +99,37 @@ def test_rows_without_a_caption_compete_as_one_table():
     rows = "\n".join(f"Family Size {n} | Annual: ${n}000 | Bi-Weekly: ${n}00" for n in range(1, 6))
     (node,), _ = compress_nodes([_node(f"Limits\n{rows}")], "bi-weekly amount for a family of 4")
     assert node.node.get_content() == f"Limits\n{ELLIPSIS}\nFamily Size 4 | Bi-Weekly: $400\n{ELLIPSIS}"
+
+
+# --- issue 20, point 9: two chunks of one caption ("Alamo-20") are two tables, not one ---------
+RATES = Path(__file__).resolve().parents[2] / "datasets" / "texas_childcare_full" / "pdfs"
+BCY26, BCY25 = "bcy26-board-max-provider-payment-rates-twc.pdf", "bcy25-board-max-provider-payment-rates-4-age-groups-twc.pdf"
+
+
+@pytest.fixture(scope="module")
+def alamo_chunks(tmp_path_factory) -> dict[str, NodeWithScore]:
+    """The first "Alamo-20" chunk of the BCY26 and of the BCY25 board-rate PDFs, as the ingester makes them."""
+    from rag_lab.ingest import chunk_documents, load_folder
+
+    folder = tmp_path_factory.mktemp("rates")
+    for name in (BCY26, BCY25):
+        shutil.copy(RATES / name, folder / name)
+    documents, _ = load_folder(folder)
+    first: dict[str, NodeWithScore] = {}
+    for node in chunk_documents(documents, 500, 0):
+        if "Alamo-20 | Provider Type LCCC" in node.get_content():
+            first.setdefault(node.metadata["filename"], NodeWithScore(node=node, score=1.0))
+    assert set(first) == {BCY26, BCY25}
+    return first
+
+
+@pytest.mark.parametrize("order", [(BCY26, BCY25), (BCY25, BCY26)])
+def test_each_chunk_keeps_its_own_best_rows(alamo_chunks, order):
+    # Before, rows were grouped by caption over all chunks: the BCY25 rows outscored BCY26's and the BCY26
+    # chunk kept only its title lines ("Board Contract Year 2026 …", "Alamo-20"), i.e. not the answer.
+    question = "What is the BCY 2026 payment rate for a TRS2-rated Licensed Child Care Center in Alamo-20?"
+    compressed, _ = compress_nodes([alamo_chunks[name] for name in order], question)
+    kept = {node.node.metadata["filename"]: node.node.get_content().splitlines() for node in compressed}
+    rows_26 = [line for line in kept[BCY26] if line.startswith("Alamo-20 | Provider Type")]
+    assert rows_26 and all("Provider Rating: TRS2" in line for line in rows_26)
+    assert any(line.startswith("Alamo-20 | Provider Type LCCC | Provider Rating: TRS2 |") for line in rows_26)

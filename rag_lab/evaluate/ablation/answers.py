@@ -138,10 +138,11 @@ def generate_answers(index, settings, grid: GridResult, configs: list[Config], q
 
 
 def answers_frame(rows: list[dict], qa_by_id: dict, qrels: dict):
-    """Tidy answer rows with key-fact recall and cited-source correctness."""
+    """Tidy answer rows with key-fact recall and precision (the question's facts left out) and
+    cited-source correctness."""
     import pandas as pd
 
-    from rag_lab.evaluate.key_facts import key_fact_recall
+    from rag_lab.evaluate.key_facts import key_fact_precision, key_fact_recall
 
     out = []
     for row in rows:
@@ -152,7 +153,8 @@ def answers_frame(rows: list[dict], qa_by_id: dict, qrels: dict):
         out.append({
             "config": row["config"], "qid": row["qid"], "question": pair.question if pair else "",
             "answer": row["answer"], "cited": row["cited"], "retrieved": row["retrieved"],
-            "key_fact_recall": key_fact_recall(row["answer"], reference) if reference else None,
+            "key_fact_recall": key_fact_recall(row["answer"], reference, pair.question) if reference else None,
+            "key_fact_precision": key_fact_precision(row["answer"], reference, pair.question) if reference else None,
             "cites_relevant": bool(relevant & set(row["cited"])) if row["cited"] else False,
             "latency_s": row["latency_s"], "prompt_tokens": usage.get("prompt_tokens", 0),
             "completion_tokens": usage.get("completion_tokens", 0),

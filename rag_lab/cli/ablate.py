@@ -119,8 +119,6 @@ def _run_contextual(args, dataset, settings, spec, out, variants) -> int:
 
 
 def render_summary(result) -> str:
-    import pandas as pd
-
     from rag_lab.evaluate.ablation.significance import family_summary
     from rag_lab.report.tables import best_configs, display, main_metric, significant_rows
 
@@ -139,13 +137,11 @@ def render_summary(result) -> str:
     lines.append("significance: paired Student's t (Wilcoxon beside it), Holm-corrected within each family — one "
                  "axis moved at the baseline's other settings, per mode × top-k × metric:")
     lines += [f"  {line}" for line in family_summary(result.results)]
-    on_metric = result.results[result.results["metric"] == metric]
-    one_axis = significant_rows(on_metric[on_metric.get("family_axis") != "interactions"])
-    interactions = significant_rows(on_metric[on_metric.get("family_axis") == "interactions"], limit=10)
-    if len(one_axis) or len(interactions):
-        lines.append(f"significant on {metric} (one axis moved first, then the largest interactions; "
+    significant = significant_rows(result.results[result.results["metric"] == metric], limit=20)
+    if len(significant):
+        lines.append(f"significant on {metric} (one setting moved first, then the largest interactions; "
                      "the last column names the family the correction ran over and its size):")
-        lines.append(display(pd.concat([one_axis, interactions])).to_string(index=False))
+        lines.append(display(significant).to_string(index=False))
     else:
         lines.append(f"no configuration differs significantly from its baseline on {metric} within its family")
     lines.append(f"wrote {result.run_dir}/ (results.csv, per_query.csv.gz, manifest.json); "

@@ -184,3 +184,13 @@ def test_answered_questions_are_spread_over_the_source_documents(texas, lab_sett
     queries, qrels = texas.judged_queries(3)
     assert answered == list(queries)  # the same questions `--limit 3` evaluates
     assert len({sorted(qrels[q])[0] for q in answered}) == 3  # three different source documents
+
+
+def test_cli_summary_says_which_family_each_correction_ran_over(run):
+    from rag_lab.cli.ablate import render_summary
+
+    text = render_summary(run)
+    assert "spot check (hybrid, 6 live queries at prefetch 5, 20): live ranking equals the grid's" in text
+    assert "Holm-corrected within each family" in text
+    for axis, size in (("k", 1), ("prefetch", 1), ("weights", 1), ("mode", 1), ("interactions", 3)):
+        assert f"  {axis}: " in text and f"families of {size} comparisons" in text, axis

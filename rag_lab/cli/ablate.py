@@ -137,9 +137,10 @@ def render_summary(result) -> str:
     lines.append("significance: paired Student's t (Wilcoxon beside it), Holm-corrected within each family — one "
                  "axis moved at the baseline's other settings, per mode × top-k × metric:")
     lines += [f"  {line}" for line in family_summary(result.results)]
-    significant = significant_rows(result.results[result.results["metric"] == metric])
+    significant = significant_rows(result.results[result.results["metric"] == metric], limit=20)
     if len(significant):
-        lines.append(f"significant on {metric} (family: the correction's family):")
+        lines.append(f"significant on {metric} (one setting moved first, then the largest interactions; "
+                     "the last column names the family the correction ran over and its size):")
         lines.append(display(significant).to_string(index=False))
     else:
         lines.append(f"no configuration differs significantly from its baseline on {metric} within its family")

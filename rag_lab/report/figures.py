@@ -14,7 +14,12 @@ import matplotlib.pyplot as plt
 import numpy as np
 
 METRIC_LABELS = {
-    "ndcg": "nDCG@top-k", "recall": "Recall@top-k", "precision": "Precision@top-k", "mrr": "MRR@top-k",
+    # the ablation grid's metrics: ranx metric@k with k = the configuration's top-k
+    "ndcg@top_k": "nDCG@top-k (ranx ndcg@k, k = top-k)", "recall@top_k": "Recall@top-k (ranx recall@k)",
+    "precision@top_k": "Precision@top-k (ranx precision@k)", "mrr@top_k": "MRR@top-k (ranx mrr@k)",
+    # run folders written before the cut-off: ranx's uncut metrics on the folded documents
+    "ndcg": "nDCG (no cut-off)", "recall": "Recall (no cut-off)", "precision": "Precision (no cut-off)",
+    "mrr": "MRR (no cut-off)",
     "id_context_precision": "ID context precision (RAGAS)", "id_context_recall": "ID context recall (RAGAS)",
 }
 
@@ -33,7 +38,7 @@ def to_svg(fig) -> str:
     return text[text.index("<svg"):]
 
 
-def fusion_k_lines(results, metric: str = "ndcg", prefetch: int | None = None, weights=(1.0, 1.0)):
+def fusion_k_lines(results, metric: str = "ndcg@top_k", prefetch: int | None = None, weights=(1.0, 1.0)):
     """Metric vs RRF k, one line per mode × top-k, with the bootstrap 95 % CI as a band."""
     frame = results[(results["metric"] == metric)
                     & (results["dense_weight"] == weights[0]) & (results["sparse_weight"] == weights[1])]
@@ -56,7 +61,7 @@ def fusion_k_lines(results, metric: str = "ndcg", prefetch: int | None = None, w
     return fig
 
 
-def prefetch_topk_heatmap(results, mode: str, metric: str = "ndcg", k: int | None = None, weights=(1.0, 1.0)):
+def prefetch_topk_heatmap(results, mode: str, metric: str = "ndcg@top_k", k: int | None = None, weights=(1.0, 1.0)):
     """Heatmap of a metric over prefetch (rows) × top-k (columns) at one k."""
     frame = results[(results["metric"] == metric) & (results["mode"] == mode)
                     & (results["dense_weight"] == weights[0]) & (results["sparse_weight"] == weights[1])]

@@ -93,10 +93,13 @@ def baseline_rows(results):
 
 
 def significant_rows(results, limit: int = 30):
-    """Configurations significantly different from their baseline, largest |Δ| first."""
+    """Configurations significantly different from their baseline, largest |Δ| first — in an
+    ablation, those that move one setting (k, prefetch, weights, mode) before the exploratory
+    interactions (several settings at once)."""
     frame = results[results["significant"].fillna(False).astype(bool)]
-    frame = frame.reindex(frame["delta"].abs().sort_values(ascending=False).index)
-    return frame.head(limit)
+    interaction = (frame["family_axis"] == "interactions") if "family_axis" in frame else False
+    order = frame.assign(_late=interaction, _size=-frame["delta"].abs()).sort_values(["_late", "_size"], kind="stable")
+    return frame.loc[order.index].head(limit)
 
 
 def wide(frame, index=("mode", "k", "prefetch", "top_k")):

@@ -8,7 +8,8 @@ import json
 import pytest
 
 from rag_lab.datasets import resolve_dataset
-from rag_lab.evaluate import ablation, ablation_legs
+from rag_lab.evaluate.ablation import legs as ablation_legs
+from rag_lab.evaluate.ablation import runner as ablation
 from rag_lab.evaluate.ablation.grid import Config, GridSpec
 
 SPEC = GridSpec(modes=("fusion", "hybrid"), fusion_k=(1, 60), prefetch=(5, 20), top_k=(3, 5),
@@ -23,19 +24,25 @@ def texas(texas_index, lab_settings):
 @pytest.fixture(scope="module")
 def run(texas, lab_settings, tmp_path_factory):
     out = tmp_path_factory.mktemp("runs") / "texas-ablation"
-    return ablation.run_ablation(texas, lab_settings, SPEC, out, limit=10, progress=False, n_permutations=200)
+    return ablation.run_ablation(texas, lab_settings, SPEC, out, limit=10, progress=False)
 
 
 def test_tidy_table_has_every_configuration_and_metric(run):
     results = run.results
     assert len(run.grid.configs) == 2 * 2 * 2 * 2 * 2
-    assert set(results["metric"]) == {"ndcg", "recall", "precision", "mrr", "id_context_precision", "id_context_recall"}
+    assert set(results["metric"]) == {"ndcg@top_k", "recall@top_k", "precision@top_k", "mrr@top_k",
+                                      "id_context_precision", "id_context_recall"}
     assert len(results) == len(run.grid.configs) * 6  # one row per configuration × metric
     assert results["mean"].between(0, 1).all()
     assert (results["ci_low"] <= results["mean"] + 1e-12).all() and (results["mean"] <= results["ci_high"] + 1e-12).all()
     baselines = results[results["config"] == results["baseline"]]
     assert len(baselines) == 2 * 6 and not baselines["significant"].any()  # one baseline per top-k
-    assert results.loc[results["config"] != results["baseline"], "p_fisher_holm"].notna().all()
+    tested = results[results["config"] != results["baseline"]]
+    assert tested["p_student_holm"].notna().all() and tested["family"].notna().all()
+    assert (tested["p_student_holm"] >= tested["p_student"]).all()
+    families = run.manifest["significance"]["families"]
+    assert set(families) == {"k", "prefetch", "weights", "mode", "interactions"}
+    assert families["k"]["comparisons_per_family"] == [1] and families["interactions"]["families"] == 2 * 2 * 6
     assert (run.run_dir / "results.csv").exists() and (run.run_dir / "per_query.csv.gz").exists()
 
 
@@ -43,6 +50,9 @@ def test_spot_check_live_hybrid_equals_the_grid(run):
     check = run.manifest["spot_check"]
     assert check["mode"] == "hybrid" and check["equal"], check
     assert len(check["live"]) == 5
+    # every prefetch value of the grid is checked, not only the largest
+    assert check["prefetch_values"] == [5, 20] and {c["prefetch"] for c in check["checks"]} == {5, 20}
+    assert all(c["equal"] for c in check["checks"]) and len(check["checks"]) == 2 * 3
 
 
 @pytest.mark.parametrize("config", [Config("fusion", 1, 5, 1.0, 1.0, 5), Config("fusion", 60, 20, 0.7, 1.3, 3),
@@ -67,9 +77,9 @@ def test_rerun_uses_the_leg_cache(run, texas, lab_settings, monkeypatch):
     monkeypatch.setattr(ablation_legs, "LegRetriever", must_not_retrieve)
     monkeypatch.setattr(ablation, "retrieve_legs",
                         lambda *a, **kw: ablation_legs.retrieve_legs(*a, **kw, retriever_factory=must_not_retrieve))
-    again = ablation.run_ablation(texas, lab_settings, SPEC, run.run_dir, limit=10, progress=False, n_permutations=200)
+    again = ablation.run_ablation(texas, lab_settings, SPEC, run.run_dir, limit=10, progress=False)
     merged = again.results.merge(run.results, on=["config", "metric"])
-    assert (merged["mean_x"] == merged["mean_y"]).all() and (merged["p_fisher_x"].fillna(-1) == merged["p_fisher_y"].fillna(-1)).all()
+    assert (merged["mean_x"] == merged["mean_y"]).all() and (merged["p_student_x"].fillna(-1) == merged["p_student_y"].fillna(-1)).all()
 
 
 def test_interrupted_leg_cache_resumes(run, texas, texas_index, lab_settings, tmp_path):
@@ -121,7 +131,7 @@ def test_load_ablation_round_trips(run):
 def test_answer_configs_generate_once_per_distinct_context(run, texas, lab_settings, monkeypatch):
     from llama_index.core.llms import MockLLM
 
-    from rag_lab.evaluate import ablation_answers
+    from rag_lab.evaluate.ablation import answers as ablation_answers
 
     configs = ablation_answers.parse_answer_configs("3,5", SPEC)
     assert [c.id for c in configs] == ["fusion|k=60|p=20|w=1:1|top=3", "hybrid|k=60|p=20|w=1:1|top=3",
@@ -131,7 +141,7 @@ def test_answer_configs_generate_once_per_distinct_context(run, texas, lab_setti
         ablation_answers.parse_answer_configs("bogus", SPEC)
     # A deterministic LLM drives the loop (the real local model runs in the notebooks and the demo).
     result = ablation.run_ablation(texas, lab_settings, SPEC, run.run_dir, limit=10, progress=False,
-                                   n_permutations=200, answer_configs=configs, answer_limit=3, llm=MockLLM(max_tokens=8))
+                                   answer_configs=configs, answer_limit=3, llm=MockLLM(max_tokens=8))
     answers = result.answers
     assert len(answers) == 4 * 3 and set(answers["config"]) == {c.id for c in configs}
     contexts = {(q, tuple(result.grid.chunks[c.id][q])) for c in configs for q in answers["qid"].unique()}
@@ -144,17 +154,43 @@ def test_answer_configs_generate_once_per_distinct_context(run, texas, lab_setti
 
     monkeypatch.setattr("rag_lab.answer.engine.build_engine", must_not_generate)
     again = ablation.run_ablation(texas, lab_settings, SPEC, run.run_dir, limit=10, progress=False,
-                                  n_permutations=200, answer_configs=configs, answer_limit=3, llm=MockLLM(max_tokens=8))
+                                  answer_configs=configs, answer_limit=3, llm=MockLLM(max_tokens=8))
     assert list(again.answers["answer"]) == list(answers["answer"])
     # another generator (here: whole chunks instead of compressed ones) never reuses these answers
     for other in ({"settings": lab_settings.model_copy(update={"compress": "off"}), "llm": MockLLM(max_tokens=8)},
                   {"settings": lab_settings, "llm": None}):  # the configured local model, not the mock
         with pytest.raises(AssertionError, match="generated again"):
             ablation.run_ablation(texas, other["settings"], SPEC, run.run_dir, limit=10, progress=False,
-                                  n_permutations=200, answer_configs=configs, answer_limit=3, llm=other["llm"])
+                                  answer_configs=configs, answer_limit=3, llm=other["llm"])
     loaded = ablation.load_ablation(run.run_dir)
     assert len(loaded.answers) == 12 and isinstance(loaded.answers["cited"].iloc[0], list)
     from rag_lab.report.html import build_report
 
     page = build_report(run.run_dir)
     assert 'id="answer-level-metrics"' in page and "<b>answer:</b>" in page
+
+
+def test_answered_questions_are_spread_over_the_source_documents(texas, lab_settings, tmp_path):
+    """Without --limit, the answered questions come from different PDFs (the spread --limit uses),
+    not the first qa.jsonl lines, which all ask about one document."""
+    from llama_index.core.llms import MockLLM
+
+    first_lines = [p for p in texas.load_qa() if p.source_files][:3]
+    assert len({p.source_file for p in first_lines}) == 1  # why the first lines are the wrong sample
+    spec = GridSpec(modes=("fusion",), fusion_k=(60,), prefetch=(20,), top_k=(3,), default_prefetch=20)
+    result = ablation.run_ablation(texas, lab_settings, spec, tmp_path / "spread", progress=False,
+                                   answer_configs=spec.configs(), answer_limit=3, llm=MockLLM(max_tokens=8))
+    answered = list(dict.fromkeys(result.answers["qid"]))
+    queries, qrels = texas.judged_queries(3)
+    assert answered == list(queries)  # the same questions `--limit 3` evaluates
+    assert len({sorted(qrels[q])[0] for q in answered}) == 3  # three different source documents
+
+
+def test_cli_summary_says_which_family_each_correction_ran_over(run):
+    from rag_lab.cli.ablate import render_summary
+
+    text = render_summary(run)
+    assert "spot check (hybrid, 6 live queries at prefetch 5, 20): live ranking equals the grid's" in text
+    assert "Holm-corrected within each family" in text
+    for axis, size in (("k", 1), ("prefetch", 1), ("weights", 1), ("mode", 1), ("interactions", 3)):
+        assert f"  {axis}: " in text and f"families of {size} comparisons" in text, axis

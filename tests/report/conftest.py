@@ -15,7 +15,7 @@ def small_ablation(texas_index, lab_settings, tmp_path_factory):
                     default_prefetch=20)
     out = tmp_path_factory.mktemp("runs") / "texas-small"
     return run_ablation(resolve_dataset("texas_childcare", lab_settings.datasets_dir), lab_settings, spec, out,
-                        limit=8, progress=False, n_permutations=200)
+                        limit=8, progress=False)
 
 
 @pytest.fixture(scope="session")

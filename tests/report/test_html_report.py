@@ -25,6 +25,10 @@ def test_report_is_self_contained_and_complete(report_file):
     assert "Spot check" in page and 'class="ok">equal' in page
     assert "ID context recall (RAGAS)" in page  # folder dataset: RAGAS ID-based metrics
     assert re.search(r"0\.\d{3} \[0\.\d{3}, [01]\.\d{3}\]", page)  # means with CIs
+    # which family each Holm correction ran over, and metrics named with their cut-off
+    assert "Families the Holm correction ran over" in page and "does RRF k matter?" in page
+    assert "Holm-corrected within each family" in page and "over the whole grid" not in page
+    assert "nDCG@top-k (ranx ndcg@k, k = top-k)" in page
 
 
 def test_the_static_check_catches_remote_references():

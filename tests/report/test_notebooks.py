@@ -17,7 +17,7 @@ NOTEBOOKS = notebook_paths(REPO / "notebooks")
 
 def small_parameters(tmp: Path) -> dict[str, dict]:
     ablation = {"dataset": "texas_childcare", "fusion_k": [1, 60], "prefetch": [5, 10], "top_k": [3, 5],
-                "limit": 5, "run_dir": str(tmp / "runs" / "nb-ablation"), "permutations": 100}
+                "limit": 5, "run_dir": str(tmp / "runs" / "nb-ablation")}
     return {
         "01_quickstart": {"modes": ["bm25", "hybrid"], "ask_modes": ["bm25"], "answer_chunks": 1},
         "02_mode_comparison": {"datasets": ["texas_childcare"], "modes": ["bm25", "hybrid"], "limit": 8,

@@ -6,7 +6,6 @@ from __future__ import annotations
 import random
 from types import SimpleNamespace
 
-import numpy as np
 import pytest
 
 from rag_lab.index.backend import Hit

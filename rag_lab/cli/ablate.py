@@ -47,7 +47,8 @@ def add_ablate(sub, common) -> None:
     p.add_argument("--answer-configs", default=None,
                    help="configurations also answered by the LLM: 'none', top-k values (e.g. 3,5,7) or config ids "
                         "from results.csv (default: top-k 3/5/7 at the default k and prefetch)")
-    p.add_argument("--answer-limit", type=int, default=5, help="questions answered per answer configuration")
+    p.add_argument("--answer-limit", type=int, default=5,
+                   help="questions answered per answer configuration, spread over the source documents like --limit")
     p.add_argument("--contextual", default="none",
                    help="contextual index variants as an ablation axis, comma-separated among none, annotations, "
                         "llm, both (e.g. none,annotations): the grid runs on each (retrieval metrics; no answering), and each is compared with the first")

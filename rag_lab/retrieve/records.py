@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import json
+
 from llama_index.core.schema import NodeWithScore
 
 
@@ -13,7 +15,17 @@ def doc_key(metadata: dict) -> str:
     ``source_file`` into. ``filename`` (the base name) is only for display (citations). IR metrics,
     ablations and ID-based context precision/recall all key documents through this function.
     """
-    key = metadata.get("doc_id") or metadata.get("filename")
+    content = metadata.get("_node_content")
+    if isinstance(content, str):
+        # A flattened node (a Qdrant payload, a bm25 corpus entry): LlamaIndex overwrites its top-level
+        # doc_id with the ref_doc_id, so the node's own metadata is read from the serialized node.
+        try:
+            inner = json.loads(content).get("metadata") or {}
+        except (ValueError, AttributeError):
+            inner = {}
+        key = inner.get("doc_id") or inner.get("filename") or metadata.get("filename")
+    else:
+        key = metadata.get("doc_id") or metadata.get("filename")
     if key is None:
         raise KeyError("result node has neither filename nor doc_id metadata")
     return str(key)

@@ -345,3 +345,24 @@ def test_eval_leaves_unjudgeable_questions_out_of_document_metrics_and_counts_th
     assert run.modes.set_index("mode").loc["bm25", "unjudgeable"] == 1
     row = next(line for line in render_eval_table(run).splitlines() if line.startswith("unjudgeable"))
     assert row.split() == ["unjudgeable", "1"]
+
+
+def test_doc_key_of_a_flattened_node_is_the_nodes_own_key():
+    """Qdrant payloads and bm25 corpus entries are flattened nodes whose top-level doc_id LlamaIndex
+    sets to the ref_doc_id: the key must still be the path the chunk carries."""
+    from llama_index.core import Document
+    from llama_index.core.schema import TextNode
+    from llama_index.core.vector_stores.utils import node_to_metadata_dict
+
+    from rag_lab.retrieve.records import doc_key
+
+    parent = Document(text="t", metadata={"filename": "cats.txt", "doc_id": "sub/cats.txt"})
+    node = TextNode(text="t", metadata=dict(parent.metadata))
+    node.relationships = {}
+    from llama_index.core.schema import NodeRelationship
+
+    node.relationships[NodeRelationship.SOURCE] = parent.as_related_node_info()
+    flat = node_to_metadata_dict(node, remove_text=False, flat_metadata=False)
+    assert flat["doc_id"] == parent.doc_id != "sub/cats.txt"  # what LlamaIndex writes at the top level
+    assert doc_key(flat) == doc_key(node.metadata) == "sub/cats.txt"
+    assert doc_key({"doc_id": "4983", "filename": "4983", "title": "x"}) == "4983"  # BEIR metadata

@@ -1,4 +1,4 @@
-"""One writer per run folder (issue 23): a second `eval` or `ir --out` on a folder another process
+"""One writer per run folder (issue 23): a second `eval`, `ablate` or `ir --out` on a folder another process
 writes is refused, naming the holder's PID; the lock dies with its holder (even by SIGKILL)."""
 
 from __future__ import annotations
@@ -39,11 +39,13 @@ def holder(tmp_path):
         proc.wait(timeout=30)
 
 
-@pytest.mark.parametrize("command", ["eval", "ir"])
+@pytest.mark.parametrize("command", [["eval", "--modes", "bm25"], ["ir", "--modes", "bm25"],
+                                     ["ablate", "--modes", "fusion", "--answer-configs", "none"]],
+                         ids=["eval", "ir", "ablate"])
 def test_a_second_writer_is_refused_naming_the_holders_pid(holder, tmp_path, command):
     folder, proc = holder
     dataset = make_folder(tmp_path / "pets")
-    argv = [sys.executable, "-m", "rag_lab", command, str(dataset), "--modes", "bm25", "--out", str(folder)]
+    argv = [sys.executable, "-m", "rag_lab", command[0], str(dataset), *command[1:], "--out", str(folder)]
     done = subprocess.run(argv, capture_output=True, text=True, env=_env(tmp_path), timeout=300, cwd=tmp_path)
     assert done.returncode == 2, done.stderr
     assert f"{folder} is in use by another rag-lab process (PID {proc.pid})" in done.stderr

@@ -72,6 +72,15 @@ def run_ablation(dataset: Dataset, settings: Settings, spec: GridSpec, out_dir: 
     also answered (``answer_limit`` questions of a Q&A dataset spread over its source documents,
     as ``--limit`` spreads them; one generation per distinct context, cached in the run folder).
     ``contextual``: run the grid on that contextual index variant (see :mod:`.contextual`)."""
+    from rag_lab.evaluate.run_lock import run_lock
+
+    with run_lock(out_dir):  # one writer per run folder (a second `ablate --out` there is refused)
+        return _run_ablation(dataset, settings, spec, Path(out_dir), limit=limit, progress=progress, seed=seed,
+                             answer_configs=answer_configs, answer_limit=answer_limit, llm=llm, contextual=contextual)
+
+
+def _run_ablation(dataset: Dataset, settings: Settings, spec: GridSpec, out_dir: Path, *, limit, progress, seed,
+                  answer_configs, answer_limit, llm, contextual) -> AblationResult:
     from rag_lab.index import CorpusIndex
 
     out_dir = Path(out_dir)
@@ -111,7 +120,7 @@ def run_ablation(dataset: Dataset, settings: Settings, spec: GridSpec, out_dir: 
                                             "from the top-k chunks (precision@k divides by k; nDCG@k's ideal "
                                             "holds min(k, relevant) documents)",
                                "id_context_*": "RAGAS ID-based context precision/recall of the folded documents"},
-        "document_key": "filename (BEIR: corpus _id; folders: the file name a Q&A source_file names)",
+        "document_key": "the path relative to the documents folder (BEIR: corpus _id)",
         "significance": significance_manifest(results),
         "ci": {"method": "percentile bootstrap", "confidence": 0.95, "resamples": 2000, "seed": seed},
         "answers": None, "spot_check": check, "leg_latency": timing_summary(leg_ms), "timing": timing,

@@ -165,12 +165,12 @@ def run_evaluation(
     pairs = questions(dataset, limit)
     judge_id = None
     if judge:
-        judge_cfg = judge_settings(settings, judge)
-        judge_id = model_id(judge_cfg)
-        if judge_llm is None:
-            from rag_lab.models.llm import get_llm
+        from rag_lab.evaluate.judge import build_judge, judge_id as judge_identity
 
-            judge_llm = get_llm(judge_cfg)
+        judge_cfg = judge_settings(settings, judge)
+        judge_id = judge_identity(judge_cfg)
+        if judge_llm is None:
+            judge_llm = build_judge(judge_cfg)
     if any(m != "kendra" for m in modes):
         from rag_lab.index import build_index
 

@@ -1,0 +1,118 @@
+"""A RAGAS judge whose every call is constrained to the JSON schema of the prompt's output model.
+
+RAGAS 0.4's ``PydanticPrompt.generate`` hands an ``InstructorBaseRagasLLM`` the prompt text *and*
+its pydantic ``output_model`` (its structured-output path). ``ConstrainedJudge`` is such an LLM on
+top of any LlamaIndex LLM that takes an OpenAI-style ``response_format`` JSON schema (the local
+llama.cpp model turns it into a grammar): the reply is JSON of the right shape by construction, so
+the free-text and invalid-JSON failures of a small local judge cannot happen. What still can (a
+reply cut at the token budget, a context overflow, a provider error) is retried once and then
+raised as ``JudgeCallError`` with its reason, which the scorer records per metric and counts.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import threading
+import time
+from dataclasses import dataclass, field
+from typing import Any, TypeVar
+
+from pydantic import BaseModel, ValidationError
+from ragas.llms.base import InstructorBaseRagasLLM
+
+T = TypeVar("T", bound=BaseModel)
+
+# Statement lists and verdict lists of a short RAG answer fit well within this (compact JSON).
+JUDGE_MAX_TOKENS = 1024
+
+
+class JudgeCallError(RuntimeError):
+    """A judge call that failed twice (first try and one retry); the message says why."""
+
+
+@dataclass
+class JudgeStats:
+    """What the judge's calls cost and how they ended (summed over the process)."""
+
+    calls: int = 0
+    retries: int = 0
+    failures: int = 0
+    prompt_tokens: int = 0
+    completion_tokens: int = 0
+    seconds: float = 0.0
+    reasons: list[str] = field(default_factory=list)
+
+    def as_dict(self) -> dict[str, Any]:
+        return {"calls": self.calls, "retries": self.retries, "failures": self.failures,
+                "prompt_tokens": self.prompt_tokens, "completion_tokens": self.completion_tokens,
+                "seconds": round(self.seconds, 3)}
+
+
+def response_format(model: type[BaseModel]) -> dict[str, Any]:
+    """The OpenAI-style ``response_format`` for ``model``'s JSON schema."""
+    return {"type": "json_schema",
+            "json_schema": {"name": model.__name__, "schema": model.model_json_schema(), "strict": True}}
+
+
+def _usage(response: Any) -> tuple[int, int]:
+    raw = getattr(response, "raw", None) or {}
+    usage = raw.get("usage") if isinstance(raw, dict) else getattr(raw, "usage", None)
+    if isinstance(usage, dict):
+        return int(usage.get("prompt_tokens") or 0), int(usage.get("completion_tokens") or 0)
+    return int(getattr(usage, "prompt_tokens", 0) or 0), int(getattr(usage, "completion_tokens", 0) or 0)
+
+
+class ConstrainedJudge(InstructorBaseRagasLLM):
+    """``agenerate(prompt, response_model)`` → a validated ``response_model``, or ``JudgeCallError``.
+
+    ``llm`` is a LlamaIndex LLM whose ``complete`` accepts ``response_format`` (see
+    ``LocalLLM.supports_constrained_output``). ``attempts`` = first try + retries.
+    """
+
+    is_async = True
+
+    def __init__(self, llm: Any, *, max_tokens: int = JUDGE_MAX_TOKENS, attempts: int = 2) -> None:
+        self.llm = llm
+        self.max_tokens = max_tokens
+        self.attempts = attempts
+        self.stats = JudgeStats()
+        self._lock = threading.Lock()
+
+    def _once(self, prompt: str, response_model: type[T]) -> T:
+        started = time.perf_counter()
+        try:
+            response = self.llm.complete(prompt, response_format=response_format(response_model),
+                                         max_tokens=self.max_tokens)
+        finally:
+            with self._lock:
+                self.stats.calls += 1
+                self.stats.seconds += time.perf_counter() - started
+        prompt_tokens, completion_tokens = _usage(response)
+        with self._lock:
+            self.stats.prompt_tokens += prompt_tokens
+            self.stats.completion_tokens += completion_tokens
+        text = response.text or ""
+        try:
+            return response_model.model_validate_json(text)
+        except ValidationError as exc:
+            cut = " (cut at the token budget)" if completion_tokens >= self.max_tokens else ""
+            raise ValueError(f"reply is not a valid {response_model.__name__}{cut}: "
+                             f"{exc.errors()[0].get('msg', exc)}; reply starts {text[:120]!r}") from None
+
+    def generate(self, prompt: str, response_model: type[T]) -> T:
+        reasons: list[str] = []
+        for attempt in range(self.attempts):
+            try:
+                return self._once(prompt, response_model)
+            except Exception as exc:  # noqa: BLE001 - retried once, then raised with every reason
+                reasons.append(f"{type(exc).__name__}: {exc}"[:400])
+                with self._lock:
+                    self.stats.retries += attempt + 1 < self.attempts
+        reason = f"judge call for {response_model.__name__} failed {self.attempts}x: " + " | ".join(reasons)
+        with self._lock:
+            self.stats.failures += 1
+            self.stats.reasons.append(reason)
+        raise JudgeCallError(reason)
+
+    async def agenerate(self, prompt: str, response_model: type[T]) -> T:
+        return await asyncio.to_thread(self.generate, prompt, response_model)

@@ -64,6 +64,9 @@ def test_junk_is_retried_once_then_recorded_with_its_reason():
     assert errors["faithfulness"].startswith("JudgeCallError: judge call for StatementGeneratorOutput failed 2x")
     assert "reply is not a valid StatementGeneratorOutput" in errors["faithfulness"]
     assert len(llm.requests) == 2  # the first try and one retry, then no more
+    first, retry = llm.requests
+    assert (first["max_tokens"], retry["max_tokens"], retry["temperature"]) == (1024, 2048, 0.3)
+    assert "temperature" not in first  # the judge's own (greedy) setting
     schema = llm.requests[0]["response_format"]["json_schema"]["schema"]
     assert schema["title"] == "StatementGeneratorOutput" and "statements" in schema["properties"]
 
@@ -89,3 +92,14 @@ def test_failures_are_counted():
             judge.generate("prompt", StatementGeneratorOutput)
     assert (judge.stats.calls, judge.stats.retries, judge.stats.failures) == (4, 2, 2)
     assert judge.stats.prompt_tokens == 200 and len(judge.stats.reasons) == 2
+
+
+def test_a_repeated_prompt_is_asked_once():
+    from ragas.metrics._faithfulness import StatementGeneratorOutput
+
+    llm = ScriptedLLM(replies=[json.dumps({"statements": ["a"]})], requests=[])
+    judge = ConstrainedJudge(llm)
+    first = judge.generate("split this", StatementGeneratorOutput)
+    first.statements.append("changed by the caller")
+    assert judge.generate("split this", StatementGeneratorOutput).statements == ["a"]
+    assert len(llm.requests) == 1

@@ -24,6 +24,7 @@ T = TypeVar("T", bound=BaseModel)
 
 # Statement lists and verdict lists of a short RAG answer fit well within this (compact JSON).
 JUDGE_MAX_TOKENS = 1024
+RETRY_TEMPERATURE = 0.3
 
 
 class JudgeCallError(RuntimeError):
@@ -62,6 +63,11 @@ def _usage(response: Any) -> tuple[int, int]:
     return int(getattr(usage, "prompt_tokens", 0) or 0), int(getattr(usage, "completion_tokens", 0) or 0)
 
 
+# Replies kept per judge: greedy decoding gives a repeated prompt the same reply, and RAGAS repeats
+# some (factual correctness splits the same reference into claims for every answer it is given).
+REPLIES_KEPT = 1024
+
+
 class ConstrainedJudge(InstructorBaseRagasLLM):
     """``agenerate(prompt, response_model)`` → a validated ``response_model``, or ``JudgeCallError``.
 
@@ -77,12 +83,16 @@ class ConstrainedJudge(InstructorBaseRagasLLM):
         self.attempts = attempts
         self.stats = JudgeStats()
         self._lock = threading.Lock()
+        self._replies: dict[tuple[str, str], BaseModel] = {}
 
-    def _once(self, prompt: str, response_model: type[T]) -> T:
+    def _once(self, prompt: str, response_model: type[T], retry: bool) -> T:
+        # A greedy retry would repeat the same reply: the retry gets twice the budget (the usual
+        # failure under a grammar is a reply cut at the budget) and a little temperature.
+        budget = self.max_tokens * (2 if retry else 1)
+        options = {"max_tokens": budget} | ({"temperature": RETRY_TEMPERATURE} if retry else {})
         started = time.perf_counter()
         try:
-            response = self.llm.complete(prompt, response_format=response_format(response_model),
-                                         max_tokens=self.max_tokens)
+            response = self.llm.complete(prompt, response_format=response_format(response_model), **options)
         finally:
             with self._lock:
                 self.stats.calls += 1
@@ -95,15 +105,22 @@ class ConstrainedJudge(InstructorBaseRagasLLM):
         try:
             return response_model.model_validate_json(text)
         except ValidationError as exc:
-            cut = " (cut at the token budget)" if completion_tokens >= self.max_tokens else ""
+            cut = f" (cut at the budget of {budget} tokens)" if completion_tokens >= budget else ""
             raise ValueError(f"reply is not a valid {response_model.__name__}{cut}: "
                              f"{exc.errors()[0].get('msg', exc)}; reply starts {text[:120]!r}") from None
 
     def generate(self, prompt: str, response_model: type[T]) -> T:
+        key = (response_model.__name__, prompt)
+        if (hit := self._replies.get(key)) is not None and isinstance(hit, response_model):
+            return hit.model_copy(deep=True)
         reasons: list[str] = []
         for attempt in range(self.attempts):
             try:
-                return self._once(prompt, response_model)
+                reply = self._once(prompt, response_model, retry=attempt > 0)
+                if len(self._replies) >= REPLIES_KEPT:
+                    self._replies.clear()
+                self._replies[key] = reply.model_copy(deep=True)
+                return reply
             except Exception as exc:  # noqa: BLE001 - retried once, then raised with every reason
                 reasons.append(f"{type(exc).__name__}: {exc}"[:400])
                 with self._lock:

@@ -68,7 +68,7 @@ def test_junk_is_retried_once_then_recorded_with_its_reason():
     assert (first["max_tokens"], retry["max_tokens"], retry["temperature"]) == (1024, 2048, 0.3)
     assert "temperature" not in first  # the judge's own (greedy) setting
     schema = llm.requests[0]["response_format"]["json_schema"]["schema"]
-    assert schema["title"] == "StatementGeneratorOutput" and "statements" in schema["properties"]
+    assert schema["title"] == "StatementGeneratorOutput" and schema["properties"]["statements"]["minItems"] == 1
 
 
 def test_a_retry_that_parses_scores():
@@ -103,3 +103,11 @@ def test_a_repeated_prompt_is_asked_once():
     first.statements.append("changed by the caller")
     assert judge.generate("split this", StatementGeneratorOutput).statements == ["a"]
     assert len(llm.requests) == 1
+
+
+def test_an_empty_list_is_not_a_reply_ragas_turns_into_nan():
+    # faithfulness returns NaN (no exception) for an empty statement list: the schema forbids it
+    llm = ScriptedLLM(replies=['{"statements": []}'], requests=[])
+    scores, errors = _scorer(llm).score(RECORD)
+    assert scores["faithfulness"] is None and "StatementGeneratorOutput" in errors["faithfulness"]
+    assert "List should have at least 1 item" in errors["faithfulness"]

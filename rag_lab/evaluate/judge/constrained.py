@@ -49,10 +49,20 @@ class JudgeStats:
                 "seconds": round(self.seconds, 3)}
 
 
+def judge_schema(model: type[BaseModel]) -> dict[str, Any]:
+    """``model``'s JSON schema with every top-level list non-empty: an empty statement or verdict
+    list is the one reply that still parses and makes RAGAS return NaN (seen: faithfulness on a
+    long answer). The judged inputs are never empty, so neither is a right reply."""
+    schema = model.model_json_schema()
+    for prop in (schema.get("properties") or {}).values():
+        if prop.get("type") == "array":
+            prop.setdefault("minItems", 1)
+    return schema
+
+
 def response_format(model: type[BaseModel]) -> dict[str, Any]:
-    """The OpenAI-style ``response_format`` for ``model``'s JSON schema."""
-    return {"type": "json_schema",
-            "json_schema": {"name": model.__name__, "schema": model.model_json_schema(), "strict": True}}
+    """The OpenAI-style ``response_format`` for ``model``'s (non-empty) JSON schema."""
+    return {"type": "json_schema", "json_schema": {"name": model.__name__, "schema": judge_schema(model), "strict": True}}
 
 
 def _usage(response: Any) -> tuple[int, int]:
@@ -103,11 +113,16 @@ class ConstrainedJudge(InstructorBaseRagasLLM):
             self.stats.completion_tokens += completion_tokens
         text = response.text or ""
         try:
-            return response_model.model_validate_json(text)
+            reply = response_model.model_validate_json(text)
         except ValidationError as exc:
             cut = f" (cut at the budget of {budget} tokens)" if completion_tokens >= budget else ""
             raise ValueError(f"reply is not a valid {response_model.__name__}{cut}: "
                              f"{exc.errors()[0].get('msg', exc)}; reply starts {text[:120]!r}") from None
+        empty = [name for name, value in reply if isinstance(value, list) and not value]
+        if empty:  # the schema forbids it; an LLM that ignores schemas may still send one
+            raise ValueError(f"reply is not a valid {response_model.__name__}: List should have at least 1 item "
+                             f"({', '.join(empty)})")
+        return reply
 
     def generate(self, prompt: str, response_model: type[T]) -> T:
         key = (response_model.__name__, prompt)

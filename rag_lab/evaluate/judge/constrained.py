@@ -12,13 +12,16 @@ raised as ``JudgeCallError`` with its reason, which the scorer records per metri
 from __future__ import annotations
 
 import asyncio
+import os
 import threading
 import time
 from dataclasses import dataclass, field
 from typing import Any, TypeVar
 
 from pydantic import BaseModel, ValidationError
-from ragas.llms.base import InstructorBaseRagasLLM
+
+os.environ.setdefault("RAGAS_DO_NOT_TRACK", "true")  # before ragas is imported: no analytics calls
+from ragas.llms.base import InstructorBaseRagasLLM  # noqa: E402
 
 T = TypeVar("T", bound=BaseModel)
 

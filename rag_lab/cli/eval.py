@@ -17,7 +17,8 @@ def add_eval(sub, common) -> None:
     p.add_argument("--limit", type=positive_int, default=None, help="N questions spread over the source documents (round-robin)")
     p.add_argument("--resume", action="store_true", help="skip samples already in the run folder")
     p.add_argument("--judge", default=None, metavar="PROVIDER[:MODEL]",
-                   help="LLM judge for the judged RAGAS metrics, e.g. openai:gpt-5-mini")
+                   help="LLM judge for the judged RAGAS metrics: local[:MODEL] (the offline GGUF model, every "
+                        "call constrained to RAGAS's JSON schema) or e.g. openai:gpt-5-mini")
     p.add_argument("--rerank", action=argparse.BooleanOptionalAction, default=None,
                    help="LLM rerank of the retrieved chunks (default as in `rag-lab ask`: on with a remote LLM "
                         "provider, off with the local model)")

@@ -170,8 +170,12 @@ def run_evaluation(
     out = Path(out)
     pairs = questions(dataset, limit)
     judge_cfg = judge_settings(settings, judge) if judge else None
-    judge_id = model_id(judge_cfg) if judge_cfg is not None else None
-    if judge_cfg is None and judge_llm is not None:  # an injected judge: named by what it is (not "no judge")
+    judge_id = None
+    if judge_cfg is not None:
+        from rag_lab.evaluate.judge import judge_id as judge_identity
+
+        judge_id = judge_identity(judge_cfg)
+    elif judge_llm is not None:  # an injected judge: named by what it is (not "no judge")
         from rag_lab.models.llm.identity import llm_identity
 
         judge_id = llm_identity(judge_llm)
@@ -190,9 +194,9 @@ def _run_locked(dataset: Dataset, settings: Settings, modes: list[str], out: Pat
     manifest_path = out / MANIFEST
     previous = _previous_manifest(manifest_path, dataset, resume)
     if judge_cfg is not None and judge_llm is None:
-        from rag_lab.models.llm import get_llm
+        from rag_lab.evaluate.judge import build_judge
 
-        judge_llm = get_llm(judge_cfg)
+        judge_llm = build_judge(judge_cfg)
     if any(m != "kendra" for m in modes):
         from rag_lab.index import build_index
 

@@ -1,5 +1,6 @@
 """LLM-judged RAGAS metrics, only with a judge (``--judge PROVIDER[:MODEL]`` or settings): the
-judge is any configured LlamaIndex LLM, independent of the generator, wrapped for RAGAS."""
+judge is any configured LlamaIndex LLM, independent of the generator, wrapped for RAGAS (schema-constrained
+where the LLM supports it: :mod:`rag_lab.evaluate.judge`)."""
 
 from __future__ import annotations
 
@@ -9,28 +10,11 @@ from rag_lab.evaluate.metrics.base import MetricSpec
 
 
 def _llm(ctx):
-    from ragas.llms.base import LlamaIndexLLMWrapper  # the class (ragas.llms exports a deprecation proxy)
-
-    class JudgeLLM(LlamaIndexLLMWrapper):
-        """RAGAS's LlamaIndex adapter, minus the per-call n/temperature/stop kwargs: the judge
-        keeps its configured settings (reasoning models reject a temperature; Bedrock an ``n``)."""
-
-        def check_args(self, n, temperature, stop, callbacks):
-            return {}
+    from rag_lab.evaluate.judge import judge_llm_for_ragas
 
     if ctx.judge_llm is None:
         raise RuntimeError("this metric needs a judge LLM (--judge PROVIDER[:MODEL])")
-    with warnings.catch_warnings():
-        warnings.simplefilter("ignore", DeprecationWarning)
-        return JudgeLLM(ctx.judge_llm, run_config=single_attempt())
-
-
-def single_attempt():
-    """RAGAS retries every exception 10 times by default, on top of the SDK's own retries (and
-    even a 401): one attempt here, the provider SDK is the one retry layer."""
-    from ragas.run_config import RunConfig
-
-    return RunConfig(max_retries=1)
+    return judge_llm_for_ragas(ctx.judge_llm)
 
 
 def _metric(class_name: str, **kwargs):
@@ -47,6 +31,7 @@ def _metric(class_name: str, **kwargs):
 def _relevancy(ctx):
     from ragas.embeddings import LlamaIndexEmbeddingsWrapper
 
+    from rag_lab.evaluate.judge.factory import single_attempt
     from rag_lab.models import get_embed_model
 
     build = _metric("ResponseRelevancy", strictness=1)

@@ -1,0 +1,196 @@
+"""How far a judge agrees with labels: RAGAS's judged metrics on the judge validation set.
+
+    python benchmarks/judge_validation.py [--judge local[:MODEL] | openai:MODEL …] [--limit N]
+        [--metrics faithfulness,factual_correctness] [--own N] [--out runs/judge_validation]
+
+Each question of ``datasets/texas_childcare_full/judge_validation.jsonl`` (outside the dev split)
+has its reference chunks and three answers: the reference (supported), the reference with one key
+fact changed, and the reference plus one unsupported sentence. Every (answer, metric) judgment is
+appended to ``<out>/<judge>/judgments.jsonl`` as it finishes (resumable: a rerun skips what is there)
+and judged scores are cached like ``rag-lab eval``'s (``<data_dir>/cache/llm.sqlite``).
+
+Table 1, per metric: judgments, failure rate (no score after the judge's one retry), pairwise
+accuracy (supported scored above each unsupported answer of its question; a failure loses its
+pairs), ROC AUC, wall and CPU seconds and tokens per judgment (the machine is shared: CPU seconds
+are what an idle 2-core machine would need, roughly). Table 2 (``--own N``): on the local
+generator's own answers to the first N questions (same chunks), faithfulness beside the key-fact
+check (silver label: every number the answer states is in its contexts).
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import sys
+import time
+from pathlib import Path
+from typing import Any
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+
+SET_FILE = Path("datasets/texas_childcare_full/judge_validation.jsonl")
+DEFAULT_METRICS = ("faithfulness", "factual_correctness")
+
+
+def load_set(path: Path, limit: int | None) -> list[dict[str, Any]]:
+    if not path.is_file():
+        raise SystemExit(f"{path} not found: run `python benchmarks/build_judge_validation.py` first")
+    items = [json.loads(line) for line in path.read_text(encoding="utf-8").splitlines() if line.strip()]
+    return items[:limit] if limit else items
+
+
+def read_done(path: Path) -> dict[tuple[str, str, str], dict[str, Any]]:
+    done = {}
+    if path.is_file():
+        for line in path.read_text().splitlines():
+            try:
+                row = json.loads(line)
+            except ValueError:  # a line cut by a crash
+                continue
+            done[(row["id"], row["label"], row["metric"])] = row
+    return done
+
+
+def append(path: Path, row: dict[str, Any]) -> None:
+    with path.open("a") as f:
+        f.write(json.dumps(row) + "\n")
+        f.flush()
+        os.fsync(f.fileno())
+
+
+def judge_one(scorer, item: dict[str, Any], label: str, answer: str, metric: str) -> dict[str, Any]:
+    from rag_lab.models.llm import track_usage
+
+    record = {"id": item["id"], "question": item["question"], "answer": answer, "reference": item["reference"],
+              "contexts": item["contexts"]}
+    wall, cpu = time.perf_counter(), time.process_time()
+    with track_usage() as usage:
+        scores, errors = scorer.score(record)
+    return {"id": item["id"], "label": label, "metric": metric, "score": scores.get(metric),
+            "error": errors.get(metric), "seconds": round(time.perf_counter() - wall, 2),
+            "cpu_seconds": round(time.process_time() - cpu, 2), "prompt_tokens": usage.prompt_tokens,
+            "completion_tokens": usage.completion_tokens, "calls": usage.calls}
+
+
+def table(rows: list[dict[str, Any]], metrics: list[str]) -> str:
+    from rag_lab.evaluate.judge.agreement import agreement
+
+    lines = ["| metric | judgments | failures | pairwise acc. (ties) | ROC AUC | s/judgment (CPU s) | tokens/judgment |",
+             "|---|---|---|---|---|---|---|"]
+    for metric in metrics:
+        mine = [r for r in rows if r["metric"] == metric]
+        if not mine:
+            continue
+        by_q: dict[str, dict[str, float | None]] = {}
+        for r in mine:
+            by_q.setdefault(r["id"], {})[r["label"]] = r["score"]
+        complete = {q: v for q, v in by_q.items() if len(v) == 3}
+        a = agreement(complete)
+        n = len(mine)
+        acc = f"{a.pairwise_accuracy:.2f} ({a.pairs_tied})" if a.pairwise_accuracy is not None else "–"
+        auc = f"{a.auc:.2f}" if a.auc is not None else "–"
+        fails = sum(r["score"] is None for r in mine)
+        lines.append(f"| {metric} | {n} ({len(complete)} q) | {fails} ({fails / n:.0%}) | {acc} | {auc} | "
+                     f"{sum(r['seconds'] for r in mine) / n:.0f} ({sum(r['cpu_seconds'] for r in mine) / n:.0f}) | "
+                     f"{sum(r['prompt_tokens'] + r['completion_tokens'] for r in mine) / n:.0f} |")
+    return "\n".join(lines)
+
+
+def own_answers(items: list[dict[str, Any]], settings, scorer, out: Path, generator=None) -> str:
+    """Table 2: the generator's own answers, faithfulness beside the key-fact check (``scorer`` None:
+    only what is recorded)."""
+    from rag_lab.evaluate.judge.silver import answer_with_contexts, silver_supported
+    from rag_lab.evaluate.key_facts import key_fact_recall
+
+    path = out / "own_answers.jsonl"
+    done = {row["id"]: row for row in read_done_own(path)}
+    for item in items if scorer is not None else []:
+        if item["id"] in done:
+            continue
+        answer = answer_with_contexts(settings, item, generator)
+        row = judge_one(scorer, item, "own", answer, "faithfulness")
+        row |= {"answer": answer, "silver": silver_supported(answer, item["contexts"]),
+                "key_fact_recall": key_fact_recall(answer, item["reference"])}
+        append(path, row)
+        done[item["id"]] = row
+        print(f"own {len(done)}/{len(items)}: faithfulness={row['score']} silver={row['silver']}", flush=True)
+    rows = [done[i["id"]] for i in items if i["id"] in done]
+    scored = [r for r in rows if r["score"] is not None]
+    agree = sum((r["score"] >= 0.5) == r["silver"] for r in scored)
+
+    def mean(values):
+        return f"{sum(values) / len(values):.2f}" if values else "–"
+
+    return ("| own answers | judged | faithfulness failures | agreement (faithfulness ≥ 0.5 ⇔ silver) | "
+            "mean faithfulness: silver supported / not | mean key-fact recall |\n|---|---|---|---|---|---|\n"
+            f"| {len(rows)} | {len(scored)} | {len(rows) - len(scored)} | "
+            f"{agree}/{len(scored)} | {mean([r['score'] for r in scored if r['silver']])} / "
+            f"{mean([r['score'] for r in scored if not r['silver']])} | "
+            f"{mean([r['key_fact_recall'] for r in rows if r['key_fact_recall'] is not None])} |")
+
+
+def read_done_own(path: Path) -> list[dict[str, Any]]:
+    return [row for (_, _, _), row in read_done(path).items()]
+
+
+def main() -> int:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--judge", default="local", help="PROVIDER[:MODEL], as `rag-lab eval --judge`")
+    parser.add_argument("--limit", type=int, default=None, help="first N questions of the set")
+    parser.add_argument("--metrics", default=",".join(DEFAULT_METRICS),
+                        help="comma-separated judged metrics (faithfulness, factual_correctness, llm_context_recall, "
+                             "llm_context_precision_with_reference, response_relevancy)")
+    parser.add_argument("--own", type=int, default=0, help="table 2 on the generator's answers to the first N questions")
+    parser.add_argument("--set", type=Path, default=SET_FILE)
+    parser.add_argument("--out", type=Path, default=Path("runs/judge_validation"))
+    parser.add_argument("--report-only", action="store_true", help="print the tables from what is recorded")
+    args = parser.parse_args()
+
+    from rag_lab.config import get_settings
+    from rag_lab.evaluate.judge import build_judge, judge_id
+    from rag_lab.evaluate.runner import judge_settings
+    from rag_lab.evaluate.scoring import Scorer
+    from rag_lab.models.llm.disk_cache import DiskCache
+
+    metrics = [m.strip() for m in args.metrics.split(",") if m.strip()]
+    items = load_set(args.set, args.limit)
+    settings = get_settings()
+    judge_cfg = judge_settings(settings, args.judge)
+    out = args.out / judge_id(judge_cfg).replace("/", "_").replace(":", "_")
+    out.mkdir(parents=True, exist_ok=True)
+    path = out / "judgments.jsonl"
+    done = read_done(path)
+    todo = [(item, answer, metric) for item in items for metric in metrics for answer in item["answers"]
+            if (item["id"], answer["label"], metric) not in done]
+    if todo and not args.report_only:
+        cache = DiskCache(settings.cache_dir / "llm.sqlite")
+        llm = build_judge(judge_cfg)
+        scorers = {m: Scorer(settings, judge_llm=llm, judge_id=judge_id(judge_cfg), cache=cache, metrics=[m])
+                   for m in metrics}
+        # question by question, metric by metric: the three answers of a question share a prompt prefix
+        for number, (item, answer, metric) in enumerate(todo, start=1):
+            row = judge_one(scorers[metric], item, answer["label"], answer["text"], metric)
+            append(path, row)
+            done[(row["id"], row["label"], metric)] = row
+            print(f"[{number}/{len(todo)}] {item['id']} {answer['label']} {metric}: {row['score']} "
+                  f"{row['seconds']:.0f}s {row['error'] or ''}", flush=True)
+    if args.own and not args.report_only:
+        from rag_lab.models.llm import get_llm
+
+        cache = DiskCache(settings.cache_dir / "llm.sqlite")
+        llm = build_judge(judge_cfg)
+        faith = Scorer(settings, judge_llm=llm, judge_id=judge_id(judge_cfg), cache=cache, metrics=["faithfulness"])
+        own_answers(items[:args.own], settings, faith, out, get_llm(settings))
+    ids = {i["id"] for i in items}
+    rows = [r for (q, _, _), r in done.items() if q in ids]
+    print(f"\n{args.set}: {len({r['id'] for r in rows})} of {len(items)} questions judged by {judge_id(judge_cfg)} "
+          f"(RAG_LAB_LLM_THREADS={settings.llm_threads})")
+    print(table(rows, metrics))
+    if args.own:
+        print(own_answers(items[:args.own], settings, None, out))
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

@@ -1,0 +1,70 @@
+"""Build the judge named by ``--judge`` and adapt it for RAGAS."""
+
+from __future__ import annotations
+
+import warnings
+from typing import Any
+
+from rag_lab.config import Settings
+from rag_lab.evaluate.judge.constrained import ConstrainedJudge
+
+# RAGAS's prompts carry their instruction, JSON schema and worked examples (≈1–2k tokens) before the
+# input; with five retrieved chunks the NLI prompt of faithfulness reaches ≈4–6k tokens, past the
+# generator's 4,096 window (why 3 of 3 faithfulness scores failed before). 16k holds any eval sample
+# with room for the reply; the KV cache it reserves is measured in the README (≈0.45 GB on Qwen 1.5B).
+JUDGE_N_CTX = 16384
+# Part of the judge's cache identity: a change in how the judge is asked changes its scores.
+JUDGE_DESIGN = "constrained-v1"
+
+
+def judge_id(settings: Settings) -> str:
+    """The judge's identity for caches and manifests (``settings`` = the judge's settings)."""
+    from rag_lab.evaluate.answering import model_id
+
+    base = model_id(settings)  # provider:model; an OpenAI-compatible server's URL too
+    return f"{base}+{JUDGE_DESIGN}@{JUDGE_N_CTX}" if settings.llm_provider == "local" else base
+
+
+def build_judge(settings: Settings) -> Any:
+    """The judge's LlamaIndex LLM: the local model with a window for RAGAS's prompts, or the
+    configured provider's model (unchanged)."""
+    if settings.llm_provider == "local":
+        from rag_lab.models.llm.catalog import resolve_model_file
+        from rag_lab.models.llm.factory import resolve_model
+        from rag_lab.models.llm.local_llm import LocalLLM
+
+        name = resolve_model(settings)
+        path, _info = resolve_model_file(name, settings.data_dir)
+        llm = LocalLLM(model_name=name, model_path=str(path), temperature=0.0, max_tokens=settings.llm_max_tokens,
+                       context_window=JUDGE_N_CTX, threads=settings.llm_threads)
+        _ = llm.runtime  # load now, not inside the first judged metric
+        return llm
+    from rag_lab.models.llm import get_llm
+
+    return get_llm(settings)
+
+
+def judge_llm_for_ragas(llm: Any) -> Any:
+    """What RAGAS's metrics get: schema-constrained calls when ``llm`` supports them."""
+    if getattr(llm, "supports_constrained_output", False):
+        return ConstrainedJudge(llm)
+    from ragas.llms.base import LlamaIndexLLMWrapper  # the class (ragas.llms exports a deprecation proxy)
+
+    class JudgeLLM(LlamaIndexLLMWrapper):
+        """RAGAS's LlamaIndex adapter, minus the per-call n/temperature/stop kwargs: the judge
+        keeps its configured settings (reasoning models reject a temperature; Bedrock an ``n``)."""
+
+        def check_args(self, n, temperature, stop, callbacks):
+            return {}
+
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", DeprecationWarning)
+        return JudgeLLM(llm, run_config=single_attempt())
+
+
+def single_attempt():
+    """RAGAS retries every exception 10 times by default, on top of the SDK's own retries (and
+    even a 401): one attempt here, the provider SDK is the one retry layer."""
+    from ragas.run_config import RunConfig
+
+    return RunConfig(max_retries=1)

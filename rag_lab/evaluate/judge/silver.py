@@ -1,0 +1,41 @@
+"""A silver label for the generator's own answers: does every number it states come from its contexts?
+
+The key-fact check (:mod:`rag_lab.evaluate.key_facts`) read the other way round: the share of the
+*answer's* key facts that the contexts state. An answer with a number its contexts do not state is
+unsupported there; one without numbers, or whose numbers all appear, counts as supported (a silver
+label: a wrong sentence without numbers passes it).
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from rag_lab.evaluate.key_facts import key_fact_recall
+
+
+def silver_supported(answer: str, contexts: list[dict[str, Any]]) -> bool:
+    share = key_fact_recall("\n".join(c["text"] for c in contexts), answer)
+    return share is None or share == 1.0
+
+
+def answer_with_contexts(settings: Any, item: dict[str, Any], llm: Any = None) -> str:
+    """The configured generator's answer to ``item``'s question from exactly its contexts."""
+    from llama_index.core.base.base_retriever import BaseRetriever
+    from llama_index.core.schema import NodeWithScore, TextNode
+
+    from rag_lab.answer.engine import build_engine
+
+    contexts = item["contexts"]
+
+    class GivenContexts(BaseRetriever):
+        def _retrieve(self, query_bundle):
+            return [NodeWithScore(node=TextNode(text=c["text"], metadata={"filename": c["filename"], "page": c.get("page"),
+                                                                           "doc_id": c["filename"]}), score=1.0 / rank)
+                    for rank, c in enumerate(contexts, start=1)]
+
+    if llm is None:
+        from rag_lab.models.llm import get_llm
+
+        llm = get_llm(settings)
+    engine = build_engine("fusion", settings, llm=llm, retriever=GivenContexts(), rerank=False, top_n=len(contexts))
+    return str(engine.query(item["question"]))

@@ -1,0 +1,194 @@
+"""The judge validation set: questions with their reference chunks and three labelled answers.
+
+Built from a dataset's Q&A pairs, deterministically (no randomness, no model):
+
+- a question qualifies when it is outside the dataset's dev split, its reference answer states key
+  facts (numbers, amounts, percentages, codes: :mod:`rag_lab.evaluate.key_facts`) and at most
+  ``MAX_CHUNKS`` chunks of its source PDF state *all* of them: its contexts are the fewest such
+  chunks (greedy: most of the still-missing facts first, ties by question words, then chunk order);
+- ``supported``: the reference answer itself;
+- ``changed_fact``: the reference with one key fact the contexts state changed to a value they do
+  not state (every occurrence; money first, then percentages, program years and years, then other
+  numbers ≥ 2): a year or program year moves by one, other numbers by about a quarter;
+- ``added_claim``: the reference plus one sentence from ``UNSUPPORTED_SENTENCES`` (chosen by a hash
+  of the question id) whose numbers the contexts do not state.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import math
+import re
+from collections.abc import Iterable
+from dataclasses import dataclass
+from typing import Any
+
+from rag_lab.evaluate.key_facts import extract_key_facts, key_fact_recall
+
+MAX_CHUNKS = 3
+LABELS = ("supported", "changed_fact", "added_claim")
+
+# A numeric literal as the tokenizer reads one: 4,106  4106  8.50 (never a trailing comma).
+_NUMBER = re.compile(r"(?<![\w.,])(\d{1,3}(?:,\d{3})+(?:\.\d+)?|\d+(?:\.\d+)?)(?![\d]|,\d)")
+_PROGRAM_YEAR = re.compile(r"\b(?:BCY|FFY|SFY|FY|PY)\s?-?\s?$", re.IGNORECASE)
+
+# Claims about the program that none of the dataset's documents make; ``{n}`` is a number the
+# contexts do not state.
+UNSUPPORTED_SENTENCES = (
+    "This rule was first adopted by the Texas Legislature in {year}.",
+    "Providers that do not comply are fined ${n} for each day of non-compliance.",
+    "About {pct}% of the families who apply are approved within two weeks.",
+    "Local boards must send these figures to the federal government every {small} months.",
+    "The program is paid for by a grant of ${n} million from a private foundation.",
+    "Parents can appeal any of these decisions within {small} days by calling the TWC hotline.",
+    "A survey of {n} Texas parents found that most of them preferred this approach.",
+    "The same requirement applies to after-school programs for children up to age {teen}.",
+)
+
+
+@dataclass(frozen=True)
+class NumberSpan:
+    start: int
+    end: int
+    text: str
+    kind: str  # money | percent | program_year | year | number
+
+    @property
+    def value(self) -> str:
+        return canonical(self.text)
+
+
+def canonical(number: str) -> str:
+    value = number.replace(",", "")
+    if "." in value:
+        value = value.rstrip("0").rstrip(".")
+    return value or "0"
+
+
+def numbers_in(text: str) -> list[NumberSpan]:
+    """Every numeric literal of ``text`` with what it is (from the characters around it)."""
+    spans = []
+    for m in _NUMBER.finditer(text):
+        before, after = text[max(0, m.start() - 12):m.start()], text[m.end():m.end() + 9]
+        value = canonical(m.group(1))
+        if before.endswith(("$", "$ ")) or re.match(r"\s?(?:dollars?|USD)\b", after):
+            kind = "money"
+        elif re.match(r"\s?(?:%|percent\b)", after):
+            kind = "percent"
+        elif _PROGRAM_YEAR.search(before):
+            kind = "program_year"
+        elif value.isdigit() and 1900 <= int(value) <= 2100:
+            kind = "year"
+        else:
+            kind = "number"
+        spans.append(NumberSpan(m.start(), m.end(), m.group(1), kind))
+    return spans
+
+
+def stated_numbers(text: str) -> set[str]:
+    return {span.value for span in numbers_in(text)}
+
+
+def _format_like(original: str, value: float) -> str:
+    decimals = len(original.split(".")[1]) if "." in original else 0
+    return f"{value:,.{decimals}f}" if "," in original else f"{value:.{decimals}f}"
+
+
+def _candidates(span: NumberSpan) -> Iterable[str]:
+    """New values for ``span``, nearest first: ±1 for (program) years, steps of about a quarter
+    otherwise (downwards for a percentage that would pass 100)."""
+    number = float(span.value)
+    if span.kind in ("year", "program_year"):
+        for step in (1, -1, 2, -2, 3):
+            yield str(int(number) + step).zfill(len(span.text))
+        return
+    step = max(1.0, math.ceil(number * 0.25)) if "." not in span.text else max(number * 0.25, 0.01)
+    for k in range(1, 12):
+        up = number + k * step
+        yield _format_like(span.text, up if not (span.kind == "percent" and up > 100) else number - k * step)
+
+
+_PRIORITY = {"money": 0, "percent": 1, "program_year": 2, "year": 3, "number": 4}
+
+
+def change_one_fact(reference: str, contexts_text: str) -> tuple[str, dict[str, str]] | None:
+    """``reference`` with one key fact the contexts state changed to a value they do not state
+    (every occurrence), and ``{"from", "to", "kind"}``; None when no fact qualifies."""
+    in_contexts = stated_numbers(contexts_text)
+    spans = [s for s in numbers_in(reference) if s.value in in_contexts
+             and not (s.kind == "number" and float(s.value) < 2)
+             and not reference[max(0, s.start - 1):s.start] == "("]  # not a list number "(1)"
+    for span in sorted(spans, key=lambda s: (_PRIORITY[s.kind], s.start)):
+        for new in _candidates(span):
+            if canonical(new) in in_contexts or canonical(new) == span.value:
+                continue
+            occurrences = [s for s in numbers_in(reference) if s.value == span.value]
+            changed = reference
+            for s in sorted(occurrences, key=lambda s: s.start, reverse=True):
+                changed = changed[:s.start] + new + changed[s.end:]
+            return changed, {"from": span.text, "to": new, "kind": span.kind}
+    return None
+
+
+def _stable_index(text: str, modulo: int) -> int:
+    return int(hashlib.sha256(text.encode()).hexdigest(), 16) % modulo
+
+
+def add_unsupported_sentence(question_id: str, reference: str, contexts_text: str) -> tuple[str, str]:
+    """``reference`` plus one sentence with numbers the contexts do not state, and the sentence."""
+    in_contexts = stated_numbers(contexts_text) | stated_numbers(reference)
+    start = _stable_index(question_id, len(UNSUPPORTED_SENTENCES))
+    slots = {"year": range(1987, 2000), "n": range(137, 10_000, 211), "pct": range(61, 100, 7),
+             "small": range(7, 40, 4), "teen": range(15, 19)}
+    for offset in range(len(UNSUPPORTED_SENTENCES)):
+        template = UNSUPPORTED_SENTENCES[(start + offset) % len(UNSUPPORTED_SENTENCES)]
+        values = {}
+        for name, choices in slots.items():
+            if "{" + name + "}" in template:
+                values[name] = next((str(c) for c in choices if str(c) not in in_contexts), None)
+        if all(v is not None for v in values.values()):
+            sentence = template.format(**values)
+            joiner = "" if reference.endswith((" ", "\n")) else " "
+            return reference + joiner + sentence, sentence
+    raise ValueError(f"{question_id}: no unsupported sentence fits")  # not reached on real data
+
+
+def pick_contexts(reference: str, question_words: set[str], chunks: list[tuple[str, set[str]]],
+                  max_chunks: int = MAX_CHUNKS) -> list[int] | None:
+    """Indexes of the fewest chunks (≤ ``max_chunks``) that together state all of the reference's
+    key facts: greedily the chunk stating most still-missing facts, ties by question words shared,
+    then chunk order. None when ``max_chunks`` chunks cannot."""
+    picked: list[int] = []
+    text = ""
+    for _ in range(max_chunks):
+        best = max((i for i in range(len(chunks)) if i not in picked),
+                   key=lambda i: (key_fact_recall(text + "\n" + chunks[i][0], reference) or 0.0,
+                                  len(question_words & chunks[i][1]), -i), default=None)
+        if best is None:
+            return None
+        picked.append(best)
+        text += "\n" + chunks[best][0]
+        if key_fact_recall(text, reference) == 1.0:
+            return picked
+    return None
+
+
+def build_item(pair: dict[str, Any], contexts: list[dict[str, Any]]) -> dict[str, Any] | None:
+    """One validation item (None when no key fact of the reference can be changed)."""
+    contexts_text = "\n".join(c["text"] for c in contexts)
+    changed = change_one_fact(pair["reference_answer"], contexts_text)
+    if changed is None:
+        return None
+    changed_text, change = changed
+    added_text, sentence = add_unsupported_sentence(pair["id"], pair["reference_answer"], contexts_text)
+    return {"id": pair["id"], "question": pair["question"], "source_file": pair["source_file"],
+            "contexts": contexts, "reference": pair["reference_answer"],
+            "answers": [{"label": "supported", "text": pair["reference_answer"]},
+                        {"label": "changed_fact", "text": changed_text, "change": change},
+                        {"label": "added_claim", "text": added_text, "added": sentence}]}
+
+
+def eligible_pairs(pairs: list[dict[str, Any]], dev_ids: frozenset[str], pdfs: set[str]) -> list[dict[str, Any]]:
+    """Pairs outside the dev split, about a PDF of the corpus, whose reference states key facts (by id)."""
+    return sorted((p for p in pairs if p["id"] not in dev_ids and p.get("source_file") in pdfs
+                   and extract_key_facts(p["reference_answer"])), key=lambda p: p["id"])

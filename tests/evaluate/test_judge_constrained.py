@@ -1,0 +1,113 @@
+"""The constrained judge: every RAGAS call gets the prompt's output schema; a reply that does not
+parse is retried once, then recorded with its reason (never a silent NaN)."""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+
+import pytest
+from llama_index.core.llms import CompletionResponse, CustomLLM, LLMMetadata
+from llama_index.core.llms.callbacks import llm_completion_callback
+
+from rag_lab.config import Settings
+from rag_lab.evaluate.judge import ConstrainedJudge, JudgeCallError, judge_llm_for_ragas
+from rag_lab.evaluate.scoring import Scorer
+
+RECORD = {"id": "q1", "question": "What is the weekly limit for a family of 4?",
+          "answer": "The weekly limit is $1,770.", "reference": "The weekly limit for a family of 4 is $1,770.",
+          "contexts": [{"text": "Family of 4: weekly income limit $1,770.", "filename": "chart.pdf"}]}
+
+
+class ScriptedLLM(CustomLLM):
+    """Answers each call with the next scripted reply (the last one repeats); records the requests."""
+
+    replies: list[str]
+    requests: list[dict[str, Any]] = []
+
+    @property
+    def metadata(self) -> LLMMetadata:
+        return LLMMetadata(model_name="scripted")
+
+    @property
+    def supports_constrained_output(self) -> bool:
+        return True
+
+    @llm_completion_callback()
+    def complete(self, prompt: str, formatted: bool = False, **kwargs: Any) -> CompletionResponse:
+        self.requests.append({"prompt": prompt, **kwargs})
+        reply = self.replies[min(len(self.requests) - 1, len(self.replies) - 1)]
+        return CompletionResponse(text=reply, raw={"usage": {"prompt_tokens": 50, "completion_tokens": 10}})
+
+    @llm_completion_callback()
+    def stream_complete(self, prompt: str, formatted: bool = False, **kwargs: Any):
+        raise NotImplementedError
+
+
+def _scorer(llm) -> Scorer:
+    return Scorer(Settings(_env_file=None), judge_llm=llm, judge_id="scripted", metrics=["faithfulness"])
+
+
+def test_constrained_llms_get_the_constrained_judge_others_ragas_adapter():
+    from ragas.llms.base import BaseRagasLLM
+
+    assert isinstance(judge_llm_for_ragas(ScriptedLLM(replies=["{}"], requests=[])), ConstrainedJudge)
+    from llama_index.core.llms import MockLLM
+
+    assert isinstance(judge_llm_for_ragas(MockLLM()), BaseRagasLLM)
+
+
+def test_junk_is_retried_once_then_recorded_with_its_reason():
+    llm = ScriptedLLM(replies=["Sure! The statements are: the weekly limit is $1,770."], requests=[])
+    scores, errors = _scorer(llm).score(RECORD)
+    assert scores["faithfulness"] is None
+    assert errors["faithfulness"].startswith("JudgeCallError: judge call for StatementGeneratorOutput failed 2x")
+    assert "reply is not a valid StatementGeneratorOutput" in errors["faithfulness"]
+    assert len(llm.requests) == 2  # the first try and one retry, then no more
+    first, retry = llm.requests
+    assert (first["max_tokens"], retry["max_tokens"], retry["temperature"]) == (1024, 2048, 0.3)
+    assert "temperature" not in first  # the judge's own (greedy) setting
+    schema = llm.requests[0]["response_format"]["json_schema"]["schema"]
+    assert schema["title"] == "StatementGeneratorOutput" and schema["properties"]["statements"]["minItems"] == 1
+
+
+def test_a_retry_that_parses_scores():
+    statements = json.dumps({"statements": ["The weekly limit is $1,770."]})
+    verdicts = json.dumps({"statements": [{"statement": "The weekly limit is $1,770.", "reason": "stated",
+                                           "verdict": 1}]})
+    llm = ScriptedLLM(replies=["not json", statements, verdicts], requests=[])
+    scores, errors = _scorer(llm).score(RECORD)
+    assert errors == {} and scores["faithfulness"] == 1.0
+    # the second call asks for the statements again; the third for the NLI verdicts' schema
+    assert [r["response_format"]["json_schema"]["name"] for r in llm.requests] == [
+        "StatementGeneratorOutput", "StatementGeneratorOutput", "NLIStatementOutput"]
+
+
+def test_failures_are_counted():
+    judge = ConstrainedJudge(ScriptedLLM(replies=["[]"], requests=[]))
+    from ragas.metrics._faithfulness import StatementGeneratorOutput
+
+    for _ in range(2):
+        with pytest.raises(JudgeCallError):
+            judge.generate("prompt", StatementGeneratorOutput)
+    assert (judge.stats.calls, judge.stats.retries, judge.stats.failures) == (4, 2, 2)
+    assert judge.stats.prompt_tokens == 200 and len(judge.stats.reasons) == 2
+
+
+def test_a_repeated_prompt_is_asked_once():
+    from ragas.metrics._faithfulness import StatementGeneratorOutput
+
+    llm = ScriptedLLM(replies=[json.dumps({"statements": ["a"]})], requests=[])
+    judge = ConstrainedJudge(llm)
+    first = judge.generate("split this", StatementGeneratorOutput)
+    first.statements.append("changed by the caller")
+    assert judge.generate("split this", StatementGeneratorOutput).statements == ["a"]
+    assert len(llm.requests) == 1
+
+
+def test_an_empty_list_is_not_a_reply_ragas_turns_into_nan():
+    # faithfulness returns NaN (no exception) for an empty statement list: the schema forbids it
+    llm = ScriptedLLM(replies=['{"statements": []}'], requests=[])
+    scores, errors = _scorer(llm).score(RECORD)
+    assert scores["faithfulness"] is None and "StatementGeneratorOutput" in errors["faithfulness"]
+    assert "List should have at least 1 item" in errors["faithfulness"]

@@ -132,4 +132,4 @@ def test_each_chunk_keeps_its_own_best_rows(alamo_chunks, order):
     kept = {node.node.metadata["filename"]: node.node.get_content().splitlines() for node in compressed}
     rows_26 = [line for line in kept[BCY26] if line.startswith("Alamo-20 | Provider Type")]
     assert rows_26 and all("Provider Rating: TRS2" in line for line in rows_26)
-    assert any(line.startswith("Alamo-20 | Provider Type LCCC | Provider Rating: TRS2 |") for line in rows_26)
+    assert any(line.startswith("Alamo-20 | Provider Type LCCC | Provider Rating: TRS2") for line in rows_26)

@@ -89,15 +89,17 @@ class Scorer:
         self._refusal: str | None = None  # the judge's access refusal, once seen
         self._built: dict[str, Any] = {}
         self._loop: _MetricLoop | None = None
+        self._lock = threading.RLock()  # samples in flight (--concurrency) share metrics and loop
 
     @property
     def metric_names(self) -> list[str]:
         return [s.name for s in self.specs]
 
     def _metric(self, spec: MetricSpec) -> Any:
-        if spec.name not in self._built:
-            self._built[spec.name] = spec.build(self.context)
-        return self._built[spec.name]
+        with self._lock:
+            if spec.name not in self._built:
+                self._built[spec.name] = spec.build(self.context)
+            return self._built[spec.name]
 
     def score(self, record: dict[str, Any]) -> tuple[dict[str, float | None], dict[str, str]]:
         sample = to_sample(record)
@@ -122,8 +124,9 @@ class Scorer:
         return self._await(self._metric(spec).single_turn_ascore(sample))
 
     def _await(self, coro):
-        if self._loop is None:
-            self._loop = _MetricLoop()
+        with self._lock:
+            if self._loop is None:
+                self._loop = _MetricLoop()
         return self._loop.run(coro)
 
     def judge_key(self, spec: MetricSpec, sample) -> str:

@@ -196,6 +196,9 @@ def run_coroutine(coro):
         return pool.submit(asyncio.run, coro).result()
 
 
+_RANX_LOCK = threading.Lock()
+
+
 def ir_scores(record: dict[str, Any]) -> dict[str, float]:
     """ranx MRR@10 and nDCG@10 of the contexts' documents against the relevant ones."""
     relevant = record.get("relevant") or {}
@@ -205,7 +208,8 @@ def ir_scores(record: dict[str, Any]) -> dict[str, float]:
 
     ranked = doc_ids(record.get("contexts") or [], relevant)
     run = {record["id"]: {doc: 1.0 / rank for rank, doc in enumerate(ranked, start=1)}}
-    _, per_query = score_run(run, {record["id"]: relevant}, metrics=IR_METRICS)
+    with _RANX_LOCK:  # ranx runs numba parallel loops; numba's workqueue layer aborts on concurrent use
+        _, per_query = score_run(run, {record["id"]: relevant}, metrics=IR_METRICS)
     return {m: float(per_query[m].get(record["id"], 0.0)) for m in IR_METRICS}
 
 

@@ -73,7 +73,7 @@ def _lines(out, mode) -> list[dict]:
 
 def _table(run):
     """The per-mode table without what depends on timing or on the cache."""
-    modes = run.modes.drop(columns=[c for c in run.modes.columns if c.startswith("latency") or c == "cached"])
+    modes = run.modes.drop(columns=[c for c in run.modes.columns if c.startswith("latency") or c.endswith("_s") or c == "cached"])
     return run.summary.sort_values(["mode", "metric"]).reset_index(drop=True), modes.reset_index(drop=True)
 
 

@@ -6,6 +6,7 @@ judge `--judge openai_compatible:MODEL`, both pointed at a fake OpenAI-compatibl
 from __future__ import annotations
 
 import json
+import re
 import threading
 import time
 
@@ -135,7 +136,8 @@ def test_a_run_stops_after_consecutive_failures_with_one_clear_message(server, l
         _bounded(run_evaluation, "texas_childcare", settings, ["bm25"], out, limit=12, rerank=False,
                  progress=False, metrics=METRICS, concurrency=2)
     message = str(stopped.value)
-    assert "3 samples in a row" in message and "HTTP 500" in message and "fake-gen-500" in message
+    assert re.search(r"stopped after [34] samples in a row", message)  # 3, or 4 when two finish together
+    assert "HTTP 500" in message and "fake-gen-500" in message
     assert "--resume" in message
     records = _lines(out, "bm25")
     assert 3 <= len(records) <= 4  # the streak, plus at most the one other sample in flight

@@ -117,6 +117,11 @@ def main() -> None:
     results: dict[int, dict] = {}
     try:
         with tempfile.TemporaryDirectory() as tmp:
+            # warm-up, not timed: imports, RAGAS metric build, numba compile of ranx (≈ 100 s on a loaded machine)
+            warm = base.model_copy(update={"llm_provider": "openai_compatible", "llm_base_url": server.url,
+                                           "llm_model": f"bench-warm-{nonce}", "judge_base_url": server.url})
+            run_evaluation(dataset, warm, modes, Path(tmp) / "warm", limit=1, judge=f"openai_compatible:bench-warm-{nonce}",
+                           rerank=False, progress=False, metrics=METRICS, concurrency=1)
             for level in levels:
                 # fresh model names per level: every answer and judge score is really requested
                 settings = base.model_copy(update={

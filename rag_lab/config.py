@@ -76,6 +76,11 @@ class Settings(BaseSettings):
     # Seconds the judged metrics of one sample may take together; a metric still running then is
     # cut off and recorded as failed (NaN with the reason), so a hanging judge cannot stall a run.
     judge_deadline: float = Field(300.0, gt=0)
+    # Requests per minute to one provider endpoint (generator and judge alike, retries included),
+    # shared by every worker of a run (a token bucket); None: no limit.
+    llm_rpm: float | None = Field(None, gt=0)
+    # `eval` stops after this many samples in a row fail with the same provider error (0: never).
+    max_consecutive_failures: int = Field(5, ge=0)
 
     # Query-focused compression of the chunks before the answer prompt (rag_lab.answer.compress):
     # "auto" = on for the local models, whose reading of long tables fails (benchmarks/offline_models.py).
@@ -103,7 +108,7 @@ class Settings(BaseSettings):
 
     @field_validator("qdrant_url", "kendra_index_id", "kendra_region", "aws_region", "embed_model",
                      "llm_model", "agent_model", "llm_threads", "llm_base_url", "embed_base_url",
-                     "judge_base_url", mode="before")
+                     "judge_base_url", "llm_rpm", mode="before")
     @classmethod
     def _blank_is_none(cls, value: object) -> object:
         return None if isinstance(value, str) and not value.strip() else value

@@ -25,6 +25,13 @@ def add_eval(sub, common) -> None:
     p.add_argument("--conversations", action="store_true", help="also run the dataset's multi-turn scenarios (agent)")
     p.add_argument("--top-k", type=positive_int, default=None, help="candidates retrieved per question")
     p.add_argument("--top-n", type=positive_int, default=None, help="chunks given to the LLM")
+    p.add_argument("--concurrency", type=positive_int, default=None, metavar="N",
+                   help="samples in flight at once, answering and judging (default 1 for the local model, "
+                        "8 for remote providers)")
+    p.add_argument("--max-cost", type=float, default=None, metavar="USD",
+                   help="stop before the estimated cost (list prices, rag_lab/models/pricing.py) would pass USD")
+    p.add_argument("--dry-run", action="store_true",
+                   help="print the LLM calls, tokens, time and cost the run would take; call nothing")
     p.add_argument("--json", action="store_true", help="print the summary as JSON")
     common(p)
     p.set_defaults(handler=run_eval)
@@ -91,9 +98,16 @@ def run_eval(args) -> int:
     modes = [m.strip() for m in args.modes.split(",") if m.strip()]
     params = {k: v for k, v in {"top_k": args.top_k, "top_n": args.top_n}.items() if v is not None}
     out = Path(args.out) if args.out else Path("runs") / dataset.name
+    if args.max_cost is not None and not args.max_cost >= 0:
+        print(f"error: --max-cost must be a number ≥ 0 (USD), got {args.max_cost}", file=sys.stderr)
+        return 2
     run = run_evaluation(dataset, settings, modes, out, limit=args.limit, resume=args.resume, judge=args.judge,
                          rerank=rerank_default(args.rerank, settings), conversations=args.conversations,
-                         progress=True, **params)
+                         progress=True, concurrency=args.concurrency, max_cost=args.max_cost,
+                         dry_run=args.dry_run, **params)
+    if args.dry_run:
+        print(run.summary())
+        return 0
     if args.json:
         print(json.dumps({"summary": run.summary.to_dict(orient="records"),
                           "modes": run.modes.to_dict(orient="records")}, indent=2, default=str))

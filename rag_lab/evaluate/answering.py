@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import hashlib
 import json
+import threading
 from dataclasses import asdict
 from typing import Any
 
@@ -80,6 +81,7 @@ class CachedAnswerer:
         self.inputs = inputs
         self.cache = cache
         self.version = prompt_version()
+        self._build_lock = threading.Lock()  # samples in flight (--concurrency) build it once
 
     def key(self, question: str) -> str:
         return cache_key("answer", model=self.model_id, prompt_version=self.version,
@@ -89,8 +91,9 @@ class CachedAnswerer:
         key = self.key(question)
         if self.cache is not None and (hit := self.cache.get(key)) is not None:
             return hit, True
-        if self._answerer is None:
-            self._answerer = self._build()
+        with self._build_lock:
+            if self._answerer is None:
+                self._answerer = self._build()
         fields = answer_fields(self._answerer.query(question))
         if self.cache is not None:
             self.cache.put(key, fields, kind="answer")

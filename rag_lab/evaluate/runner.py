@@ -28,6 +28,8 @@ from rag_lab.evaluate.cost import cost_usd
 from rag_lab.evaluate.manifest import build_manifest
 from rag_lab.evaluate.scoring import Scorer, citation_summary, timed_score
 from rag_lab.evaluate.run_lock import run_lock
+from rag_lab.evaluate.dry_run import budget_for, resolve_concurrency
+from rag_lab.evaluate.schedule import RunGuard, run_in_flight
 from rag_lab.evaluate.store import MANIFEST, SampleLog, write_json_atomic
 from rag_lab.models.llm.disk_cache import DiskCache
 from rag_lab.progress import progress_bar
@@ -151,6 +153,9 @@ def run_evaluation(
     llm: Any = None,
     agent_llm: Any = None,
     metrics: list[str] | None = None,
+    concurrency: int | None = None,
+    max_cost: float | None = None,
+    dry_run: bool = False,
     **params: Any,
 ):
     """Evaluate ``modes`` on ``dataset``; returns :func:`load_run` of ``out``.
@@ -158,6 +163,9 @@ def run_evaluation(
     ``judge`` (``PROVIDER[:MODEL]``) turns on the LLM-judged metrics (``judge_llm`` injects the
     judge's LLM, e.g. one with a test transport); ``llm`` / ``agent_llm`` inject the generator.
     ``params`` go to the answerers (top_k, top_n, rrf_k, prefetch, weights …).
+    ``concurrency`` samples are in flight at once (default: 1 for the local model, 8 for remote
+    providers); ``max_cost`` (USD) stops the run before the estimate would pass it; ``dry_run``
+    returns the :class:`EvalPlan` (calls, tokens, time, cost) without calling any model.
     """
     settings = settings or get_settings()
     if isinstance(dataset, (str, Path)):
@@ -179,15 +187,22 @@ def run_evaluation(
         from rag_lab.models.llm.identity import llm_identity
 
         judge_id = llm_identity(judge_llm)
+    concurrency = resolve_concurrency(concurrency, settings, judge_cfg, llm)
+    if dry_run:
+        from rag_lab.evaluate.dry_run import plan_run
+
+        return plan_run(dataset, settings, modes, out, pairs, resume=resume, judge_cfg=judge_cfg, rerank=rerank,
+                        metrics=metrics, llm=llm, concurrency=concurrency, params=params)
     with run_lock(out):  # one writer per run folder
         return _run_locked(dataset, settings, modes, out, pairs, limit=limit, resume=resume, judge_id=judge_id,
                            judge_cfg=judge_cfg, judge_llm=judge_llm, rerank=rerank,
                            conversations=conversations, progress=progress, llm=llm, agent_llm=agent_llm,
-                           metrics=metrics, params=params)
+                           metrics=metrics, concurrency=concurrency, max_cost=max_cost, params=params)
 
 
 def _run_locked(dataset: Dataset, settings: Settings, modes: list[str], out: Path, pairs, *, limit, resume, judge_id,
-                judge_cfg, judge_llm, rerank, conversations, progress, llm, agent_llm, metrics, params):
+                judge_cfg, judge_llm, rerank, conversations, progress, llm, agent_llm, metrics, concurrency,
+                max_cost, params):
     from rag_lab.evaluate.answering import prompt_version
     from rag_lab.evaluate.frames import load_run
 
@@ -227,6 +242,7 @@ def _run_locked(dataset: Dataset, settings: Settings, modes: list[str], out: Pat
         base_inputs = {"rerank": rerank, "params": params, "temperature": settings.llm_temperature,
                        "max_tokens": settings.llm_max_tokens, "context_lines": settings.context_lines}
         dev_ids = dataset.dev_split
+        guard = RunGuard(max_failures=settings.max_consecutive_failures, max_cost=max_cost)
         for mode in modes:
             log = SampleLog(out / mode, resume=resume)
             # finished = recorded without an error; a failed sample is retried (its new line wins)
@@ -236,9 +252,16 @@ def _run_locked(dataset: Dataset, settings: Settings, modes: list[str], out: Pat
             answerer = CachedAnswerer(
                 mode, lambda m=mode: factory.build(m), model_id=models["agent_llm" if mode == "agent" else "llm"],
                 inputs={**base_inputs, "index": fingerprints[mode]}, cache=cache)
-            for pair, relevant in progress_bar(todo, desc=mode, unit="sample", enabled=progress):
+            if max_cost is not None:
+                costs = budget_for(settings, mode, rerank, params, judge_cfg, scorer, answerer, models, llm)
+                guard.estimate, guard.spent = costs.estimate, costs.spent
+
+            def work(item, mode=mode, answerer=answerer):
+                pair, relevant = item
                 # marked: a question of the declared dev split may have tuned what it scores (rag_lab.splits)
-                log.append(evaluate_sample(pair, relevant, mode, answerer, scorer) | {"dev_split": pair.id in dev_ids})
+                return evaluate_sample(pair, relevant, mode, answerer, scorer) | {"dev_split": pair.id in dev_ids}
+            with progress_bar(total=len(todo), desc=mode, unit="sample", enabled=progress) as bar:
+                run_in_flight(todo, work, log.append, concurrency=concurrency, guard=guard, on_done=bar.update)
         if conversations:
             from rag_lab.evaluate.conversations import run_conversations
 

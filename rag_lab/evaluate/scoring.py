@@ -89,15 +89,17 @@ class Scorer:
         self._refusal: str | None = None  # the judge's access refusal, once seen
         self._built: dict[str, Any] = {}
         self._loop: _MetricLoop | None = None
+        self._lock = threading.RLock()  # samples in flight (--concurrency) share metrics and loop
 
     @property
     def metric_names(self) -> list[str]:
         return [s.name for s in self.specs]
 
     def _metric(self, spec: MetricSpec) -> Any:
-        if spec.name not in self._built:
-            self._built[spec.name] = spec.build(self.context)
-        return self._built[spec.name]
+        with self._lock:
+            if spec.name not in self._built:
+                self._built[spec.name] = spec.build(self.context)
+            return self._built[spec.name]
 
     def score(self, record: dict[str, Any]) -> tuple[dict[str, float | None], dict[str, str]]:
         sample = to_sample(record)
@@ -122,8 +124,9 @@ class Scorer:
         return self._await(self._metric(spec).single_turn_ascore(sample))
 
     def _await(self, coro):
-        if self._loop is None:
-            self._loop = _MetricLoop()
+        with self._lock:
+            if self._loop is None:
+                self._loop = _MetricLoop()
         return self._loop.run(coro)
 
     def judge_key(self, spec: MetricSpec, sample) -> str:
@@ -193,6 +196,9 @@ def run_coroutine(coro):
         return pool.submit(asyncio.run, coro).result()
 
 
+_RANX_LOCK = threading.Lock()
+
+
 def ir_scores(record: dict[str, Any]) -> dict[str, float]:
     """ranx MRR@10 and nDCG@10 of the contexts' documents against the relevant ones."""
     relevant = record.get("relevant") or {}
@@ -202,7 +208,8 @@ def ir_scores(record: dict[str, Any]) -> dict[str, float]:
 
     ranked = doc_ids(record.get("contexts") or [], relevant)
     run = {record["id"]: {doc: 1.0 / rank for rank, doc in enumerate(ranked, start=1)}}
-    _, per_query = score_run(run, {record["id"]: relevant}, metrics=IR_METRICS)
+    with _RANX_LOCK:  # ranx runs numba parallel loops; numba's workqueue layer aborts on concurrent use
+        _, per_query = score_run(run, {record["id"]: relevant}, metrics=IR_METRICS)
     return {m: float(per_query[m].get(record["id"], 0.0)) for m in IR_METRICS}
 
 

@@ -4,13 +4,17 @@ openai SDK, LlamaIndex and RAGAS over real HTTP. It counts every request and can
 - ``reply``: a chat completion whose content is ``reply(prompt)`` (a well-behaved judge, or junk text);
 - ``status``: that HTTP status with an OpenAI-style error body (500, 401 …);
 - ``junk_body``: HTTP 200 with a body that is not JSON;
-- ``hang``: accept the request and never answer (until the server stops).
+- ``hang``: accept the request and never answer (until the server stops);
+- ``latency``: seconds to wait before answering (a callable for a random latency);
+- ``fault(seen) -> (status, headers) | None``: a per-request failure, e.g. ``(429, {"Retry-After": "1"})``.
+It also records the most requests it was answering at once (``max_in_flight``).
 """
 
 from __future__ import annotations
 
 import json
 import threading
+import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
@@ -36,11 +40,15 @@ class FakeOpenAI:
     junk_body: bool = False
     hang: bool = False
     error_message: str = "Incorrect API key provided: sk-te****123. You can find your API key at platform."
+    latency: float | Callable[[], float] = 0.0
+    fault: Callable[[Seen], tuple[int, dict] | None] | None = None
     requests: list[Seen] = field(default_factory=list)
+    max_in_flight: int = 0
 
     def __post_init__(self) -> None:
         self._release = threading.Event()
         self._lock = threading.Lock()
+        self._in_flight = 0
         fake = self
 
         class Handler(BaseHTTPRequestHandler):
@@ -51,7 +59,14 @@ class FakeOpenAI:
 
             def do_POST(self) -> None:  # noqa: N802 - http.server's name
                 body = json.loads(self.rfile.read(int(self.headers.get("content-length", 0))) or b"{}")
-                fake._handle(self, body)
+                with fake._lock:
+                    fake._in_flight += 1
+                    fake.max_in_flight = max(fake.max_in_flight, fake._in_flight)
+                try:
+                    fake._handle(self, body)
+                finally:
+                    with fake._lock:
+                        fake._in_flight -= 1
 
         self.server = _QuietServer(("127.0.0.1", 0), Handler)
         self.server.daemon_threads = True
@@ -70,9 +85,18 @@ class FakeOpenAI:
         messages = body.get("messages") or [{}]
         content = messages[-1].get("content", "")
         prompt = content if isinstance(content, str) else content[0].get("text", "") if content else ""
+        seen = Seen(handler.path, int(handler.headers.get("x-stainless-retry-count", 0)), prompt, body.get("model", ""))
         with self._lock:
-            self.requests.append(Seen(handler.path, int(handler.headers.get("x-stainless-retry-count", 0)), prompt,
-                                      body.get("model", "")))
+            self.requests.append(seen)
+        delay = self.latency() if callable(self.latency) else self.latency
+        if delay > 0:
+            time.sleep(delay)
+        failure = self.fault(seen) if self.fault is not None else None
+        if failure is not None:
+            status, headers = failure
+            kind = "rate_limit_exceeded" if status == 429 else "server_error"
+            self._send(handler, status, {"error": {"message": f"fake {status}", "type": kind}}, headers=headers)
+            return
         if self.hang:
             self._release.wait(120)
             handler.close_connection = True
@@ -101,12 +125,15 @@ class FakeOpenAI:
             "usage": {"prompt_tokens": 100, "completion_tokens": 20, "total_tokens": 120}})
 
     @staticmethod
-    def _send(handler: BaseHTTPRequestHandler, status: int, payload, content_type: str = "application/json") -> None:
+    def _send(handler: BaseHTTPRequestHandler, status: int, payload, content_type: str = "application/json",
+              headers: dict | None = None) -> None:
         data = payload if isinstance(payload, bytes) else json.dumps(payload).encode()
         try:
             handler.send_response(status)
             handler.send_header("content-type", content_type)
             handler.send_header("content-length", str(len(data)))
+            for name, value in (headers or {}).items():
+                handler.send_header(name, value)
             handler.end_headers()
             handler.wfile.write(data)
         except (BrokenPipeError, ConnectionResetError):  # the client gave up (deadline): fine

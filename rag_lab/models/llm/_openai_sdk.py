@@ -57,6 +57,10 @@ def build_clients(
     client = openai.OpenAI(http_client=http_client, **common)
     report = RetryReporter(f"{label or 'API'} at {client.base_url}", settings.max_retries)
     report.attach(http_client, async_http_client)
+    if settings.llm_rpm:  # RAG_LAB_LLM_RPM: one bucket per endpoint, shared by generator, judge and workers
+        from rag_lab.models.rate_limit import attach_rate_limit, bucket_for
+
+        attach_rate_limit(http_client, async_http_client, bucket_for(str(client.base_url), settings.llm_rpm))
     return client, openai.AsyncOpenAI(http_client=async_http_client, **common)
 
 

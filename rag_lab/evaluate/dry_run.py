@@ -1,0 +1,108 @@
+"""`eval --dry-run` and `--max-cost`: what a run will call and cost, from the same questions, resume
+state and answer cache the run would use, without loading or calling a model; and how many samples
+may be in flight (``--concurrency``)."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+from rag_lab.config import Settings
+from rag_lab.errors import ConfigError
+
+REMOTE_CONCURRENCY = 8
+
+
+def resolve_concurrency(concurrency: int | None, settings: Settings, judge_cfg: Settings | None, llm: Any) -> int:
+    """1 for the in-process local model (one llama.cpp context answers one prompt at a time), 8 for
+    remote providers; an explicit value > 1 with a local generator or judge is refused."""
+    local = [what for what, cfg in (("generator", settings if llm is None else None), ("judge", judge_cfg))
+             if cfg is not None and cfg.llm_provider == "local"]
+    if concurrency is None:
+        return 1 if local or llm is not None else REMOTE_CONCURRENCY
+    if concurrency < 1:
+        raise ConfigError(f"--concurrency must be ≥ 1, got {concurrency}", "use --concurrency 1 or more")
+    if concurrency > 1 and local:
+        raise ConfigError(f"--concurrency {concurrency}: the local model ({' and '.join(local)}) answers one prompt "
+                          "at a time (one llama.cpp context in this process)",
+                          "use --concurrency 1, or a remote provider (RAG_LAB_LLM_PROVIDER=openai_compatible, "
+                          "openai, groq, bedrock; --judge PROVIDER:MODEL)")
+    return concurrency
+
+
+def budget_for(settings, mode, rerank, params, judge_cfg, scorer, answerer, models, llm):
+    """The per-sample cost estimates behind --max-cost; refuses a model without a list price."""
+    from rag_lab.evaluate.plan import SampleCosts
+    from rag_lab.models.llm.factory import resolve_model
+
+    if llm is not None:
+        raise ConfigError("--max-cost needs a configured generator (an injected LLM has no list price)",
+                          "drop max_cost or configure the provider through settings")
+    cache = answerer.cache
+    costs = SampleCosts(settings, mode=mode, rerank=rerank, params=params, judge_cfg=judge_cfg,
+                        judge_metrics=[s.name for s in scorer.specs if s.judged],
+                        answer_cached=lambda q: cache is not None and cache.get(answerer.key(q)) is not None,
+                        answer_model=(settings.llm_provider, resolve_model(settings, for_agent=mode == "agent")))
+    if not costs.priced:
+        unpriced = models["llm"] if costs.answer_cost is None else models["judge"]
+        raise ConfigError(f"--max-cost: no list price for {unpriced} in rag_lab/models/pricing.py, so the cost "
+                          "cannot be estimated", "add its price to rag_lab/models/pricing.py, or drop --max-cost")
+    return costs
+
+
+def plan_run(dataset, settings: Settings, modes: list[str], out: Path, pairs, *, resume: bool, judge_cfg,
+             rerank: bool, metrics, llm, concurrency: int, params: dict):
+    """The :class:`EvalPlan` of a run: samples left (after --resume), answers already cached, calls,
+    tokens, time and cost. Reads the run folder and the cache; writes nothing, calls nothing."""
+    from rag_lab.evaluate.answering import CachedAnswerer, model_id
+    from rag_lab.evaluate.metrics import all_specs
+    from rag_lab.evaluate.plan import CallEstimate, EvalPlan, SampleCosts, estimate_seconds
+    from rag_lab.evaluate.store import SAMPLES, read_samples
+    from rag_lab.models.llm.disk_cache import DiskCache
+    from rag_lab.models.llm.factory import resolve_model
+
+    judged = [s.name for s in all_specs() if s.judged and (metrics is None or s.name in metrics)]
+    cache_path = settings.cache_dir / "llm.sqlite"
+    cache = DiskCache(cache_path) if cache_path.exists() else None
+    base_inputs = {"rerank": rerank, "params": params, "temperature": settings.llm_temperature,
+                   "max_tokens": settings.llm_max_tokens, "context_lines": settings.context_lines}
+    answers = judging = CallEstimate()
+    answer_cost: float | None = 0.0
+    judge_cost: float | None = 0.0
+    samples = cached = 0
+    try:
+        for mode in modes:
+            path = out / mode / SAMPLES
+            done = {r["id"]: r for r in read_samples(path)} if resume and path.exists() else {}
+            todo = [p for p, _ in pairs if p.id not in done or done[p.id].get("error")]
+            answerer = CachedAnswerer(mode, lambda: None, model_id=model_id(settings, for_agent=mode == "agent", llm=llm),
+                                      inputs={**base_inputs, "index": _fingerprint(mode, dataset, settings)}, cache=cache)
+            hits = {p.id for p in todo if cache is not None and cache.get(answerer.key(p.question)) is not None}
+            costs = SampleCosts(settings, mode=mode, rerank=rerank, params=params, judge_cfg=judge_cfg,
+                                judge_metrics=judged, answer_cached=lambda q: False,
+                                answer_model=(settings.llm_provider, resolve_model(settings, for_agent=mode == "agent")))
+            fresh = len(todo) - len(hits)
+            samples, cached = samples + len(todo), cached + len(hits)
+            answers, judging = answers + costs.answer.times(fresh), judging + costs.judging.times(len(todo))
+            answer_cost = None if answer_cost is None or costs.answer_cost is None else answer_cost + costs.answer_cost * fresh
+            judge_cost = None if judge_cost is None or costs.judge_cost is None else judge_cost + costs.judge_cost * len(todo)
+    finally:
+        if cache is not None:
+            cache.close()
+    generator = model_id(settings, llm=llm)
+    judge = model_id(judge_cfg) if judge_cfg is not None else None
+    seconds = estimate_seconds(settings.llm_provider == "local" and llm is None, answers, judging, concurrency)
+    return EvalPlan(samples, cached, generator, judge, answers, judging, answer_cost, judge_cost, seconds, concurrency)
+
+
+def _fingerprint(mode: str, dataset, settings: Settings) -> str | None:
+    """The index fingerprint the answer cache keys use; None when the index is not built yet (then
+    no answer can be cached either)."""
+    if mode == "kendra":
+        return f"kendra:{settings.kendra_index_id}"
+    try:
+        from rag_lab.index import CorpusIndex
+
+        return CorpusIndex.open(dataset, settings).manifest.fingerprint
+    except Exception:  # noqa: BLE001 - not built (or stale): a dry run must not build it
+        return None

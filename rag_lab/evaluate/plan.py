@@ -1,0 +1,132 @@
+"""What an evaluation will cost before it starts: LLM calls, tokens, time and money (``--dry-run``),
+and each sample's estimate for ``--max-cost``. Estimates, from list prices
+(``rag_lab/models/pricing.py``) and the prompt sizes the engines build; nothing is called or loaded.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+
+from rag_lab.models.pricing import price_for
+
+TOKENS_PER_WORD = 1.35
+ANSWER_OVERHEAD_TOKENS = 350  # instructions, citations format, the question
+EXPECTED_ANSWER_TOKENS = 150
+RERANK_COMPLETION_TOKENS = 40
+AGENT_CALLS = 3  # plan, search, answer (a typical turn)
+# LLM calls per judged RAGAS metric and sample (context precision asks once per context).
+JUDGE_CALLS = {"faithfulness": 2, "response_relevancy": 1, "llm_context_recall": 1, "factual_correctness": 3}
+JUDGE_PROMPT_TOKENS = 900
+JUDGE_COMPLETION_TOKENS = 250
+REMOTE_SECONDS_PER_CALL = 1.5
+LOCAL_SECONDS_PER_ANSWER = 60.0  # Qwen2.5-Coder-1.5B on 2 CPU cores, a long prompt (benchmarks/answer_latency.py)
+
+
+@dataclass(frozen=True)
+class CallEstimate:
+    calls: int = 0
+    prompt_tokens: int = 0
+    completion_tokens: int = 0
+
+    def __add__(self, other: CallEstimate) -> CallEstimate:
+        return CallEstimate(self.calls + other.calls, self.prompt_tokens + other.prompt_tokens,
+                            self.completion_tokens + other.completion_tokens)
+
+    def times(self, n: int) -> CallEstimate:
+        return CallEstimate(self.calls * n, self.prompt_tokens * n, self.completion_tokens * n)
+
+
+def answer_calls(mode: str, *, rerank: bool, top_n: int, top_k: int, chunk_words: int,
+                 context_lines: int | None) -> CallEstimate:
+    words = min(chunk_words, 12 * context_lines) if context_lines else chunk_words  # compression: ~12 words a line
+    prompt = int(top_n * words * TOKENS_PER_WORD) + ANSWER_OVERHEAD_TOKENS
+    if mode == "agent":
+        return CallEstimate(AGENT_CALLS, AGENT_CALLS * prompt, AGENT_CALLS * EXPECTED_ANSWER_TOKENS)
+    estimate = CallEstimate(1, prompt, EXPECTED_ANSWER_TOKENS)
+    if rerank and mode not in ("bm25",):
+        estimate += CallEstimate(1, int(top_k * chunk_words * TOKENS_PER_WORD) + 200, RERANK_COMPLETION_TOKENS)
+    return estimate
+
+
+def judge_calls(metric_names: list[str], *, top_n: int) -> CallEstimate:
+    calls = sum(top_n if name == "llm_context_precision_with_reference" else JUDGE_CALLS.get(name, 2)
+                for name in metric_names)
+    return CallEstimate(calls, calls * JUDGE_PROMPT_TOKENS, calls * JUDGE_COMPLETION_TOKENS)
+
+
+def cost_of(provider: str, model: str, estimate: CallEstimate) -> float | None:
+    """USD at list prices, 0 for the local model, None when the model has no list price."""
+    price = price_for(provider, model)
+    return None if price is None else price.cost(estimate.prompt_tokens, estimate.completion_tokens)
+
+
+@dataclass(frozen=True)
+class EvalPlan:
+    samples: int
+    cached_answers: int
+    generator: str
+    judge: str | None
+    answers: CallEstimate
+    judging: CallEstimate
+    answer_cost: float | None
+    judge_cost: float | None
+    seconds: float
+    concurrency: int
+
+    @property
+    def cost_usd(self) -> float | None:
+        if self.answer_cost is None or self.judge_cost is None:
+            return None
+        return self.answer_cost + self.judge_cost
+
+    def summary(self) -> str:
+        total = self.answers + self.judging
+        cost = ("cost unknown (no list price in rag_lab/models/pricing.py for "
+                f"{self.generator if self.answer_cost is None else self.judge})" if self.cost_usd is None
+                else f"≈ ${self.cost_usd:.4f} at list prices")
+        judge = (f"; judge {self.judge}: {self.judging.calls} call(s) (at most; cached scores cost nothing)"
+                 if self.judge else "; no judge")
+        return (f"dry run: {self.samples} sample(s) to run, {self.cached_answers} answer(s) cached → "
+                f"{total.calls} LLM call(s): generator {self.generator}: {self.answers.calls}{judge}; "
+                f"≈ {total.prompt_tokens:,} prompt + {total.completion_tokens:,} completion tokens; "
+                f"≈ {self.seconds / 60:.1f} min at concurrency {self.concurrency}; {cost}. No call was made.")
+
+
+def estimate_seconds(generator_local: bool, answers: CallEstimate, judging: CallEstimate, concurrency: int) -> float:
+    if generator_local:
+        return answers.calls * LOCAL_SECONDS_PER_ANSWER + judging.calls * REMOTE_SECONDS_PER_CALL / max(1, concurrency)
+    return (answers.calls + judging.calls) * REMOTE_SECONDS_PER_CALL / max(1, concurrency)
+
+
+def finite_or(value: float | None, default: float) -> float:
+    return default if value is None or not math.isfinite(value) else value
+
+
+class SampleCosts:
+    """Per-sample cost estimates of one mode, for ``--max-cost`` (``RunGuard``) and ``--dry-run``."""
+
+    def __init__(self, settings, *, mode: str, rerank: bool, params: dict, judge_cfg, judge_metrics: list[str],
+                 answer_cached, answer_model: tuple[str, str]) -> None:
+        top_n, top_k = int(params.get("top_n") or 7), int(params.get("top_k") or 20)
+        self.answer = answer_calls(mode, rerank=rerank, top_n=top_n, top_k=top_k, chunk_words=settings.chunk_words,
+                                   context_lines=settings.context_lines)
+        self.judging = judge_calls(judge_metrics, top_n=top_n) if judge_cfg is not None else CallEstimate()
+        self.answer_cost = cost_of(*answer_model, self.answer)
+        self.judge_cost = (cost_of(judge_cfg.llm_provider, judge_cfg.llm_model_name, self.judging)
+                           if judge_cfg is not None else 0.0)
+        self.answer_cached = answer_cached  # question -> bool (a cache lookup, no call)
+        self.answer_model = answer_model
+
+    @property
+    def priced(self) -> bool:
+        return self.answer_cost is not None and self.judge_cost is not None
+
+    def estimate(self, item) -> float:
+        pair = item[0]
+        return (0.0 if self.answer_cached(pair.question) else (self.answer_cost or 0.0)) + (self.judge_cost or 0.0)
+
+    def spent(self, record: dict, estimate: float) -> float:
+        """The answer's cost from its real token usage (cached: 0) plus the judge's estimate."""
+        answer = 0.0 if record.get("cached") else finite_or(record.get("cost_usd"), self.answer_cost or 0.0)
+        return answer + (self.judge_cost or 0.0)

@@ -69,9 +69,16 @@ class Dataset:
         if self.corpus_file is not None:
             return [self.corpus_file]
         assert self.documents_dir is not None
-        own = {p.resolve() for p in (self.qa_file, self.root / "dataset.json") if p is not None}
-        return [p for p in iter_document_files(self.documents_dir)
-                if p.suffix.lower() in SUPPORTED_SUFFIXES and p.resolve() not in own]
+        return [p for p in iter_document_files(self.documents_dir, self.own_files)
+                if p.suffix.lower() in SUPPORTED_SUFFIXES]
+
+    @property
+    def own_files(self) -> list[Path]:
+        """The dataset's own files — questions, description, dev split — never documents, even when
+        they sit among them (a folder indexed whole)."""
+        from rag_lab.splits import dev_split_path
+
+        return [p for p in (self.qa_file, self.root / "dataset.json", dev_split_path(self.root)) if p is not None]
 
     def document_key(self, path: Path) -> str:
         """The one document key: the path relative to the documents folder (``sub/file.pdf``);
@@ -86,7 +93,8 @@ class Dataset:
             assert self.corpus_file is not None
             return load_beir_corpus(self.corpus_file)
         assert self.documents_dir is not None
-        return load_folder(self.documents_dir, self.source_urls, parse_cache=parse_cache, progress=progress)
+        return load_folder(self.documents_dir, self.source_urls, parse_cache=parse_cache, progress=progress,
+                           exclude=self.own_files)
 
     @property
     def dev_split(self) -> frozenset[str]:
@@ -150,12 +158,13 @@ class Dataset:
     def judged_queries(self, limit: int | None = None) -> tuple[dict[str, str], dict[str, dict[str, int]]]:
         """Queries that have judgements and their qrels; with ``limit``, a sample spread over the
         relevant documents (see :func:`spread_by_source`), not the first lines of the file."""
-        qrels = self.load_qrels()
-        queries = {q: t for q, t in self.load_queries().items() if q in qrels}
-        if limit is not None:
-            kept = spread_by_source(list(queries), {q: sorted(qrels[q]) for q in queries}, limit)
-            queries = {q: queries[q] for q in kept}
-        return queries, {q: qrels[q] for q in queries}
+        if self.has_qa and not self.has_beir_queries and not (self.qrels_file and self.qrels_file.exists()):
+            pairs = self._judged_pairs()  # one read of qa.jsonl for both
+            queries, qrels = {p.id: p.question for p in pairs}, {p.id: dict.fromkeys(p.source_files, 1) for p in pairs}
+        else:
+            qrels = self.load_qrels()
+            queries = {q: t for q, t in self.load_queries().items() if q in qrels}
+        return sample_judged(queries, qrels, limit)
 
     def unjudgeable_questions(self) -> list[str]:
         """Ids of the Q&A pairs whose ``source_file`` names no document of the folder: left out
@@ -242,6 +251,16 @@ class _SourceResolver:
                 f"{self.dataset.qa_file}: {where}: source_file {name!r} names no document of "
                 f"{self.dataset.documents_dir}; those questions are unjudgeable (left out of the "
                 "document-level metrics) — fix the name (a path relative to the documents folder)"), stacklevel=4)
+
+
+def sample_judged(queries: dict[str, str], qrels: dict[str, dict[str, int]],
+                  limit: int | None) -> tuple[dict[str, str], dict[str, dict[str, int]]]:
+    """``queries`` and their ``qrels``, or with ``limit`` a sample of them spread over the relevant
+    documents (:func:`spread_by_source`)."""
+    if limit is not None:
+        kept = spread_by_source(list(queries), {q: sorted(qrels[q]) for q in queries}, limit)
+        queries = {q: queries[q] for q in kept}
+    return queries, {q: qrels[q] for q in queries}
 
 
 def spread_by_source(ids: list[str], sources: dict[str, list[str]], limit: int) -> list[str]:

@@ -31,6 +31,35 @@ def texas_index(lab_settings):
     return CorpusIndex.open("texas_childcare", lab_settings)
 
 
+PROVIDER_VARS = ("KENDRA_INDEX_ID", "KENDRA_REGION", "QDRANT_URL", "QDRANT_API_KEY")
+
+
+@pytest.fixture
+def lab_cli(lab_settings, monkeypatch, tmp_path, capsys):
+    """Run ``rag-lab ARGS`` in process against the session data dir; returns (exit code, stdout, stderr)."""
+    from rag_lab.cli.main import main
+    from rag_lab.config import get_settings
+
+    for name in list(os.environ):
+        if name.startswith("RAG_LAB_") or name in PROVIDER_VARS:
+            monkeypatch.delenv(name)
+    monkeypatch.setenv("RAG_LAB_DATA_DIR", str(lab_settings.data_dir))
+    monkeypatch.setenv("RAG_LAB_DATASETS_DIR", str(lab_settings.datasets_dir))
+    monkeypatch.chdir(tmp_path)  # no stray .env
+    # main() closes every Qdrant client on exit (right for a process); here the session's index
+    # shares that client with later tests, so keep it open.
+    monkeypatch.setattr("rag_lab.index.store.close_all", lambda: None)
+    get_settings.cache_clear()
+
+    def run(*argv: str):
+        code = main(list(argv))
+        out, err = capsys.readouterr()
+        return code, out, err
+
+    yield run
+    get_settings.cache_clear()
+
+
 @pytest.fixture(scope="session", autouse=True)
 def _close_qdrant_clients():
     yield

@@ -18,7 +18,7 @@ from datetime import datetime, timezone
 from pathlib import Path
 
 from rag_lab.config import Settings
-from rag_lab.datasets import Dataset
+from rag_lab.datasets import Dataset, sample_judged
 from rag_lab.fusion import TIE_RULE
 from rag_lab.fusion.rrf import DEFAULT_RRF_K
 from rag_lab.index import CorpusIndex
@@ -193,8 +193,9 @@ def evaluate_modes(
     dataset: Dataset, settings: Settings, modes: list[str], params: dict | None = None,
     progress: bool = True, resume: bool = True, limit: int | None = None, contextual: str | None = None,
 ) -> IRReport:
-    n_available = len(dataset.judged_queries()[0])
-    queries, qrels = dataset.judged_queries(limit)
+    queries, qrels = dataset.judged_queries()
+    n_available = len(queries)
+    queries, qrels = sample_judged(queries, qrels, limit)
     manifest = CorpusIndex.open(dataset, settings, contextual).manifest
     report = IRReport(
         dataset.name, query_ids=list(queries), n_available=n_available,

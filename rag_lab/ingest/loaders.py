@@ -15,7 +15,7 @@ import os
 from concurrent.futures import ProcessPoolExecutor, as_completed
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Iterator
+from collections.abc import Collection, Iterator
 
 from llama_index.core import Document
 
@@ -75,10 +75,13 @@ def _pdf_pages(path: Path) -> list[str]:
         raise ValueError(f"corrupt or unreadable PDF ({cause!r})") from exc
 
 
-def iter_document_files(folder: Path) -> Iterator[Path]:
-    """Every file below ``folder`` that is not hidden, sorted (what a folder dataset is made of)."""
+def iter_document_files(folder: Path, exclude: Collection[Path] = ()) -> Iterator[Path]:
+    """Every file below ``folder`` that is not hidden nor in ``exclude`` (a dataset's own files:
+    its questions, description, dev split), sorted: what a folder dataset is made of."""
+    skip = {Path(p).resolve() for p in exclude}
     for path in sorted(folder.rglob("*")):
-        if path.is_file() and not any(part.startswith(".") for part in path.relative_to(folder).parts):
+        if (path.is_file() and not any(part.startswith(".") for part in path.relative_to(folder).parts)
+                and path.resolve() not in skip):
             yield path
 
 
@@ -129,9 +132,9 @@ def _parse_pdfs(paths: list[Path], parse_cache: ParseCache | None, bar) -> dict[
 
 def load_folder(
     folder: Path, source_urls: dict[str, str] | None = None, report: IngestReport | None = None,
-    *, parse_cache: ParseCache | None = None, progress: bool = False,
+    *, parse_cache: ParseCache | None = None, progress: bool = False, exclude: Collection[Path] = (),
 ) -> tuple[list[Document], IngestReport]:
-    """Load every supported file below ``folder`` (one document per PDF page).
+    """Load every supported file below ``folder`` (one document per PDF page) but those in ``exclude``.
 
     ``parse_cache`` reuses the page texts of unchanged PDFs; ``progress`` shows one step per file.
     """
@@ -141,7 +144,7 @@ def load_folder(
     if not folder.is_dir():
         raise DatasetError(f"Document folder not found: {folder}", "pass an existing folder")
     documents: list[Document] = []
-    files = list(iter_document_files(folder))
+    files = list(iter_document_files(folder, exclude))
     bar = progress_bar(total=len(files), desc="parsing", unit="file", enabled=progress)
     pdfs = _parse_pdfs([p for p in files if p.suffix.lower() == ".pdf"], parse_cache, bar)
     for path in files:

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import json
-import os
 import re
 import subprocess
 import sys
@@ -11,36 +10,16 @@ from pathlib import Path
 
 import pytest
 
-from rag_lab.cli import main
-from rag_lab.config import get_settings
 from rag_lab.fusion.rrf import DEFAULT_RRF_K
 
 REPO = Path(__file__).resolve().parents[2]
 BCY = "bcy-26-income-eligibility-and-maximum-psoc-twc.pdf"
-PROVIDER_VARS = ("KENDRA_INDEX_ID", "KENDRA_REGION", "QDRANT_URL", "QDRANT_API_KEY")
 
 
 @pytest.fixture
-def cli(texas_index, lab_settings, monkeypatch, tmp_path, capsys):
-    """Run ``rag-lab ARGS`` against the session data dir; returns (exit code, stdout, stderr)."""
-    for name in list(os.environ):
-        if name.startswith("RAG_LAB_") or name in PROVIDER_VARS:
-            monkeypatch.delenv(name)
-    monkeypatch.setenv("RAG_LAB_DATA_DIR", str(lab_settings.data_dir))
-    monkeypatch.setenv("RAG_LAB_DATASETS_DIR", str(lab_settings.datasets_dir))
-    monkeypatch.chdir(tmp_path)  # no stray .env
-    # main() closes every Qdrant client on exit (right for a process); here the session's index
-    # shares that client with later tests, so keep it open.
-    monkeypatch.setattr("rag_lab.index.store.close_all", lambda: None)
-    get_settings.cache_clear()
-
-    def run(*argv: str):
-        code = main(list(argv))
-        out, err = capsys.readouterr()
-        return code, out, err
-
-    yield run
-    get_settings.cache_clear()
+def cli(texas_index, lab_cli):
+    """``rag-lab ARGS`` in process, with the session's texas_childcare index built."""
+    return lab_cli
 
 
 def test_search_money_amount_bm25_json(cli):

@@ -6,7 +6,6 @@ from __future__ import annotations
 
 import json
 import logging
-import os
 
 import pytest
 
@@ -54,27 +53,6 @@ def pets(tmp_path_factory, lab_settings):
     root = make_folder(tmp_path_factory.mktemp("pets") / "pets")
     build_index(resolve_dataset(root), lab_settings, progress=False)
     return root
-
-
-@pytest.fixture
-def lab_cli(lab_settings, monkeypatch, tmp_path, capsys):
-    """``rag-lab ARGS`` in process against the session data dir: (exit code, stdout, stderr)."""
-    for name in list(os.environ):
-        if name.startswith("RAG_LAB_") or name in ("QDRANT_URL", "QDRANT_API_KEY", "KENDRA_INDEX_ID"):
-            monkeypatch.delenv(name)
-    monkeypatch.setenv("RAG_LAB_DATA_DIR", str(lab_settings.data_dir))
-    monkeypatch.setenv("RAG_LAB_DATASETS_DIR", str(lab_settings.datasets_dir))
-    monkeypatch.chdir(tmp_path)
-    monkeypatch.setattr("rag_lab.index.store.close_all", lambda: None)  # the session shares the clients
-    get_settings.cache_clear()
-
-    def run(*argv: str):
-        code = main(list(argv))
-        out, err = capsys.readouterr()
-        return code, out, err
-
-    yield run
-    get_settings.cache_clear()
 
 
 # -- one document key: the path relative to the documents folder ------------------------------------

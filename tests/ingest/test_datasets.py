@@ -190,3 +190,15 @@ def test_limited_texas_full_questions_cover_many_source_files():
     assert len(first_sources) == 20  # 23 source PDFs: one question each, not 20 about the first PDF
     bigger, _ = dataset.judged_queries(40)
     assert list(bigger)[:20] == list(queries)
+
+
+def test_a_folder_indexed_whole_never_takes_its_own_files_for_documents(tmp_path):
+    (tmp_path / "guide.txt").write_text("The limit is $4,106.")
+    (tmp_path / "qa.jsonl").write_text(json.dumps({"id": "q1", "question": "Limit?", "source_file": "guide.txt"}) + "\n")
+    (tmp_path / "dev_split.txt").write_text("q1\n")
+    (tmp_path / "dataset.json").write_text(json.dumps({"qa": "qa.jsonl"}))
+    dataset = resolve_dataset(tmp_path)
+    assert [p.name for p in dataset.corpus_files] == ["guide.txt"]
+    documents, _ = dataset.load_documents()
+    assert {d.metadata["filename"] for d in documents} == {"guide.txt"}
+    assert dataset.dev_split == {"q1"}

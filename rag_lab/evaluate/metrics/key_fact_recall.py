@@ -19,36 +19,35 @@ from rag_lab.evaluate.key_facts import answer_facts, has_key_facts, key_fact_pre
 from rag_lab.evaluate.metrics.base import MetricSpec
 
 
-# "user_input:optional": RAGAS strips a sample to the declared columns before scoring; without it
-# the question (whose facts are left out) never reached the metric.
 @dataclass
-class KeyFactRecall(SingleTurnMetric):
-    name: str = "key_fact_recall"
+class _KeyFactMetric(SingleTurnMetric):
+    """A key-fact score of (answer, reference, question); None (not defined) becomes NaN."""
+
+    # "user_input:optional": RAGAS strips a sample to the declared columns before scoring; without it
+    # the question (whose facts are left out) never reached the metric.
     _required_columns: t.Dict[MetricType, t.Set[str]] = field(
         default_factory=lambda: {MetricType.SINGLE_TURN: {"response", "reference", "user_input:optional"}})
     output_type: MetricOutputType = MetricOutputType.CONTINUOUS
+    score_fn: t.ClassVar[t.Callable[[str, str, str], float | None]]
 
     def init(self, run_config) -> None:  # no model to set up
         pass
 
     async def _single_turn_ascore(self, sample: SingleTurnSample, callbacks) -> float:
-        score = key_fact_recall(sample.response or "", sample.reference or "", sample.user_input or "")
+        score = type(self).score_fn(sample.response or "", sample.reference or "", sample.user_input or "")
         return float("nan") if score is None else float(score)
 
 
 @dataclass
-class KeyFactPrecision(SingleTurnMetric):
+class KeyFactRecall(_KeyFactMetric):
+    name: str = "key_fact_recall"
+    score_fn = staticmethod(key_fact_recall)
+
+
+@dataclass
+class KeyFactPrecision(_KeyFactMetric):
     name: str = "key_fact_precision"
-    _required_columns: t.Dict[MetricType, t.Set[str]] = field(
-        default_factory=lambda: {MetricType.SINGLE_TURN: {"response", "reference", "user_input:optional"}})
-    output_type: MetricOutputType = MetricOutputType.CONTINUOUS
-
-    def init(self, run_config) -> None:
-        pass
-
-    async def _single_turn_ascore(self, sample: SingleTurnSample, callbacks) -> float:
-        score = key_fact_precision(sample.response or "", sample.reference or "", sample.user_input or "")
-        return float("nan") if score is None else float(score)
+    score_fn = staticmethod(key_fact_precision)
 
 
 SPECS = [

@@ -148,3 +148,48 @@ def test_the_generator_key_holds_max_tokens_and_temperature(lab_settings):
     keys = {generator_id(lab_settings.model_copy(update=change)) for change in
             ({}, {"llm_max_tokens": 64}, {"llm_temperature": 0.7})}
     assert len(keys) == 3
+
+
+class DepthRetriever:
+    """A leg per asked leg, exactly ``depth`` hits deep (what a real retriever returns); records
+    the depth and legs each retriever was built with."""
+
+    built: list[tuple[int, tuple[str, ...]]] = []
+
+    def __init__(self, index, legs, depth):
+        self.legs, self.depth = list(legs), depth
+        DepthRetriever.built.append((depth, tuple(legs)))
+
+    def embed(self, queries):
+        return None
+
+    def __call__(self, query, vector=None):
+        return {leg: [(f"{leg}-{query}-{i}", f"doc-{i}", 1.0 / (i + 1)) for i in range(self.depth)]
+                for leg in self.legs}, {}
+
+
+def _depth_legs(run_dir, queries, modes, depth):
+    questions, _ = legs_module.retrieve_legs(_index(), queries, run_dir, modes, depth, progress=False,
+                                             retriever_factory=DepthRetriever)
+    return {q.qid: q.legs for q in questions}
+
+
+def test_a_new_question_in_a_deeper_cache_is_retrieved_at_the_caches_depth(tmp_path):
+    _depth_legs(tmp_path, {"a": "first?"}, ("fusion",), 100)
+    # a shallower grid in the same folder reuses the 100-deep cache; its new question must be cached 100 deep too
+    shallow = _depth_legs(tmp_path, {"a": "first?", "b": "second?"}, ("fusion",), 20)
+    assert {len(leg) for legs in shallow.values() for leg in legs.values()} == {20}
+    deep = _depth_legs(tmp_path, {"a": "first?", "b": "second?"}, ("fusion",), 100)
+    assert {qid: len(legs["dense"]) for qid, legs in deep.items()} == {"a": 100, "b": 100}
+    assert {qid: len(legs["bm25"]) for qid, legs in deep.items()} == {"a": 100, "b": 100}
+    assert json.loads((tmp_path / "legs.meta.json").read_text())["depth"] == 100
+
+
+def test_a_new_question_in_a_cache_with_more_legs_gets_every_cached_leg(tmp_path):
+    _depth_legs(tmp_path, {"a": "first?"}, ("fusion", "hybrid"), 10)
+    DepthRetriever.built = []
+    _depth_legs(tmp_path, {"a": "first?", "b": "second?"}, ("fusion",), 10)  # needs only dense and bm25
+    assert DepthRetriever.built == [(10, ("dense", "bm25", "sparse"))]
+    hybrid = _depth_legs(tmp_path, {"a": "first?", "b": "second?"}, ("hybrid",), 10)
+    assert DepthRetriever.built == [(10, ("dense", "bm25", "sparse"))]  # all from the cache
+    assert hybrid["b"]["sparse"][0][0] == "sparse-second?-0"

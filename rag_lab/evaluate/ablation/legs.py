@@ -140,25 +140,33 @@ class LegCache:
     def meta_path(self) -> Path:
         return self.run_dir / LEGS_META
 
-    def _compatible(self) -> bool:
+    def _saved_meta(self) -> dict | None:
+        """``legs.meta.json`` when its lines serve this run (same ranking, at least as deep, every
+        leg asked for), else None."""
         if not self.meta_path.exists():
-            return False
+            return None
         try:
             meta = json.loads(self.meta_path.read_text())
         except json.JSONDecodeError:
-            return False
-        return (meta.get("ranking") == self.signature and int(meta.get("depth", 0)) >= self.depth
-                and set(self.legs) <= set(meta.get("legs", [])))
+            return None
+        compatible = (isinstance(meta, dict) and meta.get("ranking") == self.signature
+                      and int(meta.get("depth", 0)) >= self.depth and set(self.legs) <= set(meta.get("legs", [])))
+        return meta if compatible else None
 
     def load(self) -> dict[str, dict]:
-        """Cached lines by question key; an incompatible cache is moved aside (``legs.jsonl.old``)."""
+        """Cached lines by question key; an incompatible cache is moved aside (``legs.jsonl.old``).
+        A compatible cache may be deeper or hold more legs than asked for: then ``depth`` and
+        ``legs`` become the cache's, so questions added to it are retrieved like its other lines
+        (every line of one file has the depth and legs its meta file states)."""
         self.run_dir.mkdir(parents=True, exist_ok=True)
-        if not self._compatible():
+        meta = self._saved_meta()
+        if meta is None:
             if self.path.exists():
                 self.path.replace(self.path.with_suffix(".jsonl.old"))
             self.meta_path.write_text(json.dumps(
                 {"ranking": self.signature, "depth": self.depth, "legs": self.legs}, indent=2))
             return {}
+        self.depth, self.legs = int(meta["depth"]), list(meta["legs"])
         return {str(r["key"]): r for r in read_records(self.path, "candidate lists", ("key", "legs"))}
 
     def append(self, handle, record: dict) -> None:
@@ -178,7 +186,7 @@ def retrieve_legs(
     keys = {qid: question_key(text, signature) for qid, text in queries.items()}
     todo = list({keys[q]: q for q in reversed(list(queries)) if keys[q] not in done}.values())[::-1]
     if todo:
-        retriever = retriever_factory(index, legs, depth)
+        retriever = retriever_factory(index, cache.legs, cache.depth)  # the cache's, which may exceed the asked
         with cache.path.open("a", encoding="utf-8") as handle, \
                 progress_bar(total=len(todo), desc="legs", unit="question", enabled=progress) as bar:
             for start in range(0, len(todo), EMBED_BATCH):

@@ -194,3 +194,20 @@ def test_cli_summary_says_which_family_each_correction_ran_over(run):
     assert "Holm-corrected within each family" in text
     for axis, size in (("k", 1), ("prefetch", 1), ("weights", 1), ("mode", 1), ("interactions", 4)):
         assert f"  {axis}: " in text and f"families of {size} comparisons" in text, axis
+
+
+def test_a_rerun_without_answers_shows_no_earlier_answers(texas, lab_settings, tmp_path):
+    from llama_index.core.llms import MockLLM
+
+    from rag_lab.report.html import build_report
+
+    spec = GridSpec(modes=("fusion",), fusion_k=(60,), prefetch=(20,), top_k=(3,), default_prefetch=20)
+    out = tmp_path / "rerun"
+    answered = ablation.run_ablation(texas, lab_settings, spec, out, limit=2, progress=False,
+                                     answer_configs=spec.configs(), answer_limit=2, llm=MockLLM(max_tokens=8))
+    assert answered.answers is not None and ablation.load_ablation(out).answers is not None
+    plain = ablation.run_ablation(texas, lab_settings, spec, out, limit=2, progress=False)  # --answer-configs none
+    assert plain.manifest["answers"] is None and plain.answers is None
+    assert not (out / ablation.ANSWERS_CSV).exists() and (out / "answers.jsonl").exists()  # the cache stays
+    assert ablation.load_ablation(out).answers is None
+    assert 'id="answer-level-metrics"' not in build_report(out)

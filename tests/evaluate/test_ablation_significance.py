@@ -86,3 +86,31 @@ def test_baseline_rows_and_families_in_the_table():
     assert set(tested["family_axis"]) == {"k", "prefetch", "mode", "interactions"}
     sizes = tested.groupby("family")["family_size"].agg(["first", "size"])
     assert (sizes["first"] == sizes["size"]).all()  # family_size counts the family's comparisons
+
+
+def test_the_contextual_axis_drops_nan_pairs_and_corrects_like_the_grid():
+    """Each variant against the first at the baseline configurations, through the grid's own pairing
+    (a question one system could not score is left out of the pair, not turned into a NaN p-value)."""
+    import pandas as pd
+
+    from rag_lab.evaluate.ablation.contextual import contextual_axis
+    from rag_lab.evaluate.ablation.runner import AblationResult
+
+    spec = GridSpec(modes=("fusion",), fusion_k=(60,), prefetch=(100,), top_k=(5,))
+    config = spec.baseline("fusion", 5).id
+    rng = np.random.default_rng(3)
+    base = rng.random(40)
+    variants = {"none": base, "annotations": base + 0.2 + rng.normal(0, 0.05, 40), "llm": base + rng.normal(0, 0.05, 40)}
+    variants["llm"][7] = np.nan  # e.g. a metric undefined for one question
+    runs = {name: AblationResult(None, {}, None, pd.DataFrame(
+        {"config": config, "qid": [f"q{i}" for i in range(40)], "metric": METRIC, "score": scores}))
+        for name, scores in variants.items()}
+    axis = contextual_axis(runs, spec).set_index("contextual")
+    assert pd.isna(axis.loc["none", "family"]) and np.isnan(axis.loc["none", "p_student"])
+    for name in ("annotations", "llm"):
+        row = axis.loc[name]
+        assert row["family"] == f"contextual | {config} | {METRIC}" and row["family_size"] == 2
+        assert 0 <= row["p_student"] <= row["p_student_holm"] <= 1 and 0 <= row["p_wilcoxon_holm"] <= 1
+    assert bool(axis.loc["annotations", "significant"]) and not axis.loc["llm", "significant"]
+    kept = ~np.isnan(variants["llm"])
+    assert axis.loc["llm", "delta"] == pytest.approx(float((variants["llm"][kept] - base[kept]).mean()))

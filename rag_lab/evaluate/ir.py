@@ -19,6 +19,7 @@ from pathlib import Path
 
 from rag_lab.config import Settings
 from rag_lab.datasets import Dataset, sample_judged
+from rag_lab.evaluate.cache_keys import question_key
 from rag_lab.fusion import TIE_RULE
 from rag_lab.fusion.rrf import DEFAULT_RRF_K
 from rag_lab.index import CorpusIndex
@@ -119,11 +120,6 @@ def fold_to_documents(results) -> dict[str, float]:
 
 
 CHECKPOINT_VERSION = 2  # 2: entries keyed by question text, documents by path (doc_key)
-
-
-def question_key(text: str) -> str:
-    """A checkpoint entry's key: the question's text, hashed (ids are line numbers and shift)."""
-    return hashlib.sha256(text.encode("utf-8")).hexdigest()[:24]
 
 
 def _checkpoint_path(settings: Settings, index: CorpusIndex, mode: str, params: dict) -> Path:

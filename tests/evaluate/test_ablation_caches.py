@@ -193,3 +193,13 @@ def test_a_new_question_in_a_cache_with_more_legs_gets_every_cached_leg(tmp_path
     hybrid = _depth_legs(tmp_path, {"a": "first?", "b": "second?"}, ("hybrid",), 10)
     assert DepthRetriever.built == [(10, ("dense", "bm25", "sparse"))]  # all from the cache
     assert hybrid["b"]["sparse"][0][0] == "sparse-second?-0"
+
+
+def test_a_cache_keyed_another_way_is_moved_aside(tmp_path):
+    queries = {"line-1": "What is the income limit?"}
+    _legs(tmp_path, queries)
+    meta = json.loads((tmp_path / "legs.meta.json").read_text())
+    del meta["keyed_by"]  # a cache written before lines were keyed by the question text alone
+    (tmp_path / "legs.meta.json").write_text(json.dumps(meta))
+    _legs(tmp_path, queries)
+    assert TextRetriever.calls == ["What is the income limit?"] and (tmp_path / "legs.jsonl.old").exists()

@@ -125,9 +125,11 @@ CHECKPOINT_VERSION = 2  # 2: entries keyed by question text, documents by path (
 def _checkpoint_path(settings: Settings, index: CorpusIndex, mode: str, params: dict) -> Path:
     # Everything that shapes the ranking: the index (fingerprint covers corpus, embedding model,
     # tokenizer, chunking, contextual variant), the vector backend (engines may order ties
-    # differently), the mode and its parameters, the depth and the tie rule.
+    # differently), the mode and its effective parameters (defaults filled in: a changed default
+    # misses, a default given explicitly hits), the depth and the tie rule.
     key = json.dumps({"v": CHECKPOINT_VERSION, "fp": index.manifest.fingerprint, "backend": index.paths.backend,
-                      "mode": mode, "params": params, "depth": DEPTH, "ties": TIE_RULE}, sort_keys=True)
+                      "mode": mode, "params": {**DEFAULT_PARAMS, **params}, "depth": DEPTH, "ties": TIE_RULE},
+                     sort_keys=True)
     digest = hashlib.sha256(key.encode()).hexdigest()[:16]
     return Path(settings.data_dir) / "runs" / index.paths.root.name / f"{mode}-{digest}.json"
 

@@ -33,7 +33,6 @@ PER_QUERY_FILE = "per_query.csv.gz"
 MANIFEST_FILE = "manifest.json"
 DETAILS_FILE = "details.json"
 ANSWERS_CSV = "answers.csv"
-CONFIG_COLUMNS = ["config", "mode", "k", "prefetch", "dense_weight", "sparse_weight", "top_k"]
 
 
 @dataclass
@@ -83,8 +82,6 @@ def _run_ablation(dataset: Dataset, settings: Settings, spec: GridSpec, out_dir:
                   answer_configs, answer_limit, llm, contextual) -> AblationResult:
     from rag_lab.index import CorpusIndex
 
-    out_dir = Path(out_dir)
-    out_dir.mkdir(parents=True, exist_ok=True)
     index = CorpusIndex.open(dataset, settings, contextual)
     queries, qrels, references = load_questions(dataset, limit)
     timing: dict[str, float] = {}

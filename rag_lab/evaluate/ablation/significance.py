@@ -26,7 +26,6 @@ import numpy as np
 from rag_lab.evaluate.ablation.grid import Config, GridSpec
 from rag_lab.evaluate.stats import DEFAULT_ALPHA, bootstrap_ci, bootstrap_matrix, holm_within, paired_p_value
 
-AXES = ("k", "prefetch", "weights")
 FAMILY_QUESTIONS = {
     "k": "does RRF k matter? each k against the default k, at the default prefetch and weights",
     "prefetch": "does the prefetch depth matter? each prefetch against the default, at the default k and weights",
@@ -36,8 +35,6 @@ FAMILY_QUESTIONS = {
 }
 DECISION_TEST = "student"
 CHECK_TEST = "wilcoxon"
-SIGNIFICANCE_COLUMNS = ("delta", "p_student", "p_wilcoxon", "p_student_holm", "p_wilcoxon_holm", "family",
-                        "family_axis", "family_size", "significant")
 
 
 def _moved(config: Config, base: Config) -> list[str]:

@@ -1,7 +1,7 @@
 """The ablation's run-folder caches serve only what they were made from: legs keyed by the
 question's text and everything that shapes its ranking (not its ``line-N`` id), answers keyed by
-the chunks' text and the generator's sampling settings; a damaged cache is an error naming the
-file and line. A stand-in index (the storage only) drives the loops; test_ablation.py runs them on
+the question's text, the chunks' text, the model, the prompt and the generator's sampling settings;
+a damaged cache is an error naming the file and line. A stand-in index (the storage only) drives the loops; test_ablation.py runs them on
 the real index."""
 
 from __future__ import annotations
@@ -203,3 +203,59 @@ def test_a_cache_keyed_another_way_is_moved_aside(tmp_path):
     (tmp_path / "legs.meta.json").write_text(json.dumps(meta))
     _legs(tmp_path, queries)
     assert TextRetriever.calls == ["What is the income limit?"] and (tmp_path / "legs.jsonl.old").exists()
+
+
+@pytest.fixture
+def answer_on_a_server(fake_openai, lab_settings, tmp_path):
+    """``generate_answers`` through its real generator path (settings → OpenAI-compatible LLM →
+    the real openai SDK over HTTP to a fake server): ``run(question=…, model=…)`` returns the
+    requests that run sent to the server (none = every answer came from answers.jsonl)."""
+    from rag_lab.evaluate.ablation import answers
+    from rag_lab.evaluate.ablation.grid import Candidates, Config, GridSpec, compute_grid
+
+    server = fake_openai(reply=lambda prompt: "The fee is $5 [Doc 1].")
+    spec = GridSpec(modes=("fusion",), fusion_k=(60,), prefetch=(5,), top_k=(2,))
+    grid = compute_grid([Candidates("q1", {"dense": [("c1", "guide.pdf", 0.9), ("c2", "guide.pdf", 0.8)],
+                                           "bm25": [("c1", "guide.pdf", 3.0)]})], spec)
+    configs = [Config("fusion", 60, 5, 1.0, 1.0, 2)]
+    index = _answer_index("Fee is $5")
+
+    def run(question: str = "What is the fee?", model: str = "model-a"):
+        settings = lab_settings.model_copy(update={"compress": "off", "llm_provider": "openai_compatible",
+                                                   "llm_base_url": server.url, "llm_model": model})
+        before = len(server.requests)
+        rows = answers.generate_answers(index, settings, grid, configs, {"q1": question}, tmp_path, ["q1"],
+                                        progress=False)
+        assert [r["answer"] for r in rows] == ["The fee is $5 [Doc 1]."]
+        return server.requests[before:]
+
+    return run
+
+
+def test_a_changed_question_text_is_answered_anew(answer_on_a_server):
+    first = answer_on_a_server("What is the fee?")
+    assert len(first) == 1 and "What is the fee?" in first[0].prompt
+    assert answer_on_a_server("What is the fee?") == []  # cached
+    edited = answer_on_a_server("What is the late fee?")  # same qid, same chunks, another question
+    assert len(edited) == 1 and "What is the late fee?" in edited[0].prompt
+
+
+def test_another_model_is_asked_not_served_the_first_models_answer(answer_on_a_server):
+    assert [r.model for r in answer_on_a_server(model="model-a")] == ["model-a"]
+    assert answer_on_a_server(model="model-a") == []
+    assert [r.model for r in answer_on_a_server(model="model-b")] == ["model-b"]
+
+
+def test_a_changed_answer_prompt_is_answered_anew(answer_on_a_server, monkeypatch):
+    from llama_index.core.prompts import PromptTemplate
+
+    from rag_lab.answer import engine, prompt
+
+    assert len(answer_on_a_server()) == 1 and answer_on_a_server() == []
+    # an edit of the answer prompt's text (what prompt_version hashes; the engine sends ANSWER_PROMPT)
+    edited = prompt.ANSWER_PROMPT_TMPL.replace("{query_str}", "{query_str}\nAnswer in one sentence.")
+    assert edited != prompt.ANSWER_PROMPT_TMPL
+    monkeypatch.setattr(prompt, "ANSWER_PROMPT_TMPL", edited)
+    monkeypatch.setattr(engine, "ANSWER_PROMPT", PromptTemplate(edited))
+    again = answer_on_a_server()
+    assert len(again) == 1 and "Answer in one sentence." in again[0].prompt

@@ -168,6 +168,7 @@ def test_answer_configs_generate_once_per_distinct_context(run, texas, lab_setti
 
     page = build_report(run.run_dir)
     assert 'id="answer-level-metrics"' in page and "<b>answer:</b>" in page
+    assert "key-fact precision [95% CI]" in page and " · precision " in page  # beside recall, table and cards
 
 
 def test_answered_questions_are_spread_over_the_source_documents(texas, lab_settings, tmp_path):

@@ -166,7 +166,7 @@ def main() -> int:
     if todo and not args.report_only:
         cache = DiskCache(settings.cache_dir / "llm.sqlite")
         llm = build_judge(judge_cfg)
-        scorers = {m: Scorer(settings, judge_llm=llm, judge_id=judge_id(judge_cfg), cache=cache, metrics=[m])
+        scorers = {m: Scorer(settings, judge_llm=llm, cache=cache, metrics=[m])
                    for m in metrics}
         # question by question, metric by metric: the three answers of a question share a prompt prefix
         for number, (item, answer, metric) in enumerate(todo, start=1):
@@ -180,7 +180,7 @@ def main() -> int:
 
         cache = DiskCache(settings.cache_dir / "llm.sqlite")
         llm = build_judge(judge_cfg)
-        faith = Scorer(settings, judge_llm=llm, judge_id=judge_id(judge_cfg), cache=cache, metrics=["faithfulness"])
+        faith = Scorer(settings, judge_llm=llm, cache=cache, metrics=["faithfulness"])
         own_answers(items[:args.own], settings, faith, out, get_llm(settings))
     ids = {i["id"] for i in items}
     rows = [r for (q, _, _), r in done.items() if q in ids]

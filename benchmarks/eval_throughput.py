@@ -30,18 +30,11 @@ from rag_lab.config import load_settings
 from rag_lab.evaluate import run_evaluation
 from rag_lab.evaluate.runner import questions
 from rag_lab.datasets import resolve_dataset
-from tests.evaluate.conftest import quoting_answer
-from tests.evaluate.test_judged_metrics import judge
+from rag_lab.evaluate.store import read_samples
+from tests.evaluate.test_judged_metrics import judge_or_quote
 from tests.models.fake_openai_server import FakeOpenAI
 
 METRICS = ["faithfulness"]  # the judged part; IR scores (MRR, nDCG) are always computed
-
-
-def reply(prompt: str) -> str:
-    try:
-        return json.dumps(judge(prompt))
-    except Exception:  # noqa: BLE001 - not a judge prompt: the generator quotes a chunk
-        return quoting_answer(prompt)
 
 
 def start_server(args) -> tuple[FakeOpenAI, dict[str, int]]:
@@ -68,7 +61,7 @@ def start_server(args) -> tuple[FakeOpenAI, dict[str, int]]:
         with lock:
             return max(0.0, rng.uniform(args.latency - args.jitter, args.latency + args.jitter))
 
-    server = FakeOpenAI(reply=reply, latency=latency, fault=fault)
+    server = FakeOpenAI(reply=judge_or_quote, latency=latency, fault=fault)
     stopper = threading.Timer(args.server_seconds, server.close)  # bounded in time: stops by itself
     stopper.daemon = True
     stopper.start()
@@ -79,7 +72,7 @@ def count(out: Path, modes: list[str], expected: set[str]) -> dict[str, float]:
     lost = duplicated = errors = nan = 0
     stages = {"retrieve": 0.0, "generate": 0.0, "score": 0.0}
     for mode in modes:
-        lines = [json.loads(line) for line in (out / mode / "samples.jsonl").read_text(encoding="utf-8").splitlines()]
+        lines = read_samples(out / mode / "samples.jsonl")
         ids = [r["id"] for r in lines]
         lost += len(expected - set(ids))
         duplicated += len(ids) - len(set(ids))

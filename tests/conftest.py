@@ -60,6 +60,23 @@ def lab_cli(lab_settings, monkeypatch, tmp_path, capsys):
     get_settings.cache_clear()
 
 
+@pytest.fixture
+def fake_openai():
+    """``start(**behaviour)`` → a running fake OpenAI-compatible server on 127.0.0.1 (see
+    tests/models/fake_openai_server.py); every server started is closed after the test."""
+    from tests.models.fake_openai_server import FakeOpenAI
+
+    servers = []
+
+    def start(**behaviour):
+        servers.append(FakeOpenAI(**behaviour))
+        return servers[-1]
+
+    yield start
+    for server in servers:
+        server.close()
+
+
 @pytest.fixture(scope="session", autouse=True)
 def _close_qdrant_clients():
     yield

@@ -146,7 +146,8 @@ class ListwiseJSONRerank(LLMRerank):
 RERANK_PROMPT_VERSION = "\x00".join([
     LISTWISE_PROMPT, DEFAULT_CHOICE_SELECT_PROMPT.get_template(),
     f"listwise: {ListwiseJSONRerank.model_fields['max_chars'].default} chars x "
-    f"{ListwiseJSONRerank.model_fields['max_candidates'].default} candidates; choice-select: 800 chars",
+    f"{ListwiseJSONRerank.model_fields['max_candidates'].default} candidates; "
+    f"choice-select: {LabLLMRerank.model_fields['max_chars'].default} chars",
 ])
 
 

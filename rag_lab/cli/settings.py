@@ -16,7 +16,7 @@ def get_settings() -> Settings:
 
 
 def positive_int(text: str) -> int:
-    """argparse ``type`` of counts (--top-k, --top-n, --limit, --prefetch, RRF k): a whole number ≥ 1,
+    """argparse ``type`` of counts (--top-k, --top-n, --limit, --prefetch): a whole number ≥ 1,
     refused at the command line (``--top-k 0`` would otherwise fail every sample later)."""
     import argparse
 

@@ -18,9 +18,7 @@ from rag_lab.answer.prompt import all_cited_numbers, cited_numbers
 from rag_lab.evaluate.key_facts import CITATION_MARKER, _is_stated, _stated_values
 from rag_lab.tokenizer import iter_terms
 
-# "[Doc 2]", "[Doc 2: file.pdf, Page 3]", "[Docs 1, 2]", "(Doc 1)", "Doc 1": removed before facts are read.
-_MARKER = CITATION_MARKER
-_LEADING = re.compile(rf"^\s*(?:(?:{_MARKER.pattern})\s*[.,;:]?\s*)+", re.IGNORECASE)
+_LEADING = re.compile(rf"^\s*(?:(?:{CITATION_MARKER.pattern})\s*[.,;:]?\s*)+", re.IGNORECASE)
 _SENTENCE_END = re.compile(r"(?<=[.!?])\s+(?=\S)|\n+")
 
 
@@ -100,7 +98,7 @@ def split_claims(answer: str, n_docs: int) -> list[CitedClaim]:
                 claims.append(previous)
             raw = raw[lead.end():]
         numbers = all_cited_numbers(raw)
-        text = _MARKER.sub(" ", raw).strip()
+        text = CITATION_MARKER.sub(" ", raw).strip()
         if not re.search(r"\w", text):
             continue
         facts = sorted({t.text for t in iter_terms(text) if t.is_domain})

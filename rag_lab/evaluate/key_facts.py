@@ -33,7 +33,7 @@ def strip_citations(text: str) -> str:
 
 def extract_key_facts(text: str) -> set[str]:
     """The normalised domain terms of ``text`` (``{"dollar_4106", "percent_85", "bcy26", "5"}``)."""
-    return {term.text for term in iter_terms(text or "") if term.is_domain}
+    return set(_facts(text))
 
 
 def _facts(text: str) -> dict[str, Term]:
@@ -63,16 +63,19 @@ def _is_stated(fact: Term, stated: set[str]) -> bool:
     return False
 
 
+def _facts_not_asked(text: str, question: str | None) -> dict[str, Term]:
+    asked = _stated_values(question or "")
+    return {name: term for name, term in _facts(text).items() if not _is_stated(term, asked)}
+
+
 def answer_facts(text: str, question: str | None = None) -> dict[str, Term]:
     """The key facts ``text`` states that ``question`` does not (citation markers ignored)."""
-    asked = _stated_values(question or "")
-    return {name: term for name, term in _facts(strip_citations(text)).items() if not _is_stated(term, asked)}
+    return _facts_not_asked(strip_citations(text), question)
 
 
 def reference_facts(reference: str, question: str | None = None) -> dict[str, Term]:
     """The reference's key facts that ``question`` does not state: what an answer must add."""
-    asked = _stated_values(question or "")
-    return {name: term for name, term in _facts(reference).items() if not _is_stated(term, asked)}
+    return _facts_not_asked(reference, question)
 
 
 def has_key_facts(reference: str, question: str | None = None) -> bool:

@@ -312,45 +312,32 @@ def _eval_sections(run) -> list:
 
 
 def _eval_mode_table(run, scored):
-    """(CI frame, metric × mode table, significance table, baseline). A cell: ``mean [CI]`` and its
-    mark; beside each mode, how many samples failed that metric (left out of the mean)."""
+    """(CI frame, metric × mode table, significance table, baseline), from the mode comparison's own
+    statistics (:mod:`rag_lab.report.comparison`). A cell: ``mean [CI]`` and its mark; beside each
+    mode, how many samples failed that metric (left out of the mean)."""
     import pandas as pd
 
-    from rag_lab.evaluate.stats import bootstrap_frame, compare_to_baseline
+    from rag_lab.evaluate.frames import metric_order
+    from rag_lab.report.comparison import mode_table, per_query_from_samples, significance_table
 
-    ci = bootstrap_frame(scored.rename(columns={"value": "score"}), ["mode", "metric"])
-    per_query: dict = {}
-    for (mode, metric), group in scored.groupby(["mode", "metric"], sort=False):
-        per_query.setdefault(mode, {})[metric] = dict(zip(group["sample_id"].astype(str), group["value"]))
+    per_query = per_query_from_samples(scored)
     modes = list(run.records) or list(per_query)
     baseline = next((m for m in modes if m in per_query), next(iter(per_query)))
-    sig = compare_to_baseline(per_query, baseline) if len(per_query) > 1 else None
+    ci = mode_table(per_query, baseline)
     failed = {(r["mode"], r["metric"]): int(r["nan"]) for _, r in run.summary.iterrows()}
-    means = {(r["mode"], r["metric"]): T.fmt_ci(r["mean"], r["ci_low"], r["ci_high"]) for _, r in ci.iterrows()}
-    marks: dict = {}
-    sig_rows = []
-    if sig is not None:
-        for (mode, metric), part in sig.groupby(["system", "metric"], sort=False):
-            part = part.set_index("test")
-            delta = float(part["delta"].iloc[0])
-            significant = bool(part["significant"].all())
-            marks[(mode, metric)] = ("▲" if delta > 0 else "▼") if significant else ""
-            sig_rows.append({"mode": mode, "metric": metric, "vs": baseline, f"Δ": f"{delta:+.3f}",
-                             "p (t, Holm)": T._fmt_p(part["p_holm"].get("student")),
-                             "p (Fisher, Holm)": T._fmt_p(part["p_holm"].get("fisher")),
-                             "significance": (("▲ sig." if delta > 0 else "▼ sig.") if significant else "not sig.")})
-    from rag_lab.evaluate.frames import metric_order
-
-    metrics = metric_order(list(dict.fromkeys(run.summary["metric"])))
+    arrow = {True: "▲", False: "▼"}
+    cells = {(r["mode"], r["metric"]): (T.fmt_ci(r["mean"], r["ci_low"], r["ci_high"])
+                                        + (f" {arrow[r['delta'] > 0]}" if r["significant"] else ""))
+             for _, r in ci.iterrows()}
     rows = []
-    for metric in metrics:
+    for metric in metric_order(list(dict.fromkeys(run.summary["metric"]))):
         row = {"metric": metric}
         for mode in modes:
-            cell = means.get((mode, metric), "—")
-            row[mode] = f"{cell} {marks.get((mode, metric), '')}".strip()
+            row[mode] = cells.get((mode, metric), "—")
             row[f"{mode} failed"] = failed.get((mode, metric), 0)
         rows.append(row)
-    return ci, pd.DataFrame(rows), pd.DataFrame(sig_rows), baseline
+    significance = significance_table(ci) if len(per_query) > 1 else pd.DataFrame()
+    return ci, pd.DataFrame(rows), significance, baseline
 
 
 def _failure_note(run, failed) -> str:

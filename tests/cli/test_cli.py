@@ -123,15 +123,6 @@ def test_empty_query(cli, query):
     _assert_one_clean_error(code, out, err, "query is empty")
 
 
-@pytest.mark.parametrize("top_k", ["0", "-2"])
-def test_top_k_below_one(cli, top_k, capsys):
-    with pytest.raises(SystemExit) as exit_info:  # refused by the argument parser, before any work
-        cli("search", "texas_childcare", "income", "--mode", "bm25", "--top-k", top_k)
-    err = capsys.readouterr().err
-    assert exit_info.value.code == 2 and f"argument --top-k: must be ≥ 1, got {top_k}" in err
-    assert "Traceback" not in err
-
-
 def test_bad_config_value(cli, monkeypatch):
     monkeypatch.setenv("RAG_LAB_CHUNK_WORDS", "abc")
     code, out, err = cli("search", "texas_childcare", "income", "--mode", "bm25")

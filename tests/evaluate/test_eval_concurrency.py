@@ -7,41 +7,22 @@ from __future__ import annotations
 
 import json
 import re
-import threading
-import time
 
 import pytest
 
 from rag_lab.evaluate import load_run, run_evaluation
 from rag_lab.evaluate.schedule import RunStopped
-from tests.evaluate.conftest import quoting_answer
-from tests.evaluate.test_judged_metrics import judge
-from tests.models.fake_openai_server import FakeOpenAI
+from tests.evaluate.test_judged_metrics import judge_or_quote
+from tests.models.fake_openai_server import FakeOpenAI, run_within
 
 BOUND = 300.0  # seconds; generous: the test machine's 2 cores are shared
 METRICS = ["faithfulness", "rouge_l"]
 JUDGE = "openai_compatible:fake-judge"
 
 
-def reply(prompt: str) -> str:
-    """The judge's JSON for a RAGAS prompt, else the generator's answer quoting a chunk."""
-    try:
-        return json.dumps(judge(prompt))
-    except Exception:  # noqa: BLE001 - not a judge prompt
-        return quoting_answer(prompt)
-
-
 @pytest.fixture
-def server():
-    servers: list[FakeOpenAI] = []
-
-    def start(**behaviour) -> FakeOpenAI:
-        servers.append(FakeOpenAI(reply=reply, **behaviour))
-        return servers[-1]
-
-    yield start
-    for fake in servers:
-        fake.close()
+def server(fake_openai):
+    return lambda **behaviour: fake_openai(reply=judge_or_quote, **behaviour)
 
 
 def _remote(lab_settings, fake: FakeOpenAI, **update):
@@ -50,22 +31,7 @@ def _remote(lab_settings, fake: FakeOpenAI, **update):
 
 
 def _bounded(fn, *args, **kwargs):
-    result: dict = {}
-
-    def work() -> None:
-        try:
-            result["value"] = fn(*args, **kwargs)
-        except BaseException as exc:  # noqa: BLE001 - re-raised in the test's thread
-            result["error"] = exc
-
-    thread = threading.Thread(target=work, daemon=True)
-    started = time.monotonic()
-    thread.start()
-    thread.join(BOUND)
-    assert not thread.is_alive(), f"the run was still going after {BOUND:.0f} s"
-    if "error" in result:
-        raise result["error"]
-    return result["value"], time.monotonic() - started
+    return run_within(BOUND, fn, *args, **kwargs)
 
 
 def _lines(out, mode) -> list[dict]:
@@ -80,7 +46,7 @@ def _table(run):
 
 def test_concurrency_keeps_n_in_flight_resumes_exactly_and_matches_a_sequential_run(server, lab_settings, texas_index,
                                                                                      tmp_path):
-    fake = server(latency=0.15)
+    fake = server(latency=0.4)  # long enough that 4 workers' requests overlap even on a busy machine
     settings = _remote(lab_settings, fake, llm_model="fake-gen-concurrency")
     kwargs = dict(limit=4, judge=JUDGE, rerank=False, progress=False, metrics=METRICS)
     out = tmp_path / "c4"

@@ -247,12 +247,15 @@ def test_a_non_utf8_qa_file_names_the_file_and_line(tmp_path, lab_cli):
     ("eval", "pets", "--top-k", "0"), ("eval", "pets", "--top-k", "-3"), ("eval", "pets", "--top-n", "0"),
     ("search", "pets", "cats", "--top-k", "0"), ("ask", "pets", "cats?", "--top-k", "-3"),
     ("chat", "pets", "--top-k", "0"), ("ir", "pets", "--limit", "0"), ("eval", "pets", "--limit", "-1"),
+    ("search", "pets", "cats", "--mode", "bm25", "--top-k", "-2"),
 ])
 def test_counts_below_one_are_refused_at_the_command_line(argv, capsys):
-    with pytest.raises(SystemExit) as exit_info:
+    with pytest.raises(SystemExit) as exit_info:  # refused by the argument parser, before any work
         main(list(argv))
+    err = capsys.readouterr().err
     assert exit_info.value.code == 2
-    assert "must be ≥ 1" in capsys.readouterr().err
+    assert f"argument {argv[-2]}: must be ≥ 1, got {argv[-1]}" in err
+    assert "Traceback" not in err
 
 
 # -- quiet terminal, clear errors -------------------------------------------------------------------

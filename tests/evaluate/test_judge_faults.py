@@ -8,8 +8,6 @@ from __future__ import annotations
 
 import io
 import json
-import threading
-import time
 
 import pytest
 from pydantic import SecretStr
@@ -20,26 +18,23 @@ from rag_lab.models.llm import get_llm
 from rag_lab.models.llm.disk_cache import DiskCache
 from rag_lab.progress import PlainProgress
 from tests.evaluate.test_judged_metrics import JUDGED, _record, judge
-from tests.models.fake_openai_server import FakeOpenAI
+from tests.models.fake_openai_server import FakeOpenAI, run_within
 
 BOUND = 60.0  # seconds: the issue's "one sample finishes in under 60 s"
 
 
 @pytest.fixture
-def fake_server(monkeypatch):
-    servers: list[FakeOpenAI] = []
+def fake_server(fake_openai, monkeypatch):
+    """A fake server that ``OPENAI_BASE_URL`` points the openai provider at."""
+    for name in ("OPENAI_API_KEY", "RAG_LAB_LLM_MODEL", "RAG_LAB_LLM_PROVIDER"):
+        monkeypatch.delenv(name, raising=False)
 
     def start(**behaviour) -> FakeOpenAI:
-        server = FakeOpenAI(**behaviour)
-        servers.append(server)
+        server = fake_openai(**behaviour)
         monkeypatch.setenv("OPENAI_BASE_URL", server.url)
         return server
 
-    for name in ("OPENAI_API_KEY", "RAG_LAB_LLM_MODEL", "RAG_LAB_LLM_PROVIDER"):
-        monkeypatch.delenv(name, raising=False)
-    yield start
-    for server in servers:
-        server.close()
+    return start
 
 
 def _judge(settings):
@@ -52,18 +47,7 @@ def _settings(lab_settings, **update):
 
 
 def _score_bounded(scorer: Scorer, record: dict) -> tuple[dict, dict, float]:
-    result: dict = {}
-
-    def work() -> None:
-        result["value"] = scorer.score(record)
-
-    started = time.monotonic()
-    thread = threading.Thread(target=work, daemon=True)
-    thread.start()
-    thread.join(BOUND)
-    elapsed = time.monotonic() - started
-    assert not thread.is_alive(), f"one sample was still being judged after {BOUND:.0f} s"
-    scores, errors = result["value"]
+    (scores, errors), elapsed = run_within(BOUND, scorer.score, record)
     return scores, errors, elapsed
 
 
@@ -108,7 +92,7 @@ def test_http_401_fails_at_once_with_the_providers_message(fake_server, lab_sett
     assert len(server.requests) == 1  # not retried, and the judge is not asked again (before: 59 requests, 646 s)
     assert all("HTTP 401" in errors[m] and "Incorrect API key provided" in errors[m] for m in JUDGED)
     assert all("sk-test-123" not in e for e in errors.values())
-    assert elapsed < 10
+    assert elapsed < 30  # no retry, no backoff: the offline metrics only (a loaded CI core included)
     again, errors_again, _ = _score_bounded(scorer, _record())  # the next sample: still no request
     assert len(server.requests) == 1 and "refused access" in errors_again["faithfulness"]
 
@@ -134,7 +118,7 @@ def test_a_hanging_judge_is_cut_off_at_the_sample_deadline(fake_server, lab_sett
     scorer = Scorer(settings, judge_llm=_judge(settings))
     scores, errors, elapsed = _score_bounded(scorer, _record())
     _all_judged_failed(scores, errors)
-    assert elapsed < 4.0 + 3.0  # the deadline, plus the offline metrics (before: > 1,700 s)
+    assert elapsed < 4.0 + 20.0  # the deadline, plus the offline metrics on a busy core (before: > 1,700 s)
     assert "judge deadline (4 s" in errors["faithfulness"] or "deadline" in errors["faithfulness"]
     assert all("deadline" in errors[m] for m in JUDGED)
     assert len(server.requests) <= 3  # 2 s timeouts with backoff: no more fit in 4 s

@@ -56,6 +56,17 @@ def judge(prompt: str) -> dict:
     raise AssertionError(f"unexpected judge prompt: {prompt[:120]}")
 
 
+def judge_or_quote(prompt: str) -> str:
+    """A scripted server's reply: the judge's JSON for a RAGAS prompt, else a generator's answer
+    quoting a chunk (see tests/evaluate/conftest.py:quoting_answer)."""
+    from tests.evaluate.conftest import quoting_answer
+
+    try:
+        return json.dumps(judge(prompt))
+    except Exception:  # noqa: BLE001 - not a judge prompt
+        return quoting_answer(prompt)
+
+
 class JudgeServer:
     def __init__(self) -> None:
         self.requests: list[dict] = []

@@ -143,3 +143,24 @@ class FakeOpenAI:
         self._release.set()
         self.server.shutdown()
         self.server.server_close()
+
+
+def run_within(seconds: float, fn: Callable, *args, **kwargs):
+    """``fn(*args, **kwargs)`` in a thread given at most ``seconds``: (its value, seconds taken).
+    A test that hits a server bounds every call, so a regression fails instead of hanging CI."""
+    result: dict = {}
+
+    def work() -> None:
+        try:
+            result["value"] = fn(*args, **kwargs)
+        except BaseException as exc:  # noqa: BLE001 - re-raised in the test's thread
+            result["error"] = exc
+
+    thread = threading.Thread(target=work, daemon=True)
+    started = time.monotonic()
+    thread.start()
+    thread.join(seconds)
+    assert not thread.is_alive(), f"still running after {seconds:.0f} s"
+    if "error" in result:
+        raise result["error"]
+    return result["value"], time.monotonic() - started

@@ -14,14 +14,11 @@ from rag_lab.evaluate.runner import judge_settings
 from rag_lab.models import embed_model_id, get_embed_model
 from rag_lab.models.llm import get_llm
 from rag_lab.models.llm.identity import llm_identity
-from tests.models.fake_openai_server import FakeOpenAI
 
 
 @pytest.fixture
-def server():
-    fake = FakeOpenAI(reply=lambda prompt: f"echo: {prompt[-20:]}")
-    yield fake
-    fake.close()
+def server(fake_openai):
+    return fake_openai(reply=lambda prompt: f"echo: {prompt[-20:]}")
 
 
 def _settings(**kw) -> Settings:

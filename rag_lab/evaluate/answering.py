@@ -64,27 +64,13 @@ def model_id(settings: Settings, *, for_agent: bool = False, llm: Any = None) ->
     is named by what it is (:func:`llm_identity`: two objects with one model name but other settings
     are two models); the configured one by provider, endpoint (when not the provider's default:
     an OpenAI-compatible server, ``OPENAI_BASE_URL``, a Bedrock region) and model."""
-    from rag_lab.models.llm.identity import llm_identity, llm_name
+    from rag_lab.models.llm.identity import configured_name, llm_identity
 
     if llm is not None:
         return llm_identity(llm)
     from rag_lab.models.llm.factory import resolve_model
 
-    return llm_name(settings.llm_provider, resolve_model(settings, for_agent=for_agent), endpoint_of(settings))
-
-
-def endpoint_of(settings: Settings) -> str | None:
-    """Where the configured provider sends requests, as its SDK decides (None: its fixed default)."""
-    provider = settings.llm_provider
-    if provider == "openai":
-        import os
-
-        return os.environ.get("OPENAI_BASE_URL") or None  # the openai SDK's own rule
-    if provider == "openai_compatible":
-        return settings.llm_base_url
-    if provider == "bedrock":
-        return settings.aws_region
-    return None
+    return configured_name(settings, resolve_model(settings, for_agent=for_agent))
 
 
 def manifest_model_name(settings: Settings, *, for_agent: bool = False, llm: Any = None) -> str:

@@ -62,3 +62,16 @@ def test_configured_name_and_built_llms_identity_are_one_spelling(no_openai_env,
     llm = get_llm(settings, http_client=httpx.Client(transport=httpx.MockTransport(_transport)),
                   async_http_client=httpx.AsyncClient(transport=httpx.MockTransport(_transport)))
     assert llm_identity(llm) == model_id(settings)
+
+
+def test_chunk_contexts_name_their_llm_in_the_same_spelling():
+    """Chunk contexts (contextual retrieval) are cached by LLM name too: two servers behind one model
+    name are two models there as well, and the local model keeps its name (its indexes stay valid)."""
+    from rag_lab.ingest.contextual.apply import model_id as context_model_id
+
+    one = _settings(llm_provider="openai_compatible", llm_base_url="http://127.0.0.1:8000/v1", llm_model="qwen")
+    other = one.model_copy(update={"llm_base_url": "http://127.0.0.1:9000/v1"})
+    assert context_model_id(one) != context_model_id(other)  # before: both "openai_compatible:qwen"
+    assert context_model_id(one) == model_id(one)
+    local = _settings(llm_provider="local")
+    assert context_model_id(local) == f"local:{local.llm_model_name}"

@@ -39,6 +39,25 @@ def llm_name(provider: str, model: str, endpoint: str | None = None) -> str:
     return f"{provider}:{model}"
 
 
+def configured_name(settings: Any, model: str) -> str:
+    """:func:`llm_name` of ``model`` served by the configured provider (from settings, nothing built)."""
+    return llm_name(settings.llm_provider, model, configured_endpoint(settings))
+
+
+def configured_endpoint(settings: Any) -> str | None:
+    """Where the configured provider sends requests, as its SDK decides (None: its fixed default)."""
+    provider = settings.llm_provider
+    if provider == "openai":
+        import os
+
+        return os.environ.get("OPENAI_BASE_URL") or None  # the openai SDK's own rule
+    if provider == "openai_compatible":
+        return settings.llm_base_url
+    if provider == "bedrock":
+        return settings.aws_region
+    return None
+
+
 def llm_identity(llm: Any) -> str:
     """:func:`llm_name` for our provider LLMs, ``local:<catalog name>`` (or ``local:<file>.gguf#<bytes>``)
     for the local model (not its path or threads: moving the data folder changes no reply); for any other LLM object its class,

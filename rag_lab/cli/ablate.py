@@ -126,12 +126,11 @@ def render_summary(result) -> str:
     m = result.manifest
     check = m["spot_check"]
     metric = main_metric(result.results)
-    n_checks = len(check.get("checks", [check]))
     lines = [f"{m['dataset']}: {m['n_configs']} configurations × {m['n_queries']} questions "
              f"(legs {m['timing']['legs_s']:.1f}s, grid {m['timing']['grid_s']:.1f}s, "
              f"metrics {m['timing']['metrics_s']:.1f}s, statistics {m['timing']['stats_s']:.1f}s)",
-             f"spot check ({check['mode']}, {n_checks} live queries at prefetch "
-             f"{', '.join(str(p) for p in check.get('prefetch_values', [check.get('prefetch')]))}): live ranking "
+             f"spot check ({check['mode']}, {len(check['checks'])} live queries at prefetch "
+             f"{', '.join(str(p) for p in check['prefetch_values'])}): live ranking "
              + ("equals the grid's" if check["equal"] else
                 f"DIFFERS from the grid's for {check['config']} question {check['qid']} (see manifest.json)")]
     lines.append(best_configs(result.results, metric).to_string(index=False))

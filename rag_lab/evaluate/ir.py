@@ -19,6 +19,7 @@ from pathlib import Path
 
 from rag_lab.config import Settings
 from rag_lab.datasets import Dataset, sample_judged
+from rag_lab.evaluate.cache_keys import question_key
 from rag_lab.fusion import TIE_RULE
 from rag_lab.fusion.rrf import DEFAULT_RRF_K
 from rag_lab.index import CorpusIndex
@@ -121,17 +122,14 @@ def fold_to_documents(results) -> dict[str, float]:
 CHECKPOINT_VERSION = 2  # 2: entries keyed by question text, documents by path (doc_key)
 
 
-def question_key(text: str) -> str:
-    """A checkpoint entry's key: the question's text, hashed (ids are line numbers and shift)."""
-    return hashlib.sha256(text.encode("utf-8")).hexdigest()[:24]
-
-
 def _checkpoint_path(settings: Settings, index: CorpusIndex, mode: str, params: dict) -> Path:
     # Everything that shapes the ranking: the index (fingerprint covers corpus, embedding model,
     # tokenizer, chunking, contextual variant), the vector backend (engines may order ties
-    # differently), the mode and its parameters, the depth and the tie rule.
+    # differently), the mode and its effective parameters (defaults filled in: a changed default
+    # misses, a default given explicitly hits), the depth and the tie rule.
     key = json.dumps({"v": CHECKPOINT_VERSION, "fp": index.manifest.fingerprint, "backend": index.paths.backend,
-                      "mode": mode, "params": params, "depth": DEPTH, "ties": TIE_RULE}, sort_keys=True)
+                      "mode": mode, "params": {**DEFAULT_PARAMS, **params}, "depth": DEPTH, "ties": TIE_RULE},
+                     sort_keys=True)
     digest = hashlib.sha256(key.encode()).hexdigest()[:16]
     return Path(settings.data_dir) / "runs" / index.paths.root.name / f"{mode}-{digest}.json"
 

@@ -25,7 +25,7 @@ import numpy as np
 
 STAT_TESTS = ("student", "fisher")
 # Every test paired_p_value knows; the analytic ones (no permutation floor) are student and wilcoxon.
-KNOWN_TESTS = ("student", "fisher", "wilcoxon")
+KNOWN_TESTS = STAT_TESTS + ("wilcoxon",)
 DEFAULT_ALPHA = 0.05
 DEFAULT_SEED = 42
 DEFAULT_PERMUTATIONS = 2000

@@ -129,24 +129,35 @@ def answers_section(answers):
 
     from rag_lab.evaluate.stats import bootstrap_ci
 
+    def numeric(group, column):
+        # older runs (before key_fact_precision existed) have no such column: an empty CI, shown "—"
+        values = group[column] if column in group else pd.Series(dtype=float)
+        return bootstrap_ci(pd.to_numeric(values, errors="coerce").to_numpy())
+
     rows = []
     for config, group in answers.groupby("config", sort=False):
-        kf = bootstrap_ci(pd.to_numeric(group["key_fact_recall"], errors="coerce").to_numpy())
+        kf = numeric(group, "key_fact_recall")
+        kp = numeric(group, "key_fact_precision")
         rows.append({"config": config, "answers": len(group),
                      "key-fact recall [95% CI]": T.fmt_ci(kf["mean"], kf["ci_low"], kf["ci_high"]),
+                     "key-fact precision [95% CI]": T.fmt_ci(kp["mean"], kp["ci_low"], kp["ci_high"]),
                      "no reference facts": kf["n_nan"],
                      "cites a relevant file": f"{group['cites_relevant'].astype(bool).mean():.0%}",
                      "cites nothing": f"{(group['cited'].apply(len) == 0).mean():.0%}"})
     body = ("<p>Answers generated from each configuration's fused chunks (one generation per distinct context; "
             "configurations that give the generator the same chunks share it). Key-fact recall: the share of the "
-            "reference answer's numbers, amounts and codes the answer states.</p>")
+            "reference answer's new numbers, amounts and codes (those the question does not state) the answer states; "
+            "key-fact precision: the share of the answer's own such facts that the reference states (a dump of "
+            "every number in the context scores high recall, low precision).</p>")
     body += table_html(pd.DataFrame(rows))
     body += "<h3>Weakest answers (lowest key-fact recall), with their cited sources</h3>"
     scored = answers.assign(_kf=pd.to_numeric(answers["key_fact_recall"], errors="coerce").fillna(-1.0))
     for _, row in scored.sort_values(["_kf", "qid"]).head(8).iterrows():
         kf = "—" if row["_kf"] < 0 else f"{row['_kf']:.2f}"
+        precision = pd.to_numeric(row.get("key_fact_precision"), errors="coerce")
+        kp = "—" if pd.isna(precision) else f"{precision:.2f}"
         body += (f"<div class=\"answer\"><b>{html.escape(str(row['config']))}</b> · question {html.escape(str(row['qid']))}"
-                 f" · key-fact recall {kf}<br><b>Q:</b> {html.escape(str(row['question']))}"
+                 f" · key-fact recall {kf} · precision {kp}<br><b>Q:</b> {html.escape(str(row['question']))}"
                  f"<br><b>answer:</b> {html.escape(str(row['answer'])[:1200])}"
                  f"<br><b>cited sources:</b> {html.escape(', '.join(row['cited']) or '(none cited)')}"
                  f"<br><b>retrieved:</b> {html.escape(', '.join(dict.fromkeys(row['retrieved'])))}</div>")
@@ -271,6 +282,8 @@ def generic_sections(run_dir: Path, manifest: dict) -> list:
 
 
 def _eval_sections(run) -> list:
+    import pandas as pd
+
     sections = []
     scored = run.samples.dropna(subset=["value"])
     failed = run.summary[run.summary["nan"] > 0]
@@ -298,13 +311,21 @@ def _eval_sections(run) -> list:
     body = f"<p>The lowest-scoring questions per mode by {html.escape(main_metric)}.</p>"
     for mode, records in run.records.items():
         by_id = {str(r.get("id")): r for r in records}
-        worst = scored[(scored["mode"] == mode) & (scored["metric"] == main_metric)].sort_values("value").head(3)
+        of_mode = scored[scored["mode"] == mode]
+        # the worst question's other key-fact score beside the one it was ranked by
+        companion = {"key_fact_recall": "key_fact_precision"}.get(main_metric)
+        companion_values = dict(zip(of_mode.loc[of_mode["metric"] == companion, "sample_id"].astype(str),
+                                    of_mode.loc[of_mode["metric"] == companion, "value"]))
+        worst = of_mode[of_mode["metric"] == main_metric].sort_values("value").head(3)
         for _, w in worst.iterrows():
             rec = by_id.get(str(w["sample_id"]), {})
+            other = companion_values.get(str(w["sample_id"]))
+            other_text = (f" · {html.escape(companion)} = {'—' if other is None or pd.isna(other) else f'{other:.3f}'}"
+                          if companion else "")
             cited = rec.get("cited_sources") or []
             cited_text = ", ".join(str(c.get("doc", c)) if isinstance(c, dict) else str(c) for c in cited)
             body += (f"<div class=\"answer\"><b>{html.escape(mode)}</b> · {html.escape(str(w['sample_id']))} · "
-                     f"{html.escape(main_metric)} = {w['value']:.3f}<br><b>Q:</b> {html.escape(str(rec.get('question', '')))}"
+                     f"{html.escape(main_metric)} = {w['value']:.3f}{other_text}<br><b>Q:</b> {html.escape(str(rec.get('question', '')))}"
                      f"<br><b>answer:</b> {html.escape(str(rec.get('answer', ''))[:1200])}"
                      f"<br><b>cited sources:</b> {html.escape(cited_text or '(none cited)')}</div>")
     sections.append(_section("Worst questions", body))

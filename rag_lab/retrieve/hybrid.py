@@ -20,11 +20,8 @@ from rag_lab.fusion import DEFAULT_RRF_K, explain_fusion, qdrant_rrf_k, rank_fus
 from rag_lab.index import CorpusIndex
 from rag_lab.index.backend import Hit, SparseQuery
 from rag_lab.retrieve.base import LabRetriever, check_query, check_top_k
-from rag_lab.retrieve.ties import stable_legs
+from rag_lab.retrieve.ties import TIE_MARGIN, stable_legs
 from rag_lab.tokenizer import sparse_query_vector
-
-
-TIE_MARGIN = 10
 
 
 class HybridRetriever(LabRetriever):

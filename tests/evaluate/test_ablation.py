@@ -168,6 +168,7 @@ def test_answer_configs_generate_once_per_distinct_context(run, texas, lab_setti
 
     page = build_report(run.run_dir)
     assert 'id="answer-level-metrics"' in page and "<b>answer:</b>" in page
+    assert "key-fact precision [95% CI]" in page and " · precision " in page  # beside recall, table and cards
 
 
 def test_answered_questions_are_spread_over_the_source_documents(texas, lab_settings, tmp_path):
@@ -194,3 +195,20 @@ def test_cli_summary_says_which_family_each_correction_ran_over(run):
     assert "Holm-corrected within each family" in text
     for axis, size in (("k", 1), ("prefetch", 1), ("weights", 1), ("mode", 1), ("interactions", 4)):
         assert f"  {axis}: " in text and f"families of {size} comparisons" in text, axis
+
+
+def test_a_rerun_without_answers_shows_no_earlier_answers(texas, lab_settings, tmp_path):
+    from llama_index.core.llms import MockLLM
+
+    from rag_lab.report.html import build_report
+
+    spec = GridSpec(modes=("fusion",), fusion_k=(60,), prefetch=(20,), top_k=(3,), default_prefetch=20)
+    out = tmp_path / "rerun"
+    answered = ablation.run_ablation(texas, lab_settings, spec, out, limit=2, progress=False,
+                                     answer_configs=spec.configs(), answer_limit=2, llm=MockLLM(max_tokens=8))
+    assert answered.answers is not None and ablation.load_ablation(out).answers is not None
+    plain = ablation.run_ablation(texas, lab_settings, spec, out, limit=2, progress=False)  # --answer-configs none
+    assert plain.manifest["answers"] is None and plain.answers is None
+    assert not (out / ablation.ANSWERS_CSV).exists() and (out / "answers.jsonl").exists()  # the cache stays
+    assert ablation.load_ablation(out).answers is None
+    assert 'id="answer-level-metrics"' not in build_report(out)

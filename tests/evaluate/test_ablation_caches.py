@@ -1,7 +1,7 @@
 """The ablation's run-folder caches serve only what they were made from: legs keyed by the
 question's text and everything that shapes its ranking (not its ``line-N`` id), answers keyed by
-the chunks' text and the generator's sampling settings; a damaged cache is an error naming the
-file and line. A stand-in index (the storage only) drives the loops; test_ablation.py runs them on
+the question's text, the chunks' text, the model, the prompt and the generator's sampling settings;
+a damaged cache is an error naming the file and line. A stand-in index (the storage only) drives the loops; test_ablation.py runs them on
 the real index."""
 
 from __future__ import annotations
@@ -148,3 +148,114 @@ def test_the_generator_key_holds_max_tokens_and_temperature(lab_settings):
     keys = {generator_id(lab_settings.model_copy(update=change)) for change in
             ({}, {"llm_max_tokens": 64}, {"llm_temperature": 0.7})}
     assert len(keys) == 3
+
+
+class DepthRetriever:
+    """A leg per asked leg, exactly ``depth`` hits deep (what a real retriever returns); records
+    the depth and legs each retriever was built with."""
+
+    built: list[tuple[int, tuple[str, ...]]] = []
+
+    def __init__(self, index, legs, depth):
+        self.legs, self.depth = list(legs), depth
+        DepthRetriever.built.append((depth, tuple(legs)))
+
+    def embed(self, queries):
+        return None
+
+    def __call__(self, query, vector=None):
+        return {leg: [(f"{leg}-{query}-{i}", f"doc-{i}", 1.0 / (i + 1)) for i in range(self.depth)]
+                for leg in self.legs}, {}
+
+
+def _depth_legs(run_dir, queries, modes, depth):
+    questions, _ = legs_module.retrieve_legs(_index(), queries, run_dir, modes, depth, progress=False,
+                                             retriever_factory=DepthRetriever)
+    return {q.qid: q.legs for q in questions}
+
+
+def test_a_new_question_in_a_deeper_cache_is_retrieved_at_the_caches_depth(tmp_path):
+    _depth_legs(tmp_path, {"a": "first?"}, ("fusion",), 100)
+    # a shallower grid in the same folder reuses the 100-deep cache; its new question must be cached 100 deep too
+    shallow = _depth_legs(tmp_path, {"a": "first?", "b": "second?"}, ("fusion",), 20)
+    assert {len(leg) for legs in shallow.values() for leg in legs.values()} == {20}
+    deep = _depth_legs(tmp_path, {"a": "first?", "b": "second?"}, ("fusion",), 100)
+    assert {qid: len(legs["dense"]) for qid, legs in deep.items()} == {"a": 100, "b": 100}
+    assert {qid: len(legs["bm25"]) for qid, legs in deep.items()} == {"a": 100, "b": 100}
+    assert json.loads((tmp_path / "legs.meta.json").read_text())["depth"] == 100
+
+
+def test_a_new_question_in_a_cache_with_more_legs_gets_every_cached_leg(tmp_path):
+    _depth_legs(tmp_path, {"a": "first?"}, ("fusion", "hybrid"), 10)
+    DepthRetriever.built = []
+    _depth_legs(tmp_path, {"a": "first?", "b": "second?"}, ("fusion",), 10)  # needs only dense and bm25
+    assert DepthRetriever.built == [(10, ("dense", "bm25", "sparse"))]
+    hybrid = _depth_legs(tmp_path, {"a": "first?", "b": "second?"}, ("hybrid",), 10)
+    assert DepthRetriever.built == [(10, ("dense", "bm25", "sparse"))]  # all from the cache
+    assert hybrid["b"]["sparse"][0][0] == "sparse-second?-0"
+
+
+def test_a_cache_keyed_another_way_is_moved_aside(tmp_path):
+    queries = {"line-1": "What is the income limit?"}
+    _legs(tmp_path, queries)
+    meta = json.loads((tmp_path / "legs.meta.json").read_text())
+    del meta["keyed_by"]  # a cache written before lines were keyed by the question text alone
+    (tmp_path / "legs.meta.json").write_text(json.dumps(meta))
+    _legs(tmp_path, queries)
+    assert TextRetriever.calls == ["What is the income limit?"] and (tmp_path / "legs.jsonl.old").exists()
+
+
+@pytest.fixture
+def answer_on_a_server(fake_openai, lab_settings, tmp_path):
+    """``generate_answers`` through its real generator path (settings → OpenAI-compatible LLM →
+    the real openai SDK over HTTP to a fake server): ``run(question=…, model=…)`` returns the
+    requests that run sent to the server (none = every answer came from answers.jsonl)."""
+    from rag_lab.evaluate.ablation import answers
+    from rag_lab.evaluate.ablation.grid import Candidates, Config, GridSpec, compute_grid
+
+    server = fake_openai(reply=lambda prompt: "The fee is $5 [Doc 1].")
+    spec = GridSpec(modes=("fusion",), fusion_k=(60,), prefetch=(5,), top_k=(2,))
+    grid = compute_grid([Candidates("q1", {"dense": [("c1", "guide.pdf", 0.9), ("c2", "guide.pdf", 0.8)],
+                                           "bm25": [("c1", "guide.pdf", 3.0)]})], spec)
+    configs = [Config("fusion", 60, 5, 1.0, 1.0, 2)]
+    index = _answer_index("Fee is $5")
+
+    def run(question: str = "What is the fee?", model: str = "model-a"):
+        settings = lab_settings.model_copy(update={"compress": "off", "llm_provider": "openai_compatible",
+                                                   "llm_base_url": server.url, "llm_model": model})
+        before = len(server.requests)
+        rows = answers.generate_answers(index, settings, grid, configs, {"q1": question}, tmp_path, ["q1"],
+                                        progress=False)
+        assert [r["answer"] for r in rows] == ["The fee is $5 [Doc 1]."]
+        return server.requests[before:]
+
+    return run
+
+
+def test_a_changed_question_text_is_answered_anew(answer_on_a_server):
+    first = answer_on_a_server("What is the fee?")
+    assert len(first) == 1 and "What is the fee?" in first[0].prompt
+    assert answer_on_a_server("What is the fee?") == []  # cached
+    edited = answer_on_a_server("What is the late fee?")  # same qid, same chunks, another question
+    assert len(edited) == 1 and "What is the late fee?" in edited[0].prompt
+
+
+def test_another_model_is_asked_not_served_the_first_models_answer(answer_on_a_server):
+    assert [r.model for r in answer_on_a_server(model="model-a")] == ["model-a"]
+    assert answer_on_a_server(model="model-a") == []
+    assert [r.model for r in answer_on_a_server(model="model-b")] == ["model-b"]
+
+
+def test_a_changed_answer_prompt_is_answered_anew(answer_on_a_server, monkeypatch):
+    from llama_index.core.prompts import PromptTemplate
+
+    from rag_lab.answer import engine, prompt
+
+    assert len(answer_on_a_server()) == 1 and answer_on_a_server() == []
+    # an edit of the answer prompt's text (what prompt_version hashes; the engine sends ANSWER_PROMPT)
+    edited = prompt.ANSWER_PROMPT_TMPL.replace("{query_str}", "{query_str}\nAnswer in one sentence.")
+    assert edited != prompt.ANSWER_PROMPT_TMPL
+    monkeypatch.setattr(prompt, "ANSWER_PROMPT_TMPL", edited)
+    monkeypatch.setattr(engine, "ANSWER_PROMPT", PromptTemplate(edited))
+    again = answer_on_a_server()
+    assert len(again) == 1 and "Answer in one sentence." in again[0].prompt

@@ -60,19 +60,93 @@ def test_power_one_truly_better_configuration_is_flagged():
 def test_size_a_null_grid_flags_at_most_alpha_of_the_time():
     """Equal configurations + noise: the share of seeds in which a family flags anything (its
     family-wise error) stays at most α — and is not zero, which a test that can never fire would
-    give."""
-    spec = GridSpec(modes=("fusion",), fusion_k=(1, 10, 60), prefetch=(25, 100), top_k=(10,))
+    give. The k axis has five values, so its family holds four comparisons against one baseline
+    (uncorrected, such a family would flag in ~15 % of the seeds, not 5 %)."""
+    spec = GridSpec(modes=("fusion",), fusion_k=(1, 5, 20, 60, 100), prefetch=(25, 100), top_k=(10,))
     seeds = 300
     flagged = {axis: 0 for axis in ("k", "prefetch", "interactions")}
+    family_sizes = {}
     for seed in range(seeds):
         table = summarise(_grid_scores(spec, 60, np.random.default_rng(seed)), spec.configs(), spec)
         for axis, group in table[table["family_axis"].notna()].groupby("family_axis"):
             flagged[axis] += bool(group["significant"].any())
+            family_sizes[axis] = int(group["family_size"].iloc[0])
+    assert family_sizes == {"k": 4, "prefetch": 1, "interactions": 4}
     rates = {axis: n / seeds for axis, n in flagged.items()}
     overall = sum(flagged.values()) / (seeds * len(flagged))
     tolerance = 2.5 * np.sqrt(0.05 * 0.95 / seeds)  # binomial sampling error of a rate of α
     assert all(rate <= 0.05 + tolerance for rate in rates.values()), rates
     assert 0.01 < overall <= 0.05 + tolerance / np.sqrt(len(flagged)), (overall, rates)
+
+
+def _holm(p_values: dict[str, float]) -> dict[str, float]:
+    """Holm's step-down adjusted p-values, written out here (not the code under test's)."""
+    ordered = sorted(p_values, key=p_values.get)
+    adjusted, running = {}, 0.0
+    for i, name in enumerate(ordered):
+        running = max(running, min(1.0, (len(ordered) - i) * p_values[name]))
+        adjusted[name] = running
+    return adjusted
+
+
+def _with_t(base: np.ndarray, t_value: float, rng) -> np.ndarray:
+    """``base`` + differences whose paired t statistic is exactly ``t_value`` (standardised noise,
+    shifted so mean / (sd / √n) = t)."""
+    z = rng.normal(size=base.size)
+    z = (z - z.mean()) / z.std(ddof=1)
+    return base + z + t_value / np.sqrt(base.size)
+
+
+@pytest.mark.parametrize("factor, flagged", [(1.1, True), (0.9, False)])
+def test_power_at_the_detection_threshold_matches_the_analytic_paired_t(factor, flagged):
+    """An effect just above (×1.1) or just below (×0.9) the two-sided 5 % critical t of a family of
+    one: the p-value is the analytic paired t's (scipy's ttest_rel on the same arrays, and the t
+    distribution's tail directly), and only the stronger effect is flagged."""
+    from scipy import stats
+
+    spec = GridSpec(modes=("fusion",), fusion_k=(60,), prefetch=(100,), top_k=(10,),
+                    weights=((1.0, 1.0), (0.5, 1.0)))
+    n = 40
+    rng = np.random.default_rng(11)
+    base = rng.random(n)
+    t_value = factor * stats.t.ppf(0.975, n - 1)
+    moved = _with_t(base, t_value, rng)
+    reference, tested = spec.baseline("fusion", 10).id, "fusion|k=60|p=100|w=0.5:1|top=10"
+    per_query = {reference: {METRIC: {f"q{i}": float(v) for i, v in enumerate(base)}},
+                 tested: {METRIC: {f"q{i}": float(v) for i, v in enumerate(moved)}}}
+    row = summarise(per_query, spec.configs(), spec).set_index("config").loc[tested]
+    expected = stats.ttest_rel(moved, base).pvalue
+    assert expected == pytest.approx(2 * stats.t.sf(t_value, n - 1), rel=1e-9)
+    assert bool(expected < 0.05) is flagged and 0.02 < expected < 0.08  # near the threshold, on either side
+    assert row["family_size"] == 1 and row["p_student"] == pytest.approx(expected, rel=1e-6)
+    assert row["p_student_holm"] == row["p_student"] and bool(row["significant"]) is flagged
+
+
+def test_holm_within_a_k_family_matches_holm_over_scipys_paired_t():
+    """Four k values against the default k, one with an effect near the corrected threshold: each
+    row's raw p is scipy's paired t and its adjusted p Holm's over exactly those four."""
+    from scipy import stats
+
+    spec = GridSpec(modes=("fusion",), fusion_k=(1, 5, 20, 60, 100), prefetch=(100,), top_k=(10,))
+    n = 50
+    rng = np.random.default_rng(5)
+    base = rng.random(n)
+    reference = spec.baseline("fusion", 10).id
+    tested = [c.id for c in spec.configs() if c.id != reference]
+    # k=1 just clears Holm's first step (p × 4 < 0.05); the others are noise
+    arrays = {reference: base, tested[0]: _with_t(base, 1.1 * stats.t.ppf(1 - 0.05 / 8, n - 1), rng)}
+    arrays.update({c: base + rng.normal(0.0, 1.0, n) for c in tested[1:]})
+    per_query = {c: {METRIC: {f"q{i}": float(v) for i, v in enumerate(a)}} for c, a in arrays.items()}
+    table = summarise(per_query, spec.configs(), spec).set_index("config")
+    raw = {c: stats.ttest_rel(arrays[c], base).pvalue for c in tested}
+    adjusted = _holm(raw)
+    assert set(table.loc[tested, "family"]) == {"k | fusion | top-10 | ndcg@top_k"}
+    for c in tested:
+        assert table.loc[c, "family_size"] == 4
+        assert table.loc[c, "p_student"] == pytest.approx(raw[c], rel=1e-6)
+        assert table.loc[c, "p_student_holm"] == pytest.approx(adjusted[c], rel=1e-6)
+        assert bool(table.loc[c, "significant"]) == (adjusted[c] < 0.05)
+    assert 0.02 < adjusted[tested[0]] < 0.05 and bool(table.loc[tested[0], "significant"])
 
 
 def test_baseline_rows_and_families_in_the_table():
@@ -86,3 +160,31 @@ def test_baseline_rows_and_families_in_the_table():
     assert set(tested["family_axis"]) == {"k", "prefetch", "mode", "interactions"}
     sizes = tested.groupby("family")["family_size"].agg(["first", "size"])
     assert (sizes["first"] == sizes["size"]).all()  # family_size counts the family's comparisons
+
+
+def test_the_contextual_axis_drops_nan_pairs_and_corrects_like_the_grid():
+    """Each variant against the first at the baseline configurations, through the grid's own pairing
+    (a question one system could not score is left out of the pair, not turned into a NaN p-value)."""
+    import pandas as pd
+
+    from rag_lab.evaluate.ablation.contextual import contextual_axis
+    from rag_lab.evaluate.ablation.runner import AblationResult
+
+    spec = GridSpec(modes=("fusion",), fusion_k=(60,), prefetch=(100,), top_k=(5,))
+    config = spec.baseline("fusion", 5).id
+    rng = np.random.default_rng(3)
+    base = rng.random(40)
+    variants = {"none": base, "annotations": base + 0.2 + rng.normal(0, 0.05, 40), "llm": base + rng.normal(0, 0.05, 40)}
+    variants["llm"][7] = np.nan  # e.g. a metric undefined for one question
+    runs = {name: AblationResult(None, {}, None, pd.DataFrame(
+        {"config": config, "qid": [f"q{i}" for i in range(40)], "metric": METRIC, "score": scores}))
+        for name, scores in variants.items()}
+    axis = contextual_axis(runs, spec).set_index("contextual")
+    assert pd.isna(axis.loc["none", "family"]) and np.isnan(axis.loc["none", "p_student"])
+    for name in ("annotations", "llm"):
+        row = axis.loc[name]
+        assert row["family"] == f"contextual | {config} | {METRIC}" and row["family_size"] == 2
+        assert 0 <= row["p_student"] <= row["p_student_holm"] <= 1 and 0 <= row["p_wilcoxon_holm"] <= 1
+    assert bool(axis.loc["annotations", "significant"]) and not axis.loc["llm", "significant"]
+    kept = ~np.isnan(variants["llm"])
+    assert axis.loc["llm", "delta"] == pytest.approx(float((variants["llm"][kept] - base[kept]).mean()))

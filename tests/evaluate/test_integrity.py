@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import json
 import logging
+from types import SimpleNamespace
 
 import pytest
 
@@ -135,6 +136,67 @@ def test_inserting_a_line_in_qa_does_not_serve_another_questions_retrieval(tmp_p
     fresh = ir.evaluate_modes(resolve_dataset(root), lab_settings, ["bm25"], progress=False, resume=False)
     assert resumed.per_query == fresh.per_query
     assert resumed.per_query["bm25"]["mrr@10"]["line-2"] == 1.0  # the cat question's own ranking
+
+
+class _TextRetrieverFactory:
+    """Stands in for build_retriever on a stand-in index: each question's ranking depends only on its
+    text; records every retrieval and the parameters each retriever was built with."""
+
+    def __init__(self):
+        self.retrieved, self.built = [], []
+
+    def __call__(self, mode, settings, dataset, contextual=None, top_k=10, **params):
+        from llama_index.core.schema import NodeWithScore, TextNode
+
+        self.built.append(params)
+
+        def retrieve(text):
+            self.retrieved.append(text)
+            return [NodeWithScore(node=TextNode(text=text, metadata={"doc_id": f"doc-of-{text}"}), score=1.0)]
+
+        return SimpleNamespace(retrieve=retrieve)
+
+
+@pytest.fixture
+def stand_in_ir(monkeypatch, lab_settings, tmp_path):
+    from rag_lab.evaluate import ir
+
+    index = SimpleNamespace(manifest=SimpleNamespace(fingerprint="fp"),
+                            paths=SimpleNamespace(backend="edge", root=tmp_path / "stand-in-index"))
+    monkeypatch.setattr(ir.CorpusIndex, "open", lambda *a, **kw: index)
+    factory = _TextRetrieverFactory()
+    monkeypatch.setattr(ir, "build_retriever", factory)
+    settings = lab_settings.model_copy(update={"data_dir": tmp_path / "data"})
+
+    def run(queries, params=None, mode="fusion"):
+        factory.retrieved.clear()
+        found = ir.run_mode(mode, None, settings, queries, params, progress=False)
+        return {q: next(iter(docs)) for q, docs in found.run.items()}, list(factory.retrieved)
+
+    return run
+
+
+def test_ir_checkpoint_misses_when_a_questions_text_changes_under_the_same_id(stand_in_ir):
+    assert stand_in_ir({"line-1": "How long does a budgie live?"}) == (
+        {"line-1": "doc-of-How long does a budgie live?"}, ["How long does a budgie live?"])
+    assert stand_in_ir({"line-1": "How long does a budgie live?"})[1] == []  # checkpointed
+    edited = stand_in_ir({"line-1": "How long does a parrot live?"})
+    assert edited == ({"line-1": "doc-of-How long does a parrot live?"}, ["How long does a parrot live?"])
+
+
+def test_ir_checkpoint_is_keyed_by_the_effective_parameters(stand_in_ir, monkeypatch):
+    from rag_lab.evaluate import ir
+
+    queries = {"q": "cats?"}
+    assert stand_in_ir(queries)[1] == ["cats?"]
+    assert stand_in_ir(queries, {"rrf_k": ir.DEFAULT_PARAMS["rrf_k"]})[1] == []  # the default, said out loud
+    assert stand_in_ir(queries, {"rrf_k": None, "prefetch": 100})[1] == []  # None = not given
+    assert stand_in_ir(queries, {"rrf_k": 1})[1] == ["cats?"]  # another parameter value
+    assert stand_in_ir(queries, {"rrf_k": 1})[1] == []
+    assert stand_in_ir(queries, {"dense_weight": 0.5})[1] == ["cats?"]
+    # a changed default changes what an omitted parameter means: the old checkpoint is not served
+    monkeypatch.setattr(ir, "DEFAULT_PARAMS", {**ir.DEFAULT_PARAMS, "prefetch": 50})
+    assert stand_in_ir(queries)[1] == ["cats?"]
 
 
 # -- questions are not part of the index ------------------------------------------------------------

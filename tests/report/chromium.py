@@ -10,6 +10,13 @@ from pathlib import Path
 
 CHROMIUM_NAMES = ("chromium", "chromium-browser")
 LOCAL_SCHEMES = ("file:", "data:", "about:", "chrome:", "blob:")
+# Headless, no background traffic, and DNS resolving nothing behind a closed local proxy port: no
+# request can leave the machine (every chromium call here uses these).
+BROWSER_FLAGS = ("--headless", "--no-sandbox", "--disable-gpu", "--disable-dev-shm-usage", "--no-first-run",
+                 "--disable-background-networking", "--disable-component-update", "--disable-sync",
+                 "--disable-default-apps", "--disable-extensions", "--disable-domain-reliability",
+                 "--metrics-recording-only", "--no-pings", "--disable-breakpad", "--hide-scrollbars",
+                 "--host-resolver-rules=MAP * ~NOTFOUND", "--proxy-server=127.0.0.1:9", "--proxy-bypass-list=<-loopback>")
 
 
 def chromium_binary() -> str | None:
@@ -22,15 +29,8 @@ def open_offline(page: Path, workdir: Path, timeout: int = 90) -> tuple[str, lis
     binary = chromium_binary()
     assert binary, "chromium is not installed"
     netlog = workdir / "netlog.json"
-    cmd = [
-        binary, "--headless", "--no-sandbox", "--disable-gpu", "--disable-dev-shm-usage", "--no-first-run",
-        "--disable-background-networking", "--disable-component-update", "--disable-sync",
-        "--disable-default-apps", "--disable-extensions", "--disable-domain-reliability",
-        "--metrics-recording-only", "--no-pings", "--disable-breakpad",
-        "--host-resolver-rules=MAP * ~NOTFOUND", "--proxy-server=127.0.0.1:9", "--proxy-bypass-list=<-loopback>",
-        f"--user-data-dir={workdir / 'profile'}", f"--log-net-log={netlog}", "--net-log-capture-mode=Everything",
-        "--virtual-time-budget=5000", "--dump-dom", page.resolve().as_uri(),
-    ]
+    cmd = [binary, *BROWSER_FLAGS, f"--user-data-dir={workdir / 'profile'}", f"--log-net-log={netlog}",
+           "--net-log-capture-mode=Everything", "--virtual-time-budget=5000", "--dump-dom", page.resolve().as_uri()]
     done = subprocess.run(cmd, capture_output=True, text=True, timeout=timeout)
     assert done.returncode == 0, done.stderr[-2000:]
     return done.stdout, requested_urls(netlog)
@@ -81,11 +81,6 @@ addEventListener('load', () => {
   document.body.appendChild(pre);
 });
 </script>"""
-
-BROWSER_FLAGS = ("--headless", "--no-sandbox", "--disable-gpu", "--disable-dev-shm-usage", "--no-first-run",
-                 "--disable-background-networking", "--disable-component-update", "--disable-sync",
-                 "--disable-extensions", "--hide-scrollbars", "--host-resolver-rules=MAP * ~NOTFOUND",
-                 "--proxy-server=127.0.0.1:9", "--proxy-bypass-list=<-loopback>")
 
 
 def measure_layout(page: Path, workdir: Path, width: int = 1400, timeout: int = 90) -> dict:

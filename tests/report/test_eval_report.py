@@ -17,7 +17,8 @@ def test_eval_run_report(tmp_path):
     for mode, good in (("dense", 0.2), ("bm25", 0.9)):
         lines = [json.dumps({"id": f"q{i}", "mode": mode, "question": f"question {i}?", "answer": f"answer {i}",
                              "cited_sources": [{"doc": "a.pdf", "page": 1}] if i % 2 else [],
-                             "scores": {"key_fact_recall": good + (0.01 * i if mode == "bm25" else 0.0)}})
+                             "scores": {"key_fact_recall": good + (0.01 * i if mode == "bm25" else 0.0),
+                                        "key_fact_precision": 0.5}})
                  for i in range(30)]
         (run / mode / "samples.jsonl").write_text("\n".join(lines) + "\n")
     page = build_report(run)
@@ -27,6 +28,8 @@ def test_eval_run_report(tmp_path):
         assert f'id="{section}"' in page
     assert "▲ sig." in page  # bm25 is far better than dense on every question
     assert "<b>cited sources:</b> a.pdf" in page and "(none cited)" in page
+    # a worst question ranked by recall shows its precision beside it
+    assert "key_fact_recall = 0.200 · key_fact_precision = 0.500" in page
 
 
 def test_ir_mode_comparison_report(texas_index, lab_settings, tmp_path):

@@ -58,7 +58,13 @@ def test_report_fits_1400_px_without_cut_tables(report_page, tmp_path):
     assert layout["tables"] >= 2
     assert layout["scrollWidth"] <= WIDTH, f"{kind} report is {layout['scrollWidth']} px wide"
     assert layout["cut"] == [], f"{kind} report: elements past {WIDTH} px or clipped: {layout['cut'][:5]}"
-    screenshot(path, tmp_path / f"{kind}.png", tmp_path)  # kept with the test's tmp files for a person to look at
+    shot = screenshot(path, tmp_path / f"{kind}.png", tmp_path)  # kept with the test's tmp files for a person to look at
+    from PIL import Image
+
+    with Image.open(shot) as image:  # a rendered page, not a blank window
+        assert image.width == WIDTH
+        colours = image.convert("L").getcolors(maxcolors=1 << 16) or []
+        assert len(colours) > 16, f"the {kind} screenshot is (nearly) blank: {len(colours)} grey levels"
 
 
 @needs_chromium

@@ -16,6 +16,7 @@ from __future__ import annotations
 import hashlib
 import json
 from collections.abc import Sequence
+from dataclasses import replace
 from pathlib import Path
 
 from llama_index.core.base.base_retriever import BaseRetriever
@@ -42,15 +43,13 @@ class FixedRetriever(BaseRetriever):
 def parse_answer_configs(text: str | None, spec: GridSpec) -> list[Config]:
     """``None`` → top-k 3/5/7 at the default k and prefetch, every mode; else comma-separated
     config ids as printed in results.csv (``hybrid|k=60|p=100|w=1:1|top=5``) or bare top-k values."""
-    weights = (1.0, 1.0) if (1.0, 1.0) in spec.weights else spec.weights[0]
     if not text:
-        return [Config(m, spec.baseline_k, spec.baseline_prefetch, *weights, t)
-                for m in spec.modes for t in DEFAULT_ANSWER_TOP_K]
+        return [spec.baseline(m, t) for m in spec.modes for t in DEFAULT_ANSWER_TOP_K]
     by_id = {c.id: c for c in spec.configs()}
     configs = []
     for part in (p.strip() for p in text.split(",") if p.strip()):
         if part.isdigit():
-            configs += [Config(m, spec.baseline_k, spec.baseline_prefetch, *weights, int(part)) for m in spec.modes]
+            configs += [spec.baseline(m, int(part)) for m in spec.modes]
         elif part in by_id:
             configs.append(by_id[part])
         else:
@@ -96,8 +95,7 @@ def chunk_text(node) -> str:
 def _chunks_for(grid: GridResult, config: Config, qid: str) -> tuple[str, ...]:
     if config.id in grid.chunks:
         return grid.chunks[config.id][qid]
-    longest = Config(config.mode, config.k, config.prefetch, config.dense_weight, config.sparse_weight,
-                     max(grid.spec.top_k))
+    longest = replace(config, top_k=max(grid.spec.top_k))
     if config.top_k > longest.top_k:
         raise ValueError(f"answer configuration top-k {config.top_k} exceeds the grid's largest top-k {longest.top_k}")
     return grid.chunks[longest.id][qid][: config.top_k]

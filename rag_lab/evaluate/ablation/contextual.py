@@ -13,8 +13,6 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
-import numpy as np
-
 from rag_lab.config import Settings
 from rag_lab.datasets import Dataset
 from rag_lab.evaluate.ablation.runner import AblationResult, baseline_configs, run_ablation
@@ -49,7 +47,8 @@ def contextual_axis(runs: dict[str, AblationResult], spec: GridSpec, seed: int =
     Wilcoxon beside it), as in the grid (:mod:`.significance`)."""
     import pandas as pd
 
-    from rag_lab.evaluate.stats import bootstrap_ci, holm_within, paired_p_value
+    from rag_lab.evaluate.ablation.significance import correct_within_families, paired_comparison
+    from rag_lab.evaluate.stats import bootstrap_ci
 
     names = list(runs)
     base = names[0]
@@ -60,6 +59,7 @@ def contextual_axis(runs: dict[str, AblationResult], spec: GridSpec, seed: int =
             scores.setdefault(config, {}).setdefault(name, {})[metric] = dict(zip(group["qid"].astype(str),
                                                                                   group["score"].astype(float)))
     rows = []
+    memo: dict = {}
     for config in (c.id for c in baseline_configs(spec)):
         systems = scores.get(config, {})
         if base not in systems:
@@ -70,23 +70,14 @@ def contextual_axis(runs: dict[str, AblationResult], spec: GridSpec, seed: int =
                 row = {"contextual": name, "baseline": base, "config": config, "metric": metric, "mean": ci["mean"],
                        "ci_low": ci["ci_low"], "ci_high": ci["ci_high"], "n": ci["n"], "family": None,
                        "delta": float("nan"), "p_student": float("nan"), "p_wilcoxon": float("nan")}
-                reference = systems[base].get(metric)
-                if name != base and reference:
-                    queries = sorted(set(per_q) & set(reference))
-                    a = np.array([reference[q] for q in queries])
-                    b = np.array([per_q[q] for q in queries])
-                    row.update({"family": f"contextual | {config} | {metric}", "delta": float((b - a).mean()),
-                                "p_student": paired_p_value(a, b, "student"),
-                                "p_wilcoxon": paired_p_value(a, b, "wilcoxon")})
+                if name != base and systems[base].get(metric):
+                    row.update({"family": f"contextual | {config} | {metric}",
+                                **paired_comparison(systems, name, base, metric, memo)})
                 rows.append(row)
     table = pd.DataFrame(rows)
     if table.empty:
         return table
-    table["family_size"] = table.groupby("family")["family"].transform("size")
-    for test in ("student", "wilcoxon"):
-        table[f"p_{test}_holm"] = holm_within(table, "family", f"p_{test}")
-    table["significant"] = (table["p_student_holm"] < alpha).fillna(False).astype(bool)
-    return table
+    return correct_within_families(table, alpha)
 
 
 def run_contextual_ablation(dataset: Dataset, settings: Settings, spec: GridSpec, out_dir: Path | str,

@@ -2,10 +2,11 @@
 
 ``runs/<name>/legs.jsonl`` holds one line per question (appended and flushed as soon as it is
 retrieved, so an interrupted ablation resumes where it stopped), keyed by a hash of the question's
-text and everything that shapes its ranking (:func:`ranking_signature`: index build, vector
-engine, tie rule) — not by its id, which shifts when a line is inserted into qa.jsonl.
-``legs.meta.json`` says which ranking signature, depth and legs the lines belong to (a different
-index or engine, or a shallower cache, is moved aside and recomputed, never mixed in).
+text (:func:`rag_lab.evaluate.cache_keys.question_key`) — not by its id, which shifts when a line
+is inserted into qa.jsonl. ``legs.meta.json`` says which ranking signature (everything else that
+shapes a ranking, :func:`ranking_signature`: index build, vector engine, tie rule), depth and legs
+the lines belong to: a different index or engine, or a shallower cache, is moved aside and
+recomputed, never mixed in.
 
 Legs: ``dense`` (Qdrant dense vectors), ``bm25`` (bm25s; the ``fusion`` mode's sparse leg) and
 ``sparse`` (Qdrant's sparse vectors with IDF; ``hybrid``'s sparse leg). ``hybrid``'s two lists come
@@ -15,7 +16,6 @@ and adds bm25.
 
 from __future__ import annotations
 
-import hashlib
 import json
 import time
 from collections.abc import Callable, Sequence
@@ -24,6 +24,7 @@ from pathlib import Path
 
 from rag_lab.evaluate.ablation.checkpoint import append_record, read_records
 from rag_lab.evaluate.ablation.grid import MODE_LEGS, Candidates
+from rag_lab.evaluate.cache_keys import question_key
 from rag_lab.progress import progress_bar
 from rag_lab.retrieve.bm25 import bm25_ranking
 from rag_lab.retrieve.ties import LEG_TIE_RULE as TIE_ORDER
@@ -31,6 +32,8 @@ from rag_lab.retrieve.records import doc_key
 
 LEGS_FILE = "legs.jsonl"
 LEGS_META = "legs.meta.json"
+# What a line's key is made of, stated in legs.meta.json (caches keyed another way are moved aside).
+KEYED_BY = "question text"
 # Questions embedded per forward pass; also how much a crash can lose (the lines are written per question).
 EMBED_BATCH = 64
 Leg = list[tuple[str, str, float]]
@@ -75,15 +78,12 @@ class LegRetriever:
         return embed_queries(self.index.embed_model, queries)
 
     def _doc_keys(self, node_ids: set[str]) -> dict[str, str]:
-        """Node id → document key; unknown ids from one payload fetch. Node metadata is stored flat
-        in the payload, so the key is read there; parsing ``_node_content`` is the fallback."""
-        from llama_index.core.vector_stores.utils import metadata_dict_to_node
-
+        """Node id → document key; unknown ids from one payload fetch (:func:`doc_key` reads the
+        node's own metadata from the flattened payload)."""
         missing = [i for i in node_ids if i not in self._keys]
         if missing:
             for node_id, payload in self.index.vectors.payloads(missing).items():
-                self._keys[node_id] = doc_key(payload) if ("filename" in payload or "doc_id" in payload) \
-                    else doc_key(metadata_dict_to_node(payload).metadata)
+                self._keys[node_id] = doc_key(payload)
         return self._keys
 
     def _bm25_leg(self, query: str) -> Leg:
@@ -119,12 +119,6 @@ def ranking_signature(index) -> dict:
             "ties": TIE_ORDER}
 
 
-def question_key(query: str, signature: dict) -> str:
-    """A cached line's key: the question's text and the ranking signature, never its id (ids
-    default to ``line-N`` and shift when a line is inserted into qa.jsonl)."""
-    return hashlib.sha256(json.dumps([query, signature], sort_keys=True).encode()).hexdigest()[:24]
-
-
 @dataclass
 class LegCache:
     run_dir: Path
@@ -140,29 +134,35 @@ class LegCache:
     def meta_path(self) -> Path:
         return self.run_dir / LEGS_META
 
-    def _compatible(self) -> bool:
+    def _saved_meta(self) -> dict | None:
+        """``legs.meta.json`` when its lines serve this run (same ranking, at least as deep, every
+        leg asked for), else None."""
         if not self.meta_path.exists():
-            return False
+            return None
         try:
             meta = json.loads(self.meta_path.read_text())
         except json.JSONDecodeError:
-            return False
-        return (meta.get("ranking") == self.signature and int(meta.get("depth", 0)) >= self.depth
-                and set(self.legs) <= set(meta.get("legs", [])))
+            return None
+        compatible = (isinstance(meta, dict) and meta.get("keyed_by") == KEYED_BY
+                      and meta.get("ranking") == self.signature and int(meta.get("depth", 0)) >= self.depth
+                      and set(self.legs) <= set(meta.get("legs", [])))
+        return meta if compatible else None
 
     def load(self) -> dict[str, dict]:
-        """Cached lines by question key; an incompatible cache is moved aside (``legs.jsonl.old``)."""
+        """Cached lines by question key; an incompatible cache is moved aside (``legs.jsonl.old``).
+        A compatible cache may be deeper or hold more legs than asked for: then ``depth`` and
+        ``legs`` become the cache's, so questions added to it are retrieved like its other lines
+        (every line of one file has the depth and legs its meta file states)."""
         self.run_dir.mkdir(parents=True, exist_ok=True)
-        if not self._compatible():
+        meta = self._saved_meta()
+        if meta is None:
             if self.path.exists():
                 self.path.replace(self.path.with_suffix(".jsonl.old"))
             self.meta_path.write_text(json.dumps(
-                {"ranking": self.signature, "depth": self.depth, "legs": self.legs}, indent=2))
+                {"ranking": self.signature, "depth": self.depth, "legs": self.legs, "keyed_by": KEYED_BY}, indent=2))
             return {}
+        self.depth, self.legs = int(meta["depth"]), list(meta["legs"])
         return {str(r["key"]): r for r in read_records(self.path, "candidate lists", ("key", "legs"))}
-
-    def append(self, handle, record: dict) -> None:
-        append_record(handle, record)
 
 
 def retrieve_legs(
@@ -175,10 +175,10 @@ def retrieve_legs(
     signature = ranking_signature(index)
     cache = LegCache(Path(run_dir), signature, depth, legs)
     done = cache.load()
-    keys = {qid: question_key(text, signature) for qid, text in queries.items()}
+    keys = {qid: question_key(text) for qid, text in queries.items()}  # the signature is the meta file's
     todo = list({keys[q]: q for q in reversed(list(queries)) if keys[q] not in done}.values())[::-1]
     if todo:
-        retriever = retriever_factory(index, legs, depth)
+        retriever = retriever_factory(index, cache.legs, cache.depth)  # the cache's, which may exceed the asked
         with cache.path.open("a", encoding="utf-8") as handle, \
                 progress_bar(total=len(todo), desc="legs", unit="question", enabled=progress) as bar:
             for start in range(0, len(todo), EMBED_BATCH):
@@ -191,7 +191,7 @@ def retrieve_legs(
                     if vectors is not None:
                         ms["embed"] = embed_ms  # the batch's time, shared out
                     record = {"key": keys[qid], "qid": qid, "query": queries[qid], "legs": found, "ms": ms}
-                    cache.append(handle, record)
+                    append_record(handle, record)
                     done[keys[qid]] = record
                     bar.update(1)
     questions, timings = [], {}

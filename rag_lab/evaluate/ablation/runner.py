@@ -33,7 +33,6 @@ PER_QUERY_FILE = "per_query.csv.gz"
 MANIFEST_FILE = "manifest.json"
 DETAILS_FILE = "details.json"
 ANSWERS_CSV = "answers.csv"
-CONFIG_COLUMNS = ["config", "mode", "k", "prefetch", "dense_weight", "sparse_weight", "top_k"]
 
 
 @dataclass
@@ -83,8 +82,6 @@ def _run_ablation(dataset: Dataset, settings: Settings, spec: GridSpec, out_dir:
                   answer_configs, answer_limit, llm, contextual) -> AblationResult:
     from rag_lab.index import CorpusIndex
 
-    out_dir = Path(out_dir)
-    out_dir.mkdir(parents=True, exist_ok=True)
     index = CorpusIndex.open(dataset, settings, contextual)
     queries, qrels, references = load_questions(dataset, limit)
     timing: dict[str, float] = {}
@@ -142,6 +139,8 @@ def _run_ablation(dataset: Dataset, settings: Settings, spec: GridSpec, out_dir:
                             "provider": settings.llm_provider}
     else:
         manifest_answers = None
+        # an earlier run's answers would be shown beside these results (the cache answers.jsonl stays)
+        (out_dir / ANSWERS_CSV).unlink(missing_ok=True)
     manifest["answers"] = manifest_answers
     frame = per_query_frame(per_query, grid.configs)
     details = question_details(grid, spec, queries, qrels)
@@ -196,7 +195,7 @@ def load_ablation(run_dir: Path | str) -> AblationResult:
     details_path = run_dir / DETAILS_FILE
     details = json.loads(details_path.read_text()) if details_path.exists() else {}
     answers = None
-    if (run_dir / ANSWERS_CSV).exists():
+    if manifest.get("answers") and (run_dir / ANSWERS_CSV).exists():
         import ast
 
         answers = pd.read_csv(run_dir / ANSWERS_CSV, dtype={"qid": str})

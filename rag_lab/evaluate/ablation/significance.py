@@ -26,7 +26,6 @@ import numpy as np
 from rag_lab.evaluate.ablation.grid import Config, GridSpec
 from rag_lab.evaluate.stats import DEFAULT_ALPHA, bootstrap_ci, bootstrap_matrix, holm_within, paired_p_value
 
-AXES = ("k", "prefetch", "weights")
 FAMILY_QUESTIONS = {
     "k": "does RRF k matter? each k against the default k, at the default prefetch and weights",
     "prefetch": "does the prefetch depth matter? each prefetch against the default, at the default k and weights",
@@ -36,8 +35,6 @@ FAMILY_QUESTIONS = {
 }
 DECISION_TEST = "student"
 CHECK_TEST = "wilcoxon"
-SIGNIFICANCE_COLUMNS = ("delta", "p_student", "p_wilcoxon", "p_student_holm", "p_wilcoxon_holm", "family",
-                        "family_axis", "family_size", "significant")
 
 
 def _moved(config: Config, base: Config) -> list[str]:
@@ -92,7 +89,9 @@ def _score_rows(per_query: dict, configs: list[Config], seed: int) -> list[dict]
     return rows
 
 
-def _paired(per_query: dict, config_id: str, baseline_id: str, metric: str, memo: dict) -> dict:
+def paired_comparison(per_query: dict, config_id: str, baseline_id: str, metric: str, memo: dict) -> dict:
+    """Δ (config − baseline) and both tests' p-values on the questions both scored (NaN pairs dropped).
+    ``per_query``: system → metric → question → score; ``memo`` is shared across calls."""
     scores, base = per_query[config_id].get(metric, {}), per_query[baseline_id].get(metric, {})
     queries = sorted(set(scores) & set(base))
     a = np.array([base[q] for q in queries], dtype=float)
@@ -128,8 +127,14 @@ def summarise(per_query: dict, configs: list[Config], spec: GridSpec, seed: int 
         axis, baseline = found
         extra.append({"baseline": baseline, "family_axis": axis,
                       "family": family_name(axis, config.mode, config.top_k, row.metric),
-                      **_paired(per_query, config.id, baseline, row.metric, memo)})
+                      **paired_comparison(per_query, config.id, baseline, row.metric, memo)})
     table = pd.concat([table, pd.DataFrame(extra, index=table.index)], axis=1)
+    return correct_within_families(table, alpha)
+
+
+def correct_within_families(table: "pandas.DataFrame", alpha: float = DEFAULT_ALPHA) -> "pandas.DataFrame":  # noqa: F821
+    """Adds ``family_size``, both tests' Holm-adjusted p-values (within each ``family``; rows
+    without one stay NaN) and ``significant`` (the decision test's adjusted p < ``alpha``)."""
     table["family_size"] = table.groupby("family")["family"].transform("size")
     for test in (DECISION_TEST, CHECK_TEST):
         table[f"p_{test}_holm"] = holm_within(table, "family", f"p_{test}")

@@ -20,11 +20,16 @@ DATASET = "texas_childcare_full"
 OUT_NAME = "judge_validation.jsonl"
 
 
-def build(root: Path, chunk_words: int) -> list[dict]:
+def build(root: Path, chunk_words: int, cache_dir: Path | None = None) -> list[dict]:
+    """The set's items; ``cache_dir``: parsed PDFs are read from (and added to) its ``parsed.sqlite``,
+    as index builds do (a parse is keyed by the file's hash: the same text as a fresh parse)."""
+    from contextlib import nullcontext
+
     from rag_lab.datasets import resolve_dataset
     from rag_lab.evaluate.judge.validation_set import MAX_CHUNKS, build_item, eligible_pairs, pick_contexts
     from rag_lab.ingest.chunking import chunk_documents
     from rag_lab.ingest.loaders import load_folder
+    from rag_lab.ingest.parse_cache import ParseCache
     from rag_lab.tokenizer import iter_terms
 
     dataset = resolve_dataset(root)
@@ -32,7 +37,8 @@ def build(root: Path, chunk_words: int) -> list[dict]:
     pdf_dir = root / "pdfs"
     pairs = eligible_pairs(pairs, dataset.dev_split, {p.name for p in pdf_dir.iterdir()})
     needed = sorted({p["source_file"] for p in pairs})
-    documents, _ = load_folder(pdf_dir)
+    with ParseCache(cache_dir / "parsed.sqlite") if cache_dir is not None else nullcontext() as parse_cache:
+        documents, _ = load_folder(pdf_dir, parse_cache=parse_cache)
     chunks: dict[str, list] = {name: [] for name in needed}
     for node in chunk_documents([d for d in documents if d.metadata["filename"] in chunks], chunk_words=chunk_words):
         words = {t.text for t in iter_terms(node.text)}
@@ -58,7 +64,8 @@ def main() -> int:
     from rag_lab.config import get_settings
 
     root = Path("datasets") / DATASET
-    items = build(root, get_settings().chunk_words)
+    settings = get_settings()
+    items = build(root, settings.chunk_words, settings.cache_dir)
     text = "".join(json.dumps(item, ensure_ascii=False, sort_keys=True) + "\n" for item in items)
     out = root / OUT_NAME
     if args.check:

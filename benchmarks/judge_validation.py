@@ -21,7 +21,6 @@ from __future__ import annotations
 
 import argparse
 import json
-import os
 import sys
 import time
 from pathlib import Path
@@ -41,22 +40,12 @@ def load_set(path: Path, limit: int | None) -> list[dict[str, Any]]:
 
 
 def read_done(path: Path) -> dict[tuple[str, str, str], dict[str, Any]]:
-    done = {}
-    if path.is_file():
-        for line in path.read_text().splitlines():
-            try:
-                row = json.loads(line)
-            except ValueError:  # a line cut by a crash
-                continue
-            done[(row["id"], row["label"], row["metric"])] = row
-    return done
+    """The judgments recorded in ``path`` by (question id, label, metric); a line cut by a crash is
+    dropped (and redone), other damage is an error naming the file and line."""
+    from rag_lab.evaluate.ablation.checkpoint import read_records
 
-
-def append(path: Path, row: dict[str, Any]) -> None:
-    with path.open("a") as f:
-        f.write(json.dumps(row) + "\n")
-        f.flush()
-        os.fsync(f.fileno())
+    rows = read_records(path, "judgments", required=("id", "label", "metric"))
+    return {(row["id"], row["label"], row["metric"]): row for row in rows}
 
 
 def judge_one(scorer, item: dict[str, Any], label: str, answer: str, metric: str) -> dict[str, Any]:
@@ -103,18 +92,21 @@ def own_answers(items: list[dict[str, Any]], settings, scorer, out: Path, genera
     from rag_lab.evaluate.judge.silver import answer_with_contexts, silver_supported
     from rag_lab.evaluate.key_facts import key_fact_recall
 
+    from rag_lab.evaluate.ablation.checkpoint import append_record
+
     path = out / "own_answers.jsonl"
-    done = {row["id"]: row for row in read_done_own(path)}
-    for item in items if scorer is not None else []:
-        if item["id"] in done:
-            continue
-        answer = answer_with_contexts(settings, item, generator)
-        row = judge_one(scorer, item, "own", answer, "faithfulness")
-        row |= {"answer": answer, "silver": silver_supported(answer, item["contexts"]),
-                "key_fact_recall": key_fact_recall(answer, item["reference"])}
-        append(path, row)
-        done[item["id"]] = row
-        print(f"own {len(done)}/{len(items)}: faithfulness={row['score']} silver={row['silver']}", flush=True)
+    done = {row["id"]: row for row in read_done(path).values()}
+    todo = [item for item in items if item["id"] not in done] if scorer is not None else []
+    with path.open("a", encoding="utf-8") as log:
+        for item in todo:
+            answer = answer_with_contexts(settings, item, generator)
+            row = judge_one(scorer, item, "own", answer, "faithfulness")
+            # facts the question states are not the answer's key facts (as everywhere key_fact_recall is used)
+            row |= {"answer": answer, "silver": silver_supported(answer, item["contexts"]),
+                    "key_fact_recall": key_fact_recall(answer, item["reference"], item["question"])}
+            append_record(log, row)
+            done[item["id"]] = row
+            print(f"own {len(done)}/{len(items)}: faithfulness={row['score']} silver={row['silver']}", flush=True)
     rows = [done[i["id"]] for i in items if i["id"] in done]
     scored = [r for r in rows if r["score"] is not None]
     agree = sum((r["score"] >= 0.5) == r["silver"] for r in scored)
@@ -128,10 +120,6 @@ def own_answers(items: list[dict[str, Any]], settings, scorer, out: Path, genera
             f"{agree}/{len(scored)} | {mean([r['score'] for r in scored if r['silver']])} / "
             f"{mean([r['score'] for r in scored if not r['silver']])} | "
             f"{mean([r['key_fact_recall'] for r in rows if r['key_fact_recall'] is not None])} |")
-
-
-def read_done_own(path: Path) -> list[dict[str, Any]]:
-    return [row for (_, _, _), row in read_done(path).items()]
 
 
 def main() -> int:
@@ -163,25 +151,29 @@ def main() -> int:
     done = read_done(path)
     todo = [(item, answer, metric) for item in items for metric in metrics for answer in item["answers"]
             if (item["id"], answer["label"], metric) not in done]
-    if todo and not args.report_only:
-        cache = DiskCache(settings.cache_dir / "llm.sqlite")
-        llm = build_judge(judge_cfg)
-        scorers = {m: Scorer(settings, judge_llm=llm, judge_id=judge_id(judge_cfg), cache=cache, metrics=[m])
-                   for m in metrics}
-        # question by question, metric by metric: the three answers of a question share a prompt prefix
-        for number, (item, answer, metric) in enumerate(todo, start=1):
-            row = judge_one(scorers[metric], item, answer["label"], answer["text"], metric)
-            append(path, row)
-            done[(row["id"], row["label"], metric)] = row
-            print(f"[{number}/{len(todo)}] {item['id']} {answer['label']} {metric}: {row['score']} "
-                  f"{row['seconds']:.0f}s {row['error'] or ''}", flush=True)
-    if args.own and not args.report_only:
-        from rag_lab.models.llm import get_llm
+    if (todo or args.own) and not args.report_only:
+        from rag_lab.evaluate.ablation.checkpoint import append_record
 
+        # one cache and one judge (one model load) for both tables; a Scorer per metric, as a table row is per metric
         cache = DiskCache(settings.cache_dir / "llm.sqlite")
         llm = build_judge(judge_cfg)
-        faith = Scorer(settings, judge_llm=llm, judge_id=judge_id(judge_cfg), cache=cache, metrics=["faithfulness"])
-        own_answers(items[:args.own], settings, faith, out, get_llm(settings))
+        scorers = {m: Scorer(settings, judge_llm=llm, cache=cache, metrics=[m])
+                   for m in {*metrics, *(["faithfulness"] if args.own else [])}}
+        try:
+            with path.open("a", encoding="utf-8") as log:
+                # question by question, metric by metric: the three answers of a question share a prompt prefix
+                for number, (item, answer, metric) in enumerate(todo, start=1):
+                    row = judge_one(scorers[metric], item, answer["label"], answer["text"], metric)
+                    append_record(log, row)
+                    done[(row["id"], row["label"], metric)] = row
+                    print(f"[{number}/{len(todo)}] {item['id']} {answer['label']} {metric}: {row['score']} "
+                          f"{row['seconds']:.0f}s {row['error'] or ''}", flush=True)
+            if args.own:
+                from rag_lab.models.llm import get_llm
+
+                own_answers(items[:args.own], settings, scorers["faithfulness"], out, get_llm(settings))
+        finally:
+            cache.close()
     ids = {i["id"] for i in items}
     rows = [r for (q, _, _), r in done.items() if q in ids]
     print(f"\n{args.set}: {len({r['id'] for r in rows})} of {len(items)} questions judged by {judge_id(judge_cfg)} "

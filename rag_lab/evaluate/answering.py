@@ -60,14 +60,25 @@ def answer_fields(answer: Answer) -> dict[str, Any]:
 
 
 def model_id(settings: Settings, *, for_agent: bool = False, llm: Any = None) -> str:
-    """The cache identity of the generator: an LLM object passed in is not the configured model."""
+    """The generator's name in answer cache keys (:func:`llm_name` spelling): an LLM object passed in
+    is named by what it is (:func:`llm_identity`: two objects with one model name but other settings
+    are two models); the configured one by provider, endpoint (when not the provider's default:
+    an OpenAI-compatible server, ``OPENAI_BASE_URL``, a Bedrock region) and model."""
+    from rag_lab.models.llm.identity import configured_name, llm_identity
+
     if llm is not None:
-        return f"object:{type(llm).__name__}:{llm.metadata.model_name}"
+        return llm_identity(llm)
     from rag_lab.models.llm.factory import resolve_model
 
-    if settings.llm_provider == "openai_compatible":  # a model name means nothing without its server
-        return f"openai_compatible@{settings.llm_base_url}:{resolve_model(settings, for_agent=for_agent)}"
-    return f"{settings.llm_provider}:{resolve_model(settings, for_agent=for_agent)}"
+    return configured_name(settings, resolve_model(settings, for_agent=for_agent))
+
+
+def manifest_model_name(settings: Settings, *, for_agent: bool = False, llm: Any = None) -> str:
+    """The generator's name in a run manifest (compared on --resume): :func:`model_id`, except that an
+    LLM object passed in keeps its short ``object:Class:model`` name."""
+    if llm is not None:
+        return f"object:{type(llm).__name__}:{llm.metadata.model_name}"
+    return model_id(settings, for_agent=for_agent)
 
 
 class CachedAnswerer:
@@ -98,3 +109,32 @@ class CachedAnswerer:
         if self.cache is not None:
             self.cache.put(key, fields, kind="answer")
         return fields, False
+
+
+def answer_inputs(settings: Settings, *, rerank: bool, params: dict[str, Any], index: str | None) -> dict[str, Any]:
+    """Every input of a cached answer besides the model, mode and question (``index``: its fingerprint)."""
+    return {"rerank": rerank, "params": params, "temperature": settings.llm_temperature,
+            "max_tokens": settings.llm_max_tokens, "context_lines": settings.context_lines, "index": index}
+
+
+def mode_answerer(mode: str, build, settings: Settings, *, rerank: bool, params: dict[str, Any], index: str | None,
+                  cache: DiskCache | None, llm: Any = None, agent_llm: Any = None) -> CachedAnswerer:
+    """The cached answerer of one mode. A run and its dry run both build it here, so the dry run
+    counts exactly the answers the run will find cached."""
+    generator = agent_llm if mode == "agent" else llm
+    return CachedAnswerer(mode, build, model_id=model_id(settings, for_agent=mode == "agent", llm=generator),
+                          inputs=answer_inputs(settings, rerank=rerank, params=params, index=index), cache=cache)
+
+
+def pending(pairs: list, done: dict[str, dict[str, Any]]) -> list:
+    """The (question, relevant) pairs still to run: not recorded, or recorded with an error (retried)."""
+    return [item for item in pairs if item[0].id not in done or done[item[0].id].get("error")]
+
+
+def index_fingerprint(mode: str, dataset: Any, settings: Settings) -> str:
+    """What the answer cache keys of ``mode`` name the index by (the built index must exist)."""
+    if mode == "kendra":
+        return f"kendra:{settings.kendra_index_id}"
+    from rag_lab.index import CorpusIndex
+
+    return CorpusIndex.open(dataset, settings).manifest.fingerprint

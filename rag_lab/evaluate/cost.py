@@ -15,9 +15,12 @@ PRICES_PER_MTOK: dict[str, tuple[float, float]] = {  # (input, output)
 
 
 def cost_usd(model_id: str, prompt_tokens: int, completion_tokens: int) -> float:
-    """``model_id`` is ``provider:model``."""
+    """``model_id`` is ``provider:model`` (``provider@endpoint:model`` elsewhere than the provider's
+    default: unpriced, except a Bedrock region, which keeps the model's list price)."""
     if model_id.startswith("local:"):
         return 0.0
+    if model_id.startswith("bedrock@"):
+        model_id = "bedrock:" + model_id.split(":", 1)[1]
     price = PRICES_PER_MTOK.get(model_id)
     if price is None:
         return float("nan")

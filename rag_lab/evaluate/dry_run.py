@@ -54,7 +54,8 @@ def plan_run(dataset, settings: Settings, modes: list[str], out: Path, pairs, *,
              rerank: bool, metrics, llm, concurrency: int, params: dict):
     """The :class:`EvalPlan` of a run: samples left (after --resume), answers already cached, calls,
     tokens, time and cost. Reads the run folder and the cache; writes nothing, calls nothing."""
-    from rag_lab.evaluate.answering import CachedAnswerer, model_id
+    from rag_lab.evaluate.answering import manifest_model_name, mode_answerer, pending
+    from rag_lab.evaluate.judge import judge_id
     from rag_lab.evaluate.metrics import all_specs
     from rag_lab.evaluate.plan import CallEstimate, EvalPlan, SampleCosts, estimate_seconds
     from rag_lab.evaluate.store import SAMPLES, read_samples
@@ -64,8 +65,6 @@ def plan_run(dataset, settings: Settings, modes: list[str], out: Path, pairs, *,
     judged = [s.name for s in all_specs() if s.judged and (metrics is None or s.name in metrics)]
     cache_path = settings.cache_dir / "llm.sqlite"
     cache = DiskCache(cache_path) if cache_path.exists() else None
-    base_inputs = {"rerank": rerank, "params": params, "temperature": settings.llm_temperature,
-                   "max_tokens": settings.llm_max_tokens, "context_lines": settings.context_lines}
     answers = judging = CallEstimate()
     answer_cost: float | None = 0.0
     judge_cost: float | None = 0.0
@@ -74,9 +73,9 @@ def plan_run(dataset, settings: Settings, modes: list[str], out: Path, pairs, *,
         for mode in modes:
             path = out / mode / SAMPLES
             done = {r["id"]: r for r in read_samples(path)} if resume and path.exists() else {}
-            todo = [p for p, _ in pairs if p.id not in done or done[p.id].get("error")]
-            answerer = CachedAnswerer(mode, lambda: None, model_id=model_id(settings, for_agent=mode == "agent", llm=llm),
-                                      inputs={**base_inputs, "index": _fingerprint(mode, dataset, settings)}, cache=cache)
+            todo = [p for p, _ in pending(pairs, done)]
+            answerer = mode_answerer(mode, lambda: None, settings, rerank=rerank, params=params,
+                                     index=_fingerprint(mode, dataset, settings), cache=cache, llm=llm)
             hits = {p.id for p in todo if cache is not None and cache.get(answerer.key(p.question)) is not None}
             costs = SampleCosts(settings, mode=mode, rerank=rerank, params=params, judge_cfg=judge_cfg,
                                 judge_metrics=judged, answer_cached=lambda q: False,
@@ -89,8 +88,8 @@ def plan_run(dataset, settings: Settings, modes: list[str], out: Path, pairs, *,
     finally:
         if cache is not None:
             cache.close()
-    generator = model_id(settings, llm=llm)
-    judge = model_id(judge_cfg) if judge_cfg is not None else None
+    generator = manifest_model_name(settings, llm=llm)
+    judge = judge_id(judge_cfg) if judge_cfg is not None else None  # as the run's manifest names it
     seconds = estimate_seconds(settings.llm_provider == "local" and llm is None, answers, judging, concurrency)
     return EvalPlan(samples, cached, generator, judge, answers, judging, answer_cost, judge_cost, seconds, concurrency)
 
@@ -98,11 +97,9 @@ def plan_run(dataset, settings: Settings, modes: list[str], out: Path, pairs, *,
 def _fingerprint(mode: str, dataset, settings: Settings) -> str | None:
     """The index fingerprint the answer cache keys use; None when the index is not built yet (then
     no answer can be cached either)."""
-    if mode == "kendra":
-        return f"kendra:{settings.kendra_index_id}"
-    try:
-        from rag_lab.index import CorpusIndex
+    from rag_lab.evaluate.answering import index_fingerprint
 
-        return CorpusIndex.open(dataset, settings).manifest.fingerprint
+    try:
+        return index_fingerprint(mode, dataset, settings)
     except Exception:  # noqa: BLE001 - not built (or stale): a dry run must not build it
         return None

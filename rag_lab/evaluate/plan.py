@@ -8,6 +8,8 @@ from __future__ import annotations
 import math
 from dataclasses import dataclass
 
+from rag_lab.answer.engine import DEFAULT_TOP_K
+from rag_lab.answer.rerank import DEFAULT_TOP_N, NO_RERANK_MODES
 from rag_lab.models.pricing import price_for
 
 TOKENS_PER_WORD = 1.35
@@ -44,7 +46,7 @@ def answer_calls(mode: str, *, rerank: bool, top_n: int, top_k: int, chunk_words
     if mode == "agent":
         return CallEstimate(AGENT_CALLS, AGENT_CALLS * prompt, AGENT_CALLS * EXPECTED_ANSWER_TOKENS)
     estimate = CallEstimate(1, prompt, EXPECTED_ANSWER_TOKENS)
-    if rerank and mode not in ("bm25",):
+    if rerank and mode not in NO_RERANK_MODES:  # as the engine decides (bm25 is reranked too)
         estimate += CallEstimate(1, int(top_k * chunk_words * TOKENS_PER_WORD) + 200, RERANK_COMPLETION_TOKENS)
     return estimate
 
@@ -108,7 +110,8 @@ class SampleCosts:
 
     def __init__(self, settings, *, mode: str, rerank: bool, params: dict, judge_cfg, judge_metrics: list[str],
                  answer_cached, answer_model: tuple[str, str]) -> None:
-        top_n, top_k = int(params.get("top_n") or 7), int(params.get("top_k") or 20)
+        # the engine's defaults when the run does not set them
+        top_n, top_k = int(params.get("top_n") or DEFAULT_TOP_N), int(params.get("top_k") or DEFAULT_TOP_K)
         self.answer = answer_calls(mode, rerank=rerank, top_n=top_n, top_k=top_k, chunk_words=settings.chunk_words,
                                    context_lines=settings.context_lines)
         self.judging = judge_calls(judge_metrics, top_n=top_n) if judge_cfg is not None else CallEstimate()
@@ -116,7 +119,6 @@ class SampleCosts:
         self.judge_cost = (cost_of(judge_cfg.llm_provider, judge_cfg.llm_model_name, self.judging)
                            if judge_cfg is not None else 0.0)
         self.answer_cached = answer_cached  # question -> bool (a cache lookup, no call)
-        self.answer_model = answer_model
 
     @property
     def priced(self) -> bool:

@@ -23,7 +23,7 @@ from typing import Any
 from rag_lab.config import Settings, get_settings
 from rag_lab.datasets import Dataset, QAPair, resolve_dataset, spread_by_source
 from rag_lab.errors import ConfigError
-from rag_lab.evaluate.answering import CachedAnswerer, model_id
+from rag_lab.evaluate.answering import CachedAnswerer, index_fingerprint, manifest_model_name, mode_answerer, pending
 from rag_lab.evaluate.cost import cost_usd
 from rag_lab.evaluate.manifest import build_manifest
 from rag_lab.evaluate.scoring import Scorer, citation_summary, timed_score
@@ -72,14 +72,6 @@ def judge_settings(settings: Settings, spec: str) -> Settings:
     if provider == "openai_compatible" and settings.judge_base_url:  # the judge's own server
         update["llm_base_url"] = settings.judge_base_url
     return settings.model_copy(update=update)
-
-
-def _index_fingerprint(mode: str, dataset: Dataset, settings: Settings) -> str:
-    if mode == "kendra":
-        return f"kendra:{settings.kendra_index_id}"
-    from rag_lab.index import CorpusIndex
-
-    return CorpusIndex.open(dataset, settings).manifest.fingerprint
 
 
 class _Answerers:
@@ -205,6 +197,7 @@ def _run_locked(dataset: Dataset, settings: Settings, modes: list[str], out: Pat
                 max_cost, params):
     from rag_lab.evaluate.answering import prompt_version
     from rag_lab.evaluate.frames import load_run
+    from rag_lab.models import embed_model_id
 
     manifest_path = out / MANIFEST
     previous = _previous_manifest(manifest_path, dataset, resume)
@@ -216,15 +209,15 @@ def _run_locked(dataset: Dataset, settings: Settings, modes: list[str], out: Pat
         from rag_lab.index import build_index
 
         build_index(dataset, settings, progress=progress)  # no-op when up to date
-    fingerprints = {m: _index_fingerprint(m, dataset, settings) for m in modes}
+    fingerprints = {m: index_fingerprint(m, dataset, settings) for m in modes}
     config = {"modes": modes, "limit": limit, "rerank": rerank, "judge": judge_id, "params": params,
               "conversations": conversations, "questions": len(pairs), "metrics": metrics,
               "context_lines": settings.context_lines,  # compression: lines kept per chunk (None: off)
               "prompt_version": prompt_version(),
               "index_fingerprint": next((f for m, f in fingerprints.items() if m != "kendra"), None)}
-    models = {"llm": model_id(settings, llm=llm),
-              "agent_llm": model_id(settings, for_agent=True, llm=agent_llm) if "agent" in modes else None,
-              "embedding": f"{settings.embed_provider}:{settings.embed_model_name}", "judge": judge_id}
+    models = {"llm": manifest_model_name(settings, llm=llm),
+              "agent_llm": manifest_model_name(settings, for_agent=True, llm=agent_llm) if "agent" in modes else None,
+              "embedding": embed_model_id(settings), "judge": judge_id}
     manifest = build_manifest(dataset=dataset, settings=settings, config=config, models=models)
     if previous is not None:
         check_same_configuration(previous, manifest, manifest_path)
@@ -237,21 +230,18 @@ def _run_locked(dataset: Dataset, settings: Settings, modes: list[str], out: Pat
 
     cache = DiskCache(settings.cache_dir / "llm.sqlite")
     try:
-        scorer = Scorer(settings, judge_llm=judge_llm, judge_id=judge_id, cache=cache, metrics=metrics)
+        scorer = Scorer(settings, judge_llm=judge_llm, cache=cache, metrics=metrics)
         factory = _Answerers(settings, dataset, rerank, params, llm=llm, agent_llm=agent_llm)
-        base_inputs = {"rerank": rerank, "params": params, "temperature": settings.llm_temperature,
-                       "max_tokens": settings.llm_max_tokens, "context_lines": settings.context_lines}
         dev_ids = dataset.dev_split
         guard = RunGuard(max_failures=settings.max_consecutive_failures, max_cost=max_cost)
         for mode in modes:
             log = SampleLog(out / mode, resume=resume)
             # finished = recorded without an error; a failed sample is retried (its new line wins)
-            todo = [(p, rel) for p, rel in pairs if p.id not in log.done or log.done[p.id].get("error")]
+            todo = pending(pairs, log.done)
             if not todo:
                 continue
-            answerer = CachedAnswerer(
-                mode, lambda m=mode: factory.build(m), model_id=models["agent_llm" if mode == "agent" else "llm"],
-                inputs={**base_inputs, "index": fingerprints[mode]}, cache=cache)
+            answerer = mode_answerer(mode, lambda m=mode: factory.build(m), settings, rerank=rerank, params=params,
+                                     index=fingerprints[mode], cache=cache, llm=llm, agent_llm=agent_llm)
             if max_cost is not None:
                 costs = budget_for(settings, mode, rerank, params, judge_cfg, scorer, answerer, models, llm)
                 guard.estimate, guard.spent = costs.estimate, costs.spent

@@ -4,11 +4,13 @@ The record becomes a RAGAS ``SingleTurnSample``: the answer, the chunks given to
 texts and, at document level, their ids), the reference answer and the relevant documents.
 Each metric is isolated: one that raises leaves ``None`` and its error, the others still score.
 Judged scores are cached on disk, keyed by the judge's identity (provider, endpoint and model, or
-an injected LLM's class and configuration), RAGAS version + metric, every sample field the RAGAS
-metric reads, and the embedding model where the metric embeds.
+an injected LLM's class and configuration), its output settings (temperature, token budget, the
+local model's window) and, for the constrained judge, its design; RAGAS version + metric, every
+sample field the RAGAS metric reads, and the embedding model where the metric embeds.
 
 A failing judge costs bounded time: the SDK is the one retry layer (``max_retries``), the judged
-metrics of one sample share a deadline (``judge_deadline``), and once the judge refuses access
+metrics of one sample share a deadline (``judge_deadline``: the constrained judge starts no call or
+retry after it, see ``judge.constrained.call_deadline``), and once the judge refuses access
 (401/403/404) it is not asked again in this run: each later judged metric records that refusal.
 """
 
@@ -23,13 +25,12 @@ from typing import Any
 
 os.environ.setdefault("RAGAS_DO_NOT_TRACK", "true")
 
+from rag_lab.background_loop import BackgroundLoop  # noqa: E402
 from rag_lab.evaluate.citations import check_citations  # noqa: E402
 from rag_lab.evaluate.metrics import MetricContext, MetricSpec, all_specs  # noqa: E402
 from rag_lab.models.llm._guard import ProviderAccessError  # noqa: E402
 from rag_lab.models.llm.disk_cache import DiskCache, cache_key  # noqa: E402
-from rag_lab.models.llm.identity import llm_identity  # noqa: E402
-
-DEFAULT_JUDGE_DEADLINE = 300.0
+from rag_lab.models.llm.identity import llm_identity, output_settings  # noqa: E402
 
 IR_METRICS = ("mrr@10", "ndcg@10")
 
@@ -75,20 +76,24 @@ class JudgeNotAsked(RuntimeError):
 
 class Scorer:
     """``score(record) -> (scores, errors)``; metric objects are built once, on first use.
+    Judged scores' cache keys name the judge by :func:`llm_identity` (see :meth:`judge_key`)."""
 
-    ``judge_id`` names the judge in the manifest; the cache keys use :func:`llm_identity`."""
-
-    def __init__(self, settings: Any, *, judge_llm: Any = None, judge_id: str | None = None,
-                 cache: DiskCache | None = None, metrics: list[str] | None = None) -> None:
-        self.context = MetricContext(settings, judge_llm, judge_id)
+    def __init__(self, settings: Any, *, judge_llm: Any = None, cache: DiskCache | None = None,
+                 metrics: list[str] | None = None) -> None:
+        self.context = MetricContext(settings, judge_llm)
         self.specs: list[MetricSpec] = [s for s in all_specs() if (not s.judged or judge_llm is not None)
                                         and (metrics is None or s.name in metrics)]
         self.cache = cache
         self.judge_identity = llm_identity(judge_llm) if judge_llm is not None else None
-        self.deadline = float(getattr(settings, "judge_deadline", DEFAULT_JUDGE_DEADLINE))
+        # an object LLM's identity hashes its whole configuration; a named one's leaves these out
+        self.judge_settings = (output_settings(judge_llm) if judge_llm is not None
+                               and not self.judge_identity.startswith("object:") else None)
+        self.deadline = float(settings.judge_deadline)
         self._refusal: str | None = None  # the judge's access refusal, once seen
         self._built: dict[str, Any] = {}
-        self._loop: _MetricLoop | None = None
+        # One loop for every metric: the judge's async HTTP clients pool their connections per loop
+        # (a new loop per call would find the pooled connection dead and spend a retry on it).
+        self._loop = BackgroundLoop("rag-lab-metrics")
         self._lock = threading.RLock()  # samples in flight (--concurrency) share metrics and loop
 
     @property
@@ -124,15 +129,13 @@ class Scorer:
         return self._await(self._metric(spec).single_turn_ascore(sample))
 
     def _await(self, coro):
-        with self._lock:
-            if self._loop is None:
-                self._loop = _MetricLoop()
         return self._loop.run(coro)
 
     def judge_key(self, spec: MetricSpec, sample) -> str:
         """The cache key of a judged score: judge identity, RAGAS version and metric, every sample
         field the RAGAS metric reads (faithfulness reads the question too), and the embedding model
-        of a metric that embeds (response relevancy)."""
+        of a metric that embeds (response relevancy); the judge's output settings and, for the
+        constrained judge, its design (budget, schema rule, retries)."""
         import ragas
         from ragas.metrics.base import MetricType
 
@@ -143,6 +146,10 @@ class Scorer:
             from rag_lab.models import embed_model_id
 
             inputs["embedding"] = embed_model_id(self.context.settings)
+        if self.judge_settings is not None:
+            inputs["judge_settings"] = self.judge_settings
+        if (design := getattr(getattr(metric, "llm", None), "design", None)) is not None:
+            inputs["judge_design"] = design
         return cache_key("judge", model=str(self.judge_identity), prompt_version=f"ragas-{ragas.__version__}:{spec.name}",
                          inputs=inputs)
 
@@ -157,7 +164,7 @@ class Scorer:
             raise JudgeNotAsked(f"not asked: this sample's judge deadline ({self.deadline:g} s, "
                                 "RAG_LAB_JUDGE_DEADLINE) had passed")
         try:
-            value = _finite(self._await(asyncio.wait_for(self._metric(spec).single_turn_ascore(sample), remaining)))
+            value = _finite(self._await(_before(deadline, self._metric(spec).single_turn_ascore(sample))))
         except TimeoutError:
             raise TimeoutError(f"cut off at this sample's judge deadline ({self.deadline:g} s; raise "
                                "RAG_LAB_JUDGE_DEADLINE for a slow judge)") from None
@@ -169,31 +176,14 @@ class Scorer:
         return value
 
 
-class _MetricLoop:
-    """One event loop, in a daemon thread, for every metric a Scorer runs. The async HTTP clients
-    of a judge pool their connections per loop: with a new loop per call (``asyncio.run``) the next
-    call finds its pooled connection dead and spends a retry on it. A thread of its own also works
-    where the caller's thread already runs a loop (a Jupyter kernel)."""
+async def _before(deadline: float, coro):
+    """``coro`` cut off at ``deadline`` (``time.monotonic()``); the constrained judge reads the same
+    deadline (a context variable: it follows the judge's calls into their worker threads), so a cut-off
+    metric starts no further call or retry."""
+    from rag_lab.evaluate.judge.constrained import call_deadline
 
-    def __init__(self) -> None:
-        self.loop = asyncio.new_event_loop()
-        threading.Thread(target=self.loop.run_forever, name="rag-lab-metrics", daemon=True).start()
-
-    def run(self, coro):
-        return asyncio.run_coroutine_threadsafe(coro, self.loop).result()
-
-
-def run_coroutine(coro):
-    """``asyncio.run(coro)``, or the same in a worker thread when this thread already runs an event
-    loop (a Jupyter kernel), where ``asyncio.run`` refuses and every metric would fail."""
-    try:
-        asyncio.get_running_loop()
-    except RuntimeError:
-        return asyncio.run(coro)
-    from concurrent.futures import ThreadPoolExecutor
-
-    with ThreadPoolExecutor(max_workers=1) as pool:
-        return pool.submit(asyncio.run, coro).result()
+    call_deadline.set(deadline)
+    return await asyncio.wait_for(coro, deadline - time.monotonic())
 
 
 _RANX_LOCK = threading.Lock()

@@ -20,7 +20,8 @@ class ScriptedLLM(CustomLLM):
     """Answers from ``script`` (a string, or ``prompt -> text``) and keeps every prompt."""
 
     script: Any = "scripted answer"
-    prompts: list[str] = Field(default_factory=list)
+    # a record of the calls, not configuration: left out of the LLM's identity (llm_identity hashes model_dump)
+    prompts: list[str] = Field(default_factory=list, exclude=True)
     context_window: int = 3900
     # Each instance is its own model unless told otherwise: answers cached for one script never
     # answer another test's (the evaluation cache is keyed by model name).

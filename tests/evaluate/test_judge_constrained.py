@@ -45,7 +45,7 @@ class ScriptedLLM(CustomLLM):
 
 
 def _scorer(llm) -> Scorer:
-    return Scorer(Settings(_env_file=None), judge_llm=llm, judge_id="scripted", metrics=["faithfulness"])
+    return Scorer(Settings(_env_file=None), judge_llm=llm, metrics=["faithfulness"])
 
 
 def test_constrained_llms_get_the_constrained_judge_others_ragas_adapter():
@@ -111,3 +111,48 @@ def test_an_empty_list_is_not_a_reply_ragas_turns_into_nan():
     scores, errors = _scorer(llm).score(RECORD)
     assert scores["faithfulness"] is None and "StatementGeneratorOutput" in errors["faithfulness"]
     assert "List should have at least 1 item" in errors["faithfulness"]
+
+
+class SlowJunkLLM(ScriptedLLM):
+    """Takes ``seconds`` per call and replies junk (so a retry would follow); records each call."""
+
+    seconds: float = 0.6
+
+    @llm_completion_callback()
+    def complete(self, prompt: str, formatted: bool = False, **kwargs: Any) -> CompletionResponse:
+        import time
+
+        self.requests.append({"prompt": prompt, **kwargs})
+        time.sleep(self.seconds)
+        return CompletionResponse(text="not json", raw={})
+
+
+def test_a_judge_cut_off_at_the_deadline_stops_working(monkeypatch):
+    """The scorer stops waiting at the sample's deadline; the judge must stop too: no retry (with twice
+    the budget) after it, holding the local model while the next sample waits."""
+    import time
+
+    llm = SlowJunkLLM(replies=[], requests=[])
+    scorer = Scorer(Settings(_env_file=None, judge_deadline=0.2), judge_llm=llm, metrics=["faithfulness"])
+    scores, errors = scorer.score(RECORD)
+    assert scores["faithfulness"] is None and "judge deadline" in errors["faithfulness"]
+    time.sleep(3 * llm.seconds)  # long enough for a retry to start and finish
+    assert len(llm.requests) == 1  # the call that was running; no retry after the deadline
+
+
+def test_the_judge_starts_no_call_after_the_deadline():
+    import time
+
+    from ragas.metrics._faithfulness import StatementGeneratorOutput
+
+    from rag_lab.evaluate.judge.constrained import call_deadline
+
+    llm = ScriptedLLM(replies=["not json"], requests=[])
+    judge = ConstrainedJudge(llm)
+    token = call_deadline.set(time.monotonic() - 1)
+    try:
+        with pytest.raises(JudgeCallError, match="not asked: the sample's judge deadline had passed"):
+            judge.generate("prompt", StatementGeneratorOutput)
+    finally:
+        call_deadline.reset(token)
+    assert llm.requests == []

@@ -61,7 +61,7 @@ def _all_judged_failed(scores: dict, errors: dict) -> None:
 def test_http_500_is_retried_max_retries_times_per_call_and_each_retry_is_shown(fake_server, lab_settings):
     server = fake_server(status=500)
     settings = _settings(lab_settings, max_retries=2)
-    scorer = Scorer(settings, judge_llm=_judge(settings), judge_id="openai:gpt-4o-mini")
+    scorer = Scorer(settings, judge_llm=_judge(settings))
     stream = io.StringIO()
     with PlainProgress(total=1, desc="bm25", unit="sample", stream=stream, interval=1e9):
         scores, errors, elapsed = _score_bounded(scorer, _record())
@@ -86,7 +86,7 @@ def test_http_500_is_retried_max_retries_times_per_call_and_each_retry_is_shown(
 def test_http_401_fails_at_once_with_the_providers_message(fake_server, lab_settings):
     server = fake_server(status=401)
     settings = _settings(lab_settings)  # default max_retries (3)
-    scorer = Scorer(settings, judge_llm=_judge(settings), judge_id="openai:gpt-4o-mini")
+    scorer = Scorer(settings, judge_llm=_judge(settings))
     scores, errors, elapsed = _score_bounded(scorer, _record())
     _all_judged_failed(scores, errors)
     assert len(server.requests) == 1  # not retried, and the judge is not asked again (before: 59 requests, 646 s)
@@ -102,7 +102,7 @@ def test_http_401_fails_at_once_with_the_providers_message(fake_server, lab_sett
 def test_junk_replies_fail_the_metric_quickly_with_a_reason(fake_server, lab_settings, junk):
     server = fake_server(**junk)
     settings = _settings(lab_settings)
-    scorer = Scorer(settings, judge_llm=_judge(settings), judge_id="openai:gpt-4o-mini")
+    scorer = Scorer(settings, judge_llm=_judge(settings))
     scores, errors, elapsed = _score_bounded(scorer, _record())
     _all_judged_failed(scores, errors)
     assert elapsed < BOUND
@@ -115,7 +115,7 @@ def test_junk_replies_fail_the_metric_quickly_with_a_reason(fake_server, lab_set
 def test_a_hanging_judge_is_cut_off_at_the_sample_deadline(fake_server, lab_settings):
     server = fake_server(hang=True)
     settings = _settings(lab_settings, request_timeout=2.0, judge_deadline=4.0)
-    scorer = Scorer(settings, judge_llm=_judge(settings), judge_id="openai:gpt-4o-mini")
+    scorer = Scorer(settings, judge_llm=_judge(settings))
     scores, errors, elapsed = _score_bounded(scorer, _record())
     _all_judged_failed(scores, errors)
     assert elapsed < 4.0 + 20.0  # the deadline, plus the offline metrics on a busy core (before: > 1,700 s)
@@ -129,12 +129,12 @@ def test_judge_cache_is_keyed_by_endpoint(fake_server, lab_settings, tmp_path):
     cache = DiskCache(tmp_path / "llm.sqlite")
     settings = _settings(lab_settings)
     fake_server(reply=lambda prompt: json.dumps(judge(prompt)))
-    good, errors = Scorer(settings, judge_llm=_judge(settings), judge_id="openai:gpt-4o-mini",
+    good, errors = Scorer(settings, judge_llm=_judge(settings),
                           cache=cache).score(_record())
     assert errors == {} and good["faithfulness"] == pytest.approx(0.5)
 
     fake_server(junk_body=True)  # OPENAI_BASE_URL now names another server, same model name
-    scores, errors = Scorer(settings, judge_llm=_judge(settings), judge_id="openai:gpt-4o-mini",
+    scores, errors = Scorer(settings, judge_llm=_judge(settings),
                             cache=cache).score(_record())
     _all_judged_failed(scores, errors)
     cache.close()

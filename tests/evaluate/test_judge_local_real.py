@@ -22,7 +22,7 @@ def test_local_judge_scores_a_sample_through_ragas_with_every_call_parsed():
     assert judge_id(settings).startswith("local:Qwen2.5-Coder-1.5B-Instruct-Q4_K_M+constrained-v")
     llm = build_judge(settings)
     assert llm.context_window >= 16384 and llm.runtime.n_ctx >= 16384  # RAGAS's prompts fit
-    scorer = Scorer(settings, judge_llm=llm, judge_id="test", metrics=["faithfulness"])
+    scorer = Scorer(settings, judge_llm=llm, metrics=["faithfulness"])
     scores, errors = scorer.score(RECORD)
     assert errors == {}
     assert math.isfinite(scores["faithfulness"]) and scores["faithfulness"] == 1.0  # one claim, in the context

@@ -102,7 +102,7 @@ def _record() -> dict:
 def test_judged_metrics_with_hand_checked_values(judge_llm, lab_settings, tmp_path):
     llm, server = judge_llm
     cache = DiskCache(tmp_path / "llm.sqlite")
-    scorer = Scorer(lab_settings, judge_llm=llm, judge_id="openai:gpt-4o-mini", cache=cache)
+    scorer = Scorer(lab_settings, judge_llm=llm, cache=cache)
     assert JUDGED <= set(scorer.metric_names)
     scores, errors = scorer.score(_record())
     assert errors == {}
@@ -135,7 +135,7 @@ def test_an_unparseable_judge_reply_is_a_counted_failure_not_a_score(lab_setting
                         max_retries=0)
     llm = get_llm(settings, http_client=httpx.Client(transport=httpx.MockTransport(garbage)),
                   async_http_client=httpx.AsyncClient(transport=httpx.MockTransport(garbage)))
-    scorer = Scorer(lab_settings, judge_llm=llm, judge_id="openai:gpt-4o-mini", metrics=["faithfulness", "rouge_l"])
+    scorer = Scorer(lab_settings, judge_llm=llm, metrics=["faithfulness", "rouge_l"])
     scores, errors = scorer.score(_record())
     assert scores["faithfulness"] is None and "faithfulness" in errors
     assert scores["rouge_l"] is not None and "rouge_l" not in errors

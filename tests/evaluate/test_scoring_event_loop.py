@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import asyncio
 
-from rag_lab.evaluate.scoring import Scorer, run_coroutine
+from rag_lab.evaluate.scoring import Scorer
 
 
 def _record():
@@ -14,18 +14,6 @@ def _record():
             "answer": "The limit is $4,106 in BCY 2026 [Doc 1].", "reference": "$4,106 (BCY 2026).",
             "contexts": [{"doc_id": "a.pdf", "filename": "a.pdf", "text": "family of 5: $4,106 bi-weekly"}],
             "relevant": {"a.pdf": 1}}
-
-
-def test_run_coroutine_with_and_without_a_running_loop():
-    async def answer():
-        return 42
-
-    assert run_coroutine(answer()) == 42
-
-    async def inside():
-        return run_coroutine(answer())
-
-    assert asyncio.run(inside()) == 42
 
 
 def test_scorer_inside_a_running_loop(lab_settings):

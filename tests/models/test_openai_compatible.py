@@ -34,7 +34,8 @@ def test_generator_on_a_server_of_ones_own(server):
     assert [(r.path, r.model) for r in server.requests] == [("/v1/chat/completions", "qwen2.5:7b-instruct")]
     # two servers behind one model name are two models: for the answer cache and the judge cache
     assert model_id(settings) == f"openai_compatible@{server.url}:qwen2.5:7b-instruct"
-    assert llm_identity(llm) == f"openai-compatible@{server.url}/:qwen2.5:7b-instruct"
+    # … spelled one way by both (the built LLM's identity and the configured name)
+    assert llm_identity(llm) == model_id(settings) == f"openai_compatible@{server.url}:qwen2.5:7b-instruct"
 
 
 def test_judge_with_its_own_server(server):

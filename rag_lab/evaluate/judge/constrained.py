@@ -7,11 +7,15 @@ llama.cpp model turns it into a grammar): the reply is JSON of the right shape b
 the free-text and invalid-JSON failures of a small local judge cannot happen. What still can (a
 reply cut at the token budget, a context overflow, a provider error) is retried once and then
 raised as ``JudgeCallError`` with its reason, which the scorer records per metric and counts.
+Once the scorer's deadline for the sample (``call_deadline``) has passed, no call is started and
+no retry made: the scorer stopped waiting, so the work stops too (a local call already running
+cannot be interrupted, but it is the last one).
 """
 
 from __future__ import annotations
 
 import asyncio
+import contextvars
 import os
 import threading
 import time
@@ -28,6 +32,14 @@ T = TypeVar("T", bound=BaseModel)
 # Statement lists and verdict lists of a short RAG answer fit well within this (compact JSON).
 JUDGE_MAX_TOKENS = 1024
 RETRY_TEMPERATURE = 0.3
+# Part of the judge's cache identity (with the budget and retry settings, see ``ConstrainedJudge.design``):
+# bump it when how the judge is asked changes its scores.
+JUDGE_DESIGN = "constrained-v1"
+# The rule ``judge_schema`` adds to RAGAS's output schemas: in the design, so changing it misses the cache.
+SCHEMA_RULE = "top-level arrays minItems=1"
+
+# ``time.monotonic()`` after which no judge call starts (set per sample by the scorer; None: no deadline).
+call_deadline: contextvars.ContextVar[float | None] = contextvars.ContextVar("judge_call_deadline", default=None)
 
 
 class JudgeCallError(RuntimeError):
@@ -36,7 +48,7 @@ class JudgeCallError(RuntimeError):
 
 @dataclass
 class JudgeStats:
-    """What the judge's calls cost and how they ended (summed over the process)."""
+    """What one judge's calls cost and how they ended (each judged metric builds its own judge)."""
 
     calls: int = 0
     retries: int = 0
@@ -98,6 +110,12 @@ class ConstrainedJudge(InstructorBaseRagasLLM):
         self._lock = threading.Lock()
         self._replies: dict[tuple[str, str], BaseModel] = {}
 
+    @property
+    def design(self) -> str:
+        """How this judge asks (part of judged scores' cache keys): what changes it may change scores."""
+        return (f"{JUDGE_DESIGN}; {SCHEMA_RULE}; max_tokens={self.max_tokens}; attempts={self.attempts}; "
+                f"retry: 2x budget, temperature {RETRY_TEMPERATURE}")
+
     def _once(self, prompt: str, response_model: type[T], retry: bool) -> T:
         # A greedy retry would repeat the same reply: the retry gets twice the budget (the usual
         # failure under a grammar is a reply cut at the budget) and a little temperature.
@@ -132,7 +150,16 @@ class ConstrainedJudge(InstructorBaseRagasLLM):
         if (hit := self._replies.get(key)) is not None and isinstance(hit, response_model):
             return hit.model_copy(deep=True)
         reasons: list[str] = []
+        deadline = call_deadline.get()
+        tries = 0
         for attempt in range(self.attempts):
+            if deadline is not None and time.monotonic() >= deadline:
+                reasons.append(f"{'not asked' if attempt == 0 else 'no retry'}: the sample's judge deadline had passed")
+                break
+            if attempt > 0:
+                with self._lock:
+                    self.stats.retries += 1
+            tries += 1
             try:
                 reply = self._once(prompt, response_model, retry=attempt > 0)
                 if len(self._replies) >= REPLIES_KEPT:
@@ -141,9 +168,7 @@ class ConstrainedJudge(InstructorBaseRagasLLM):
                 return reply
             except Exception as exc:  # noqa: BLE001 - retried once, then raised with every reason
                 reasons.append(f"{type(exc).__name__}: {exc}"[:400])
-                with self._lock:
-                    self.stats.retries += attempt + 1 < self.attempts
-        reason = f"judge call for {response_model.__name__} failed {self.attempts}x: " + " | ".join(reasons)
+        reason = f"judge call for {response_model.__name__} failed {tries}x: " + " | ".join(reasons)
         with self._lock:
             self.stats.failures += 1
             self.stats.reasons.append(reason)

@@ -6,22 +6,21 @@ import warnings
 from typing import Any
 
 from rag_lab.config import Settings
-from rag_lab.evaluate.judge.constrained import ConstrainedJudge
+from rag_lab.evaluate.judge.constrained import JUDGE_DESIGN, ConstrainedJudge
 
 # RAGAS's prompts carry their instruction, JSON schema and worked examples (≈1–2k tokens) before the
 # input; with five retrieved chunks the NLI prompt of faithfulness reaches ≈4–6k tokens, past the
 # generator's 4,096 window (why 3 of 3 faithfulness scores failed before). 16k holds any eval sample
 # with room for the reply; the KV cache it reserves is measured in the README (≈0.45 GB on Qwen 1.5B).
 JUDGE_N_CTX = 16384
-# Part of the judge's cache identity: a change in how the judge is asked changes its scores.
-JUDGE_DESIGN = "constrained-v1"
 
 
 def judge_id(settings: Settings) -> str:
-    """The judge's identity for caches and manifests (``settings`` = the judge's settings)."""
+    """The judge's name in manifests and the dry run (``settings`` = the judge's settings); judged
+    scores' cache keys use ``llm_identity`` of the built judge and its design (``Scorer.judge_key``)."""
     from rag_lab.evaluate.answering import model_id
 
-    base = model_id(settings)  # provider:model; an OpenAI-compatible server's URL too
+    base = model_id(settings)  # identity.llm_name spelling: provider[@endpoint]:model
     return f"{base}+{JUDGE_DESIGN}@{JUDGE_N_CTX}" if settings.llm_provider == "local" else base
 
 

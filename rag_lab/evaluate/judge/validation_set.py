@@ -24,6 +24,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from rag_lab.evaluate.key_facts import extract_key_facts, key_fact_recall
+from rag_lab.tokenizer import canonical_number
 
 MAX_CHUNKS = 3
 LABELS = ("supported", "changed_fact", "added_claim")
@@ -55,14 +56,7 @@ class NumberSpan:
 
     @property
     def value(self) -> str:
-        return canonical(self.text)
-
-
-def canonical(number: str) -> str:
-    value = number.replace(",", "")
-    if "." in value:
-        value = value.rstrip("0").rstrip(".")
-    return value or "0"
+        return canonical_number(self.text)
 
 
 def numbers_in(text: str) -> list[NumberSpan]:
@@ -70,7 +64,7 @@ def numbers_in(text: str) -> list[NumberSpan]:
     spans = []
     for m in _NUMBER.finditer(text):
         before, after = text[max(0, m.start() - 12):m.start()], text[m.end():m.end() + 9]
-        value = canonical(m.group(1))
+        value = canonical_number(m.group(1))
         if before.endswith(("$", "$ ")) or re.match(r"\s?(?:dollars?|USD)\b", after):
             kind = "money"
         elif re.match(r"\s?(?:%|percent\b)", after):
@@ -120,7 +114,7 @@ def change_one_fact(reference: str, contexts_text: str) -> tuple[str, dict[str, 
              and not reference[max(0, s.start - 1):s.start] == "("]  # not a list number "(1)"
     for span in sorted(spans, key=lambda s: (_PRIORITY[s.kind], s.start)):
         for new in _candidates(span):
-            if canonical(new) in in_contexts or canonical(new) == span.value:
+            if canonical_number(new) in in_contexts or canonical_number(new) == span.value:
                 continue
             occurrences = [s for s in numbers_in(reference) if s.value == span.value]
             changed = reference

@@ -22,7 +22,6 @@ class MetricContext:
 
     settings: Any
     judge_llm: Any = None  # a LlamaIndex LLM; None offline
-    judge_id: str | None = None
 
 
 @dataclass(frozen=True)

@@ -147,7 +147,11 @@ def document_cap(settings: Settings) -> int:
 
 
 def model_id(settings: Settings) -> str:
-    return f"{settings.llm_provider}:{settings.llm_model_name}"
+    """The contextualising LLM in cache keys and the index fingerprint: the one LLM-name spelling
+    (``provider[@endpoint]:model``: two servers behind one model name are two models)."""
+    from rag_lab.models.llm.identity import configured_name
+
+    return configured_name(settings, settings.llm_model_name)
 
 
 def contextualize(

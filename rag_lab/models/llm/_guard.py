@@ -38,13 +38,7 @@ class ErrorGuard:
     attempts: int  # 1 + retries, for the message
     classify: Classifier = field(repr=False)
     secrets: tuple[SecretStr, ...] = field(default=(), repr=False)
-    endpoint: str = ""  # base URL (or region): two servers behind one model name are two models
-
-    @property
-    def identity(self) -> str:
-        """What answered: provider, endpoint and model (cache keys of judged scores use it)."""
-        return f"{self.provider.lower()}@{self.endpoint}:{self.model}" if self.endpoint else \
-            f"{self.provider.lower()}:{self.model}"
+    endpoint: str = ""  # base URL (or region): part of the LLM's name (identity.llm_identity)
 
     def redact(self, text: str) -> str:
         for secret in self.secrets:

@@ -1,10 +1,11 @@
-"""The openai SDK as used by both the OpenAI and the Groq provider (Groq speaks its API).
+"""The openai SDK as used by the OpenAI, Groq and OpenAI-compatible providers (all speak its API);
+``build_guarded`` builds any of their LlamaIndex LLMs over it.
 
 We build the SDK clients ourselves and hand them to LlamaIndex, so that:
 - retries are the SDK's own, the one retry layer (429, 408/409, 5xx, connection errors and
   timeouts; exponential backoff 0.5 s → 8 s with jitter, ``Retry-After`` honoured up to 60 s;
   400/401/403/404 never), at most ``settings.max_retries`` per call; LlamaIndex's tenacity layer
-  is switched off (``max_retries=0`` on the LLM) and so is RAGAS's (``judged.py``), or attempts
+  is switched off (``max_retries=0`` on the LLM) and so is RAGAS's (``judge.factory.single_attempt``), or attempts
   would multiply; every retry is reported as it starts (``progress_note``);
 - every request has ``settings.request_timeout``;
 - responses are validated (``_strict_response_validation``): a malformed body becomes a clear
@@ -16,12 +17,12 @@ We build the SDK clients ourselves and hand them to LlamaIndex, so that:
 from __future__ import annotations
 
 import json
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 import httpx
 
 from rag_lab.config import Settings
-from rag_lab.errors import ProviderError
+from rag_lab.errors import ConfigError, ProviderError
 from rag_lab.models.llm._guard import Classifier, ErrorGuard, ProviderAccessError, ProviderRefusedError
 
 if TYPE_CHECKING:
@@ -62,6 +63,27 @@ def build_clients(
 
         attach_rate_limit(http_client, async_http_client, bucket_for(str(client.base_url), settings.llm_rpm))
     return client, openai.AsyncOpenAI(http_client=async_http_client, **common)
+
+
+def build_guarded(cls: type, settings: Settings, model: str, *, provider: str, key_env: str, api_key: str,
+                  secrets: tuple, base_url: str | None, http_client: httpx.Client | None,
+                  async_http_client: httpx.AsyncClient | None, invalid: tuple[str, str], **fields: Any) -> Any:
+    """A LlamaIndex LLM of class ``cls`` (a ``GuardedLLMMixin`` subclass) over SDK clients from
+    :func:`build_clients`: the settings' temperature, budget and timeout, no LlamaIndex retries, its
+    ``ErrorGuard`` attached. ``invalid`` = (what, hint) of the ``ConfigError`` for a model LlamaIndex
+    rejects; ``fields`` are the provider's own (``api_base``, ``context_window``, …)."""
+    client, aclient = build_clients(settings, api_key=api_key, base_url=base_url, http_client=http_client,
+                                    async_http_client=async_http_client, label=f"{provider} {model}")
+    try:
+        llm = cls(model=model, api_key=KEY_PLACEHOLDER, temperature=settings.llm_temperature,
+                  max_tokens=settings.llm_max_tokens, max_retries=0,  # the SDK client retries (see above)
+                  timeout=settings.request_timeout, openai_client=client, async_openai_client=aclient, **fields)
+        llm.metadata  # unknown model names fail here, not at the first call
+    except ValueError as exc:  # includes pydantic's ValidationError
+        raise ConfigError(f"{invalid[0]}: {exc}", invalid[1]) from None
+    llm._guard = ErrorGuard(provider, model, settings.max_retries + 1, make_classifier(key_env), secrets,
+                            endpoint=str(client.base_url))
+    return llm
 
 
 class RetryReporter:

@@ -10,7 +10,7 @@ from llama_index.llms.groq import Groq
 from rag_lab.config import Settings
 from rag_lab.errors import ConfigError
 from rag_lab.models.llm._guard import ErrorGuard, GuardedLLMMixin
-from rag_lab.models.llm._openai_sdk import KEY_PLACEHOLDER, build_clients, make_classifier
+from rag_lab.models.llm._openai_sdk import build_guarded
 
 KEY_ENV = "GROQ_API_KEY"
 GROQ_API_BASE = "https://api.groq.com/openai/v1"
@@ -41,30 +41,8 @@ def build_groq(
     key = settings.groq_api_key
     if key is None or not key.get_secret_value().strip():
         raise ConfigError("The groq LLM provider needs an API key", f"set {KEY_ENV} (in the environment or .env)")
-    client, aclient = build_clients(
-        settings,
-        api_key=key.get_secret_value(),
-        base_url=GROQ_API_BASE,
-        http_client=http_client,
-        async_http_client=async_http_client,
-        label=f"Groq {model}",
-    )
-    try:
-        llm = RagLabGroq(
-            model=model,
-            api_key=KEY_PLACEHOLDER,
-            api_base=GROQ_API_BASE,
-            temperature=settings.llm_temperature,
-            max_tokens=settings.llm_max_tokens,
-            max_retries=0,  # the SDK client retries; see _openai_sdk
-            timeout=settings.request_timeout,
-            context_window=GROQ_CONTEXT_WINDOWS.get(model, DEFAULT_CONTEXT_WINDOW),
-            openai_client=client,
-            async_openai_client=aclient,
-        )
-    except ValueError as exc:  # includes pydantic's ValidationError
-        raise ConfigError(f"Cannot use Groq model {model!r}: {exc}", "check RAG_LAB_LLM_MODEL / "
-                          "RAG_LAB_AGENT_MODEL") from None
-    llm._guard = ErrorGuard("Groq", model, settings.max_retries + 1, make_classifier(KEY_ENV), (key,),
-                             endpoint=str(client.base_url))
-    return llm
+    return build_guarded(RagLabGroq, settings, model, provider="Groq", key_env=KEY_ENV, api_key=key.get_secret_value(),
+                         secrets=(key,), base_url=GROQ_API_BASE, http_client=http_client,
+                         async_http_client=async_http_client,
+                         invalid=(f"Cannot use Groq model {model!r}", "check RAG_LAB_LLM_MODEL / RAG_LAB_AGENT_MODEL"),
+                         api_base=GROQ_API_BASE, context_window=GROQ_CONTEXT_WINDOWS.get(model, DEFAULT_CONTEXT_WINDOW))

@@ -17,7 +17,7 @@ from llama_index.llms.openai_like import OpenAILike
 from rag_lab.config import Settings
 from rag_lab.errors import ConfigError
 from rag_lab.models.llm._guard import ErrorGuard, GuardedLLMMixin
-from rag_lab.models.llm._openai_sdk import KEY_PLACEHOLDER, build_clients, make_classifier
+from rag_lab.models.llm._openai_sdk import build_guarded
 
 KEY_ENV = "RAG_LAB_LLM_API_KEY"
 NO_KEY = "not-needed"  # what the SDK sends when the server wants no key (it insists on one)
@@ -43,28 +43,12 @@ def build_openai_compatible(
                           "http://127.0.0.1:11434/v1 (Ollama)")
     key = settings.llm_api_key
     secret = key.get_secret_value().strip() if key is not None else ""
-    client, aclient = build_clients(settings, api_key=secret or NO_KEY, base_url=base_url, http_client=http_client,
-                                    async_http_client=async_http_client, label=f"OpenAI-compatible {model}")
-    try:
-        llm = RagLabOpenAILike(
-            model=model,
-            api_base=base_url,
-            api_key=KEY_PLACEHOLDER,
-            is_chat_model=True,
-            # Tool calls: vLLM (with a tool parser), Ollama and llama.cpp's server support them; a
-            # server that does not answers the agent's request with an HTTP 400, shown as such.
-            is_function_calling_model=True,
-            context_window=settings.llm_context_window,
-            temperature=settings.llm_temperature,
-            max_tokens=settings.llm_max_tokens,
-            max_retries=0,  # the SDK client retries; see _openai_sdk
-            timeout=settings.request_timeout,
-            openai_client=client,
-            async_openai_client=aclient,
-        )
-    except ValueError as exc:  # includes pydantic's ValidationError
-        raise ConfigError(f"Cannot use model {model!r} at {base_url}: {exc}", "check RAG_LAB_LLM_MODEL and "
-                          "RAG_LAB_LLM_BASE_URL") from None
-    llm._guard = ErrorGuard("OpenAI-compatible", model, settings.max_retries + 1, make_classifier(KEY_ENV),
-                            (key,) if key is not None else (), endpoint=str(client.base_url))
-    return llm
+    return build_guarded(
+        RagLabOpenAILike, settings, model, provider="OpenAI-compatible", key_env=KEY_ENV, api_key=secret or NO_KEY,
+        secrets=(key,) if key is not None else (), base_url=base_url, http_client=http_client,
+        async_http_client=async_http_client,
+        invalid=(f"Cannot use model {model!r} at {base_url}", "check RAG_LAB_LLM_MODEL and RAG_LAB_LLM_BASE_URL"),
+        api_base=base_url, is_chat_model=True,
+        # Tool calls: vLLM (with a tool parser), Ollama and llama.cpp's server support them; a
+        # server that does not answers the agent's request with an HTTP 400, shown as such.
+        is_function_calling_model=True, context_window=settings.llm_context_window)

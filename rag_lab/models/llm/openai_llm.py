@@ -12,7 +12,7 @@ from llama_index.llms.openai import OpenAI
 from rag_lab.config import Settings
 from rag_lab.errors import ConfigError
 from rag_lab.models.llm._guard import ErrorGuard, GuardedLLMMixin
-from rag_lab.models.llm._openai_sdk import KEY_PLACEHOLDER, build_clients, make_classifier
+from rag_lab.models.llm._openai_sdk import build_guarded
 
 KEY_ENV = "OPENAI_API_KEY"
 
@@ -38,35 +38,13 @@ def build_openai(
     key = settings.openai_api_key
     if key is None or not key.get_secret_value().strip():
         raise ConfigError("The openai LLM provider needs an API key", f"set {KEY_ENV} (in the environment or .env)")
-    client, aclient = build_clients(
-        settings,
-        api_key=key.get_secret_value(),
-        base_url=None,  # the SDK's default, or OPENAI_BASE_URL
-        http_client=http_client,
-        async_http_client=async_http_client,
-        label=f"OpenAI {model}",
-    )
     extra: dict = {}
     if _MINIMAL_REASONING.fullmatch(model):
         extra["reasoning_effort"] = "minimal"
-    try:
-        llm = RagLabOpenAI(
-            model=model,
-            temperature=settings.llm_temperature,  # LlamaIndex forces 1.0 for reasoning models
-            max_tokens=settings.llm_max_tokens,
-            max_retries=0,  # the SDK client retries; see _openai_sdk
-            timeout=settings.request_timeout,
-            api_key=KEY_PLACEHOLDER,
-            openai_client=client,
-            async_openai_client=aclient,
-            # Streams end with a usage chunk, so track_usage() sees streamed calls too.
-            additional_kwargs={"stream_options": {"include_usage": True}},
-            **extra,
-        )
-        llm.metadata  # unknown model names fail here, not at the first call
-    except ValueError as exc:  # includes pydantic's ValidationError
-        raise ConfigError(f"Cannot use OpenAI model {model!r}: {exc}", "check RAG_LAB_LLM_MODEL / "
-                          "RAG_LAB_AGENT_MODEL") from None
-    llm._guard = ErrorGuard("OpenAI", model, settings.max_retries + 1, make_classifier(KEY_ENV), (key,),
-                             endpoint=str(client.base_url))
-    return llm
+    # temperature: LlamaIndex forces 1.0 for reasoning models; base_url None: the SDK's default or OPENAI_BASE_URL
+    return build_guarded(RagLabOpenAI, settings, model, provider="OpenAI", key_env=KEY_ENV,
+                         api_key=key.get_secret_value(), secrets=(key,), base_url=None, http_client=http_client,
+                         async_http_client=async_http_client,
+                         invalid=(f"Cannot use OpenAI model {model!r}", "check RAG_LAB_LLM_MODEL / RAG_LAB_AGENT_MODEL"),
+                         # Streams end with a usage chunk, so track_usage() sees streamed calls too.
+                         additional_kwargs={"stream_options": {"include_usage": True}}, **extra)

@@ -3,8 +3,8 @@
 No compiler at install time and no HTTP: ``xllamacpp.Server`` takes an OpenAI-style
 chat-completion request (a dict) and returns the response dict, with llama.cpp's own chat
 templates (jinja, from the GGUF header), ``response_format`` JSON schemas and GBNF grammars for
-constrained output, and per-request timings. One server per (file, context, threads) per
-process, loaded once; a lock serialises requests (one slot: no parallel decoding on 2 cores).
+constrained output, and per-request timings. One server per (file, threads) per process, with
+the largest context window asked for; a lock serialises requests (one slot: no parallel decoding on 2 cores).
 """
 
 from __future__ import annotations
@@ -64,37 +64,47 @@ class Runtime:
 
 
 _load_lock = threading.Lock()
-_runtimes: dict[tuple[str, int, int], Runtime] = {}
+_runtimes: dict[tuple[str, int], Runtime] = {}  # (path, threads) -> the one loaded runtime
 
 
 def load_runtime(path: str, n_ctx: int = DEFAULT_N_CTX, threads: int | None = None) -> Runtime:
-    """The runtime for ``path`` (loaded on first use, then shared within the process)."""
+    """The runtime for ``path`` (loaded on first use, then shared within the process).
+
+    One model file is loaded once per thread count: a request for a window no larger than the
+    loaded one reuses it (the judge's 16k window serves the generator's 4k). A larger window loads
+    the model again and replaces the smaller runtime, which is freed once its last request ends."""
     threads = threads or default_threads()
-    key = (str(path), n_ctx, threads)
+    key = (str(path), threads)
     with _load_lock:
-        if key not in _runtimes:
-            try:
-                import xllamacpp
-            except ImportError:
-                raise ConfigError("xllamacpp (the local LLM runtime) is not installed",
-                                  "run `pip install xllamacpp` (a prebuilt wheel), or `make install`") from None
-            params = xllamacpp.CommonParams()
-            params.model.path = str(path)
-            params.n_ctx = n_ctx
-            params.n_parallel = 1  # one slot: the whole context for one request
-            params.cpuparams.n_threads = threads
-            params.cpuparams_batch.n_threads = threads
-            params.warmup = False
-            params.offline = True
-            params.verbosity = -1  # llama.cpp's log off
+        loaded = _runtimes.get(key)
+        if loaded is None or loaded.n_ctx < n_ctx:
             start = time.perf_counter()
-            try:
-                server = xllamacpp.Server(params)
-            except Exception as exc:  # noqa: BLE001 - xllamacpp raises plain RuntimeErrors
-                raise ConfigError(f"Cannot load the local model {path}: {exc}",
-                                  "check the file (RAG_LAB_LLM_MODEL) or reinstall the model's packages") from None
+            server = _load_server(str(path), n_ctx, threads)
             _runtimes[key] = Runtime(str(path), n_ctx, threads, server, time.perf_counter() - start)
         return _runtimes[key]
+
+
+def _load_server(path: str, n_ctx: int, threads: int) -> Any:
+    """llama.cpp's in-process server for ``path`` with an ``n_ctx``-token window."""
+    try:
+        import xllamacpp
+    except ImportError:
+        raise ConfigError("xllamacpp (the local LLM runtime) is not installed",
+                          "run `pip install xllamacpp` (a prebuilt wheel), or `make install`") from None
+    params = xllamacpp.CommonParams()
+    params.model.path = path
+    params.n_ctx = n_ctx
+    params.n_parallel = 1  # one slot: the whole context for one request
+    params.cpuparams.n_threads = threads
+    params.cpuparams_batch.n_threads = threads
+    params.warmup = False
+    params.offline = True
+    params.verbosity = -1  # llama.cpp's log off
+    try:
+        return xllamacpp.Server(params)
+    except Exception as exc:  # noqa: BLE001 - xllamacpp raises plain RuntimeErrors
+        raise ConfigError(f"Cannot load the local model {path}: {exc}",
+                          "check the file (RAG_LAB_LLM_MODEL) or reinstall the model's packages") from None
 
 
 def loaded_runtimes() -> list[Runtime]:

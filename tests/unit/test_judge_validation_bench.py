@@ -1,0 +1,53 @@
+"""benchmarks/judge_validation.py's table 2 (the generator's own answers): key-fact recall leaves out
+the facts the question states (as everywhere else), and its checkpoint is read like the ablation's (a
+line cut by a crash is redone, damage is an error naming the file and line)."""
+
+from __future__ import annotations
+
+import importlib.util
+import json
+from pathlib import Path
+
+import pytest
+
+from rag_lab.config import Settings
+from rag_lab.errors import DatasetError
+from rag_lab.evaluate.scoring import Scorer
+from tests.answer.conftest import ScriptedLLM
+
+ROOT = Path(__file__).resolve().parents[2]
+ITEM = {"id": "q1", "question": "What is the bi-weekly income limit for a family of 5?",
+        "reference": "For a family of 5 the bi-weekly limit is $4,106.",
+        "contexts": [{"text": "Family of 5: $4,106 bi-weekly.", "filename": "a.pdf", "page": 1}]}
+
+
+@pytest.fixture(scope="module")
+def bench():
+    spec = importlib.util.spec_from_file_location("judge_validation", ROOT / "benchmarks" / "judge_validation.py")
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
+
+
+def _scorer() -> Scorer:  # an offline metric keeps the loop model-free; the bench reads "faithfulness"
+    return Scorer(Settings(_env_file=None), metrics=["rouge_l"])
+
+
+def test_own_answers_key_fact_recall_ignores_facts_the_question_states(bench, tmp_path):
+    generator = ScriptedLLM(script="The limit is $4,106 [Doc 1].", model_name="gen")
+    bench.own_answers([ITEM], Settings(_env_file=None), _scorer(), tmp_path, generator)
+    row = json.loads((tmp_path / "own_answers.jsonl").read_text())
+    # the answer states the one key fact the question does not ($4,106); "5" is the question's.
+    assert row["key_fact_recall"] == 1.0  # before: 0.5 (the question's "5" counted as a missed fact)
+
+
+def test_own_answers_redoes_a_cut_line_and_names_a_damaged_one(bench, tmp_path):
+    path = tmp_path / "own_answers.jsonl"
+    path.write_text('{"id": "q1", "label": "own", "metric": "faithfulness", "sc')  # cut by a crash
+    generator = ScriptedLLM(script="The limit is $4,106 [Doc 1].", model_name="gen")
+    bench.own_answers([ITEM], Settings(_env_file=None), _scorer(), tmp_path, generator)
+    rows = [json.loads(line) for line in path.read_text().splitlines()]
+    assert [r["id"] for r in rows] == ["q1"] and len(generator.prompts) == 1
+    path.write_text(path.read_text() + "not json\n" + path.read_text())
+    with pytest.raises(DatasetError, match=r"own_answers.jsonl: line 2"):
+        bench.own_answers([ITEM], Settings(_env_file=None), _scorer(), tmp_path, generator)

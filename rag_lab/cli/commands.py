@@ -59,12 +59,20 @@ def add_retrieval_options(p) -> None:
     p.add_argument("--prefetch", type=positive_int, default=None, help="candidates per leg for fusion/hybrid (default 100)")
     p.add_argument("--dense-weight", type=float, default=None)
     p.add_argument("--sparse-weight", type=float, default=None)
+    add_year_boost_option(p)
+
+
+def add_year_boost_option(p) -> None:
+    p.add_argument("--year-boost", type=float, default=None, metavar="W",
+                   help="fusion/hybrid: a result whose document (file name) carries a program year or legislature "
+                        "the question names gains W × the first result's score (default off)")
 
 
 def retrieval_params(args, explain: bool = False) -> dict:
     return {
         "top_k": args.top_k, "rrf_k": args.fusion_k, "prefetch": args.prefetch,
         "dense_weight": args.dense_weight, "sparse_weight": args.sparse_weight, "explain": explain or None,
+        "year_boost": getattr(args, "year_boost", None),
     }
 
 
@@ -115,6 +123,7 @@ def add_ir(sub, common) -> None:
     p.add_argument("--dense-weight", type=float, default=None)
     p.add_argument("--sparse-weight", type=float, default=None)
     p.add_argument("--limit", type=positive_int, default=None, help="N queries spread over the relevant documents (round-robin)")
+    add_year_boost_option(p)
     from rag_lab.cli.ablate import add_split_option
 
     add_split_option(p)
@@ -167,7 +176,7 @@ def _run_ir_locked(args, settings, dataset, modes) -> int:
 
     build_index(dataset, settings, progress=True, contextual=args.contextual)  # no-op when up to date
     params = {"rrf_k": args.fusion_k, "prefetch": args.prefetch,
-              "dense_weight": args.dense_weight, "sparse_weight": args.sparse_weight}
+              "dense_weight": args.dense_weight, "sparse_weight": args.sparse_weight, "year_boost": args.year_boost}
     report = evaluate_modes(dataset, settings, modes, params, resume=not args.no_resume, limit=args.limit,
                             contextual=args.contextual, split=args.split)
     variant = f" (contextual {args.contextual})" if args.contextual != "none" else ""

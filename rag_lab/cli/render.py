@@ -24,7 +24,7 @@ def render_results(results: list[NodeWithScore], explain: bool = False) -> str:
         snippet = " ".join(result.node.get_content().split())[:240]
         lines.append(textwrap.indent(textwrap.fill(snippet, 96), "     "))
         e = meta.get("explanation")
-        if explain and e:
+        if explain and e and "dense_rank" in e:
             lines.append(
                 f"     dense rank {_fmt(e['dense_rank'], 'd') if e['dense_rank'] else '—'} "
                 f"(score {_fmt(e['dense_score'])}) → term {e['dense_term']:.6f} | "
@@ -32,6 +32,10 @@ def render_results(results: list[NodeWithScore], explain: bool = False) -> str:
                 f"(score {_fmt(e['sparse_score'])}) → term {e['sparse_term']:.6f} | "
                 f"fused {e['fused_score']:.6f} = {e['dense_term']:.6f} + {e['sparse_term']:.6f} [{e['source']}]"
             )
+        if explain and e and (year := e.get("year_match")):
+            lines.append(f"     year match: question {', '.join(year['question'])} | document "
+                         f"{', '.join(year['document']) or '—'} | matched {', '.join(year['matched']) or '—'} "
+                         f"→ +{year['added']:.6f}")
     if explain and not any(r.node.metadata.get("explanation") for r in results):
         lines.append("(no explanation: only fusion and hybrid results carry one)")  # said once, not per result
     return "\n".join(lines)

@@ -20,6 +20,9 @@ import math
 from collections import defaultdict
 from typing import Any
 
+# Each mirrored character keeps its run's midpoint (x, y): a sideways header that overflows its cell
+# by a character or two still belongs to the cell that holds most of it (tables.table_cells).
+RUN_MIDPOINT = "run_midpoint"
 RUN_GAP = 1.5  # font sizes: a larger vertical gap ends a run (the next cell down, another label)
 _COLUMN_TOLERANCE = 1.0  # points: characters of one vertical line share their x0 up to this
 
@@ -88,11 +91,13 @@ def _mirrored(chars: list[dict]) -> dict[int, dict]:
     out: dict[int, dict] = {}
     for run in bottom_to_top_runs(chars):
         low, high = min(float(c["top"]) for c in run), max(float(c["bottom"]) for c in run)
+        run_mid = ((min(float(c["x0"]) for c in run) + max(float(c["x1"]) for c in run)) / 2, (low + high) / 2)
         for char in run:
             top, bottom = low + high - float(char["bottom"]), low + high - float(char["top"])
             moved_top, moved_bottom = top - float(char["top"]), bottom - float(char["bottom"])
             out[id(char)] = {**char, "top": top, "bottom": bottom, "doctop": float(char["doctop"]) + moved_top,
-                             "y1": float(char["y1"]) - moved_top, "y0": float(char["y0"]) - moved_bottom}
+                             "y1": float(char["y1"]) - moved_top, "y0": float(char["y0"]) - moved_bottom,
+                             RUN_MIDPOINT: run_mid}
     return out
 
 

@@ -22,7 +22,7 @@ from __future__ import annotations
 import re
 from typing import Any
 
-from rag_lab.ingest.rotated import is_vertical, read_rotated_forwards, vertical_text
+from rag_lab.ingest.rotated import RUN_MIDPOINT, is_vertical, read_rotated_forwards, vertical_text
 
 _SPACES = re.compile(r"\s+")
 _CURRENCY_GAP = re.compile(r"([$€£])[ \t]+(?=\d)")
@@ -89,6 +89,8 @@ def page_text(page: Any) -> str:
             tables.append((table.bbox, rows))
     if not tables:
         return _text(page)
+    if any(RUN_MIDPOINT in c for c in page.chars):  # sideways text a table took is not text around it too
+        page = page.filter(lambda obj: not _taken(obj, [bbox for bbox, _ in tables]))
     parts: list[str] = []
     cursor = top
     for bbox, rows in tables:
@@ -108,9 +110,14 @@ def page_text(page: Any) -> str:
 
 
 def _in_bbox(char: dict, bbox: tuple[float, float, float, float]) -> bool:
-    """pdfplumber's rule: a character belongs to the box holding its midpoint."""
-    x_mid, y_mid = (char["x0"] + char["x1"]) / 2, (char["top"] + char["bottom"]) / 2
+    """pdfplumber's rule: a character belongs to the box holding its midpoint (a sideways character:
+    its run's midpoint, see :data:`rag_lab.ingest.rotated.RUN_MIDPOINT`)."""
+    x_mid, y_mid = char.get(RUN_MIDPOINT) or ((char["x0"] + char["x1"]) / 2, (char["top"] + char["bottom"]) / 2)
     return bbox[0] <= x_mid < bbox[2] and bbox[1] <= y_mid < bbox[3]
+
+
+def _taken(obj: dict, boxes: list[tuple[float, float, float, float]]) -> bool:
+    return RUN_MIDPOINT in obj and any(_in_bbox(obj, box) for box in boxes)
 
 
 def table_cells(table: Any) -> list[list[str | None]]:

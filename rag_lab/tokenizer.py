@@ -8,6 +8,11 @@ a fact meets the others:
   under a ``$`` header still matches;
 - percentages: ``85%`` ``85 %`` ``85 percent`` → ``percent_85``;
 - program-year codes: ``BCY-26`` ``BCY26`` ``BCY 26`` ``BCY 2026`` → ``bcy26`` (also FFY, SFY, FY, PY);
+  spelled out, ``federal fiscal year 2023`` / ``Federal Fiscal Year (FFY) 2023`` → ``ffy23`` (state
+  fiscal → ``sfy``, board contract → ``bcy``, program → ``py``; a bare ``fiscal year 2023`` → ``fy23``:
+  the text does not say whose fiscal year), its words and year kept as well;
+- legislature sessions: ``88th Legislature`` ``88th Texas Legislature`` ``88th legislative session``
+  → ``leg88`` (and the words);
 - other codes: ``COVID-19`` → ``covid19``; plain numbers: ``92,041`` → ``92041``, ``8.50`` → ``8.5``.
 
 Words are lowercased, stop-words dropped and stemmed (Snowball English). Its
@@ -27,14 +32,20 @@ from functools import cached_property
 import Stemmer
 from bm25s.stopwords import STOPWORDS_EN
 
-TOKENIZER_VERSION = 2
+TOKENIZER_VERSION = 3  # 3: spelled-out program years, legislature sessions
 
 _AMOUNT = r"\d{1,3}(?:,\d{3})+(?:\.\d+)?(?!\d|,\d)|\d+(?:\.\d+)?"  # 4,106  4106  8.50 (never a trailing comma)
 PROGRAM_YEAR_PREFIXES = ("bcy", "ffy", "sfy", "fy", "py")
+# Spelled-out program years → the code's prefix (longest phrase first).
+PROGRAM_YEAR_PHRASES = {"federal fiscal": "ffy", "state fiscal": "sfy", "board contract": "bcy", "fiscal": "fy",
+                        "program": "py"}
+_PHRASES = "|".join(p.replace(" ", r"\s+") for p in PROGRAM_YEAR_PHRASES)
 # Order matters: the first alternative that matches at a position wins.
 _TOKEN_RE = re.compile(
     rf"""
-    (?P<currency>[$€£])\s?(?P<money>{_AMOUNT})                              # $4,106  $ 8.50
+    \b(?P<pyw_phrase>(?i:{_PHRASES}))\s+(?i:years?)\s+(?:\([A-Za-z]{{2,3}}\)\s+)?(?P<pyw_year>(?:19|20)\d{{2}})(?!\d) # federal fiscal year 2023
+    |\b(?P<leg>\d{{2,3}})(?i:st|nd|rd|th)\s+(?P<leg_words>(?i:(?:texas\s+)?(?:legislature|legislative\s+session)))\b  # 88th Legislature
+    |(?P<currency>[$€£])\s?(?P<money>{_AMOUNT})                              # $4,106  $ 8.50
     |(?P<money_words>{_AMOUNT})\s?(?:dollars?|USD)\b                         # 4,106 dollars
     |(?P<percent>\d+(?:\.\d+)?)\s?(?:%|percent\b|per\ cent\b)                # 85%  8.5 %  85 percent
     |\b(?P<py_prefix>(?i:{'|'.join(PROGRAM_YEAR_PREFIXES)}))\s?-?\s?(?P<py_year>(?:19|20)\d{{2}}|\d{{2}})(?![\d-]) # BCY 2026
@@ -44,6 +55,7 @@ _TOKEN_RE = re.compile(
     """,
     re.VERBOSE | re.UNICODE,
 )
+_WORDS = re.compile(r"[^\W\d_]+")
 _CURRENCY_NAMES = {"$": "dollar", "€": "euro", "£": "pound"}
 
 
@@ -71,7 +83,15 @@ def iter_terms(text: str) -> Iterator[Term]:
     """Every term of ``text`` in order; domain terms normalised, words as written."""
     for match in _TOKEN_RE.finditer(text):
         groups = match.groupdict()
-        if groups["money"] is not None:
+        if groups["pyw_phrase"] is not None:
+            phrase = " ".join(groups["pyw_phrase"].lower().split())
+            yield Term("code", PROGRAM_YEAR_PHRASES[phrase] + groups["pyw_year"][-2:])
+            yield from (Term("word", w) for w in _WORDS.findall(match.group(0)))
+            yield Term("number", groups["pyw_year"])
+        elif groups["leg"] is not None:
+            yield Term("code", f"leg{groups['leg']}")
+            yield from (Term("word", w) for w in _WORDS.findall(groups["leg_words"]))
+        elif groups["money"] is not None:
             yield Term("money", f"{_CURRENCY_NAMES[groups['currency']]}_{canonical_number(groups['money'])}")
         elif groups["money_words"] is not None:
             yield Term("money", f"dollar_{canonical_number(groups['money_words'])}")

@@ -24,7 +24,7 @@ def render_results(results: list[NodeWithScore], explain: bool = False) -> str:
         snippet = " ".join(result.node.get_content().split())[:240]
         lines.append(textwrap.indent(textwrap.fill(snippet, 96), "     "))
         e = meta.get("explanation")
-        if explain and e:
+        if explain and e and "dense_rank" in e:
             lines.append(
                 f"     dense rank {_fmt(e['dense_rank'], 'd') if e['dense_rank'] else '—'} "
                 f"(score {_fmt(e['dense_score'])}) → term {e['dense_term']:.6f} | "
@@ -32,6 +32,10 @@ def render_results(results: list[NodeWithScore], explain: bool = False) -> str:
                 f"(score {_fmt(e['sparse_score'])}) → term {e['sparse_term']:.6f} | "
                 f"fused {e['fused_score']:.6f} = {e['dense_term']:.6f} + {e['sparse_term']:.6f} [{e['source']}]"
             )
+        if explain and e and (year := e.get("year_match")):
+            lines.append(f"     year match: question {', '.join(year['question'])} | document "
+                         f"{', '.join(year['document']) or '—'} | matched {', '.join(year['matched']) or '—'} "
+                         f"→ +{year['added']:.6f}")
     if explain and not any(r.node.metadata.get("explanation") for r in results):
         lines.append("(no explanation: only fusion and hybrid results carry one)")  # said once, not per result
     return "\n".join(lines)
@@ -44,7 +48,7 @@ def search_header(mode: str, dataset: str | None, query: str, n_results: int, se
 
 
 def render_ir_table(results: dict[str, dict[str, float]], title: str = "", anchors: dict[str, str] | None = None) -> str:
-    columns = ["ndcg@10", "recall@100", "mrr@10", "p50_ms"]
+    columns = ["ndcg@10", "recall@100", "mrr@10", "chunk_hit@5", "judged@10", "p50_ms"]
     lines = [title] if title else []
     width = max([10, *(len(m) + 2 for m in results)])
     header = f"{'mode':<{width}}" + "".join(f"{c:>12}" for c in columns) + ("  published" if anchors else "")

@@ -22,6 +22,8 @@ from __future__ import annotations
 import re
 from typing import Any
 
+from rag_lab.ingest.rotated import RUN_MIDPOINT, is_vertical, read_rotated_forwards, vertical_text
+
 _SPACES = re.compile(r"\s+")
 _CURRENCY_GAP = re.compile(r"([$€£])[ \t]+(?=\d)")
 
@@ -76,15 +78,19 @@ def _text(page: Any) -> str:
 
 
 def page_text(page: Any) -> str:
-    """The text of a pdfplumber page, its header tables written row by row (see module doc)."""
+    """The text of a pdfplumber page, its header tables written row by row (see module doc);
+    rotated text (sideways table headers) reads forwards (:mod:`rag_lab.ingest.rotated`)."""
+    page = read_rotated_forwards(page)
     x0, top, x1, bottom = page.bbox
     tables = []
     for table in sorted(page.find_tables(), key=lambda t: t.bbox[1]):
-        rows = table.extract()
+        rows = table_cells(table)
         if is_header_table([[clean_cell(c) for c in row] for row in rows]):
             tables.append((table.bbox, rows))
     if not tables:
         return _text(page)
+    if any(RUN_MIDPOINT in c for c in page.chars):  # sideways text a table took is not text around it too
+        page = page.filter(lambda obj: not _taken(obj, [bbox for bbox, _ in tables]))
     parts: list[str] = []
     cursor = top
     for bbox, rows in tables:
@@ -101,6 +107,41 @@ def page_text(page: Any) -> str:
     if cursor < bottom:
         parts.extend(_lines(page.crop((x0, cursor, x1, bottom))))
     return "\n".join(parts)
+
+
+def _in_bbox(char: dict, bbox: tuple[float, float, float, float]) -> bool:
+    """pdfplumber's rule: a character belongs to the box holding its midpoint (a sideways character:
+    its run's midpoint, see :data:`rag_lab.ingest.rotated.RUN_MIDPOINT`)."""
+    x_mid, y_mid = char.get(RUN_MIDPOINT) or ((char["x0"] + char["x1"]) / 2, (char["top"] + char["bottom"]) / 2)
+    return bbox[0] <= x_mid < bbox[2] and bbox[1] <= y_mid < bbox[3]
+
+
+def _taken(obj: dict, boxes: list[tuple[float, float, float, float]]) -> bool:
+    return RUN_MIDPOINT in obj and any(_in_bbox(obj, box) for box in boxes)
+
+
+def table_cells(table: Any) -> list[list[str | None]]:
+    """``table.extract()``, except that a cell set sideways is read as vertical lines, left to right,
+    each top to bottom (after :func:`read_rotated_forwards` that is writing order)."""
+    from pdfplumber.utils import extract_text
+
+    chars = table.page.chars
+    rows: list[list[str | None]] = []
+    for row in table.rows:
+        row_chars = [c for c in chars if _in_bbox(c, row.bbox)]
+        cells: list[str | None] = []
+        for cell in row.cells:
+            inside = [c for c in row_chars if _in_bbox(c, cell)] if cell is not None else None
+            if inside is None:
+                cells.append(None)
+            elif not inside:
+                cells.append("")
+            elif is_vertical(inside):
+                cells.append(vertical_text(inside))
+            else:
+                cells.append(extract_text(inside))
+        rows.append(cells)
+    return rows
 
 
 def _lines(page: Any) -> list[str]:

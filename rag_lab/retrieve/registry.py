@@ -44,6 +44,13 @@ def build_retriever(mode: str, settings: Settings, dataset=None, contextual: str
     if dataset is None:
         raise ConfigError(f"Mode {mode!r} needs a dataset", "pass a dataset name or folder")
     index = CorpusIndex.open(dataset, settings, contextual)
+    year_boost = params.pop("year_boost", None)
+    if year_boost and mode in ("fusion", "hybrid"):  # the versions a question names (rag_lab.retrieve.year_match)
+        from rag_lab.retrieve.year_match import POOL, YearBoostRetriever
+
+        top_k = params.get("top_k") or 10
+        wide = cls(index, **_accepted(cls, {**params, "top_k": max(top_k, POOL)}))  # re-ranked, then cut
+        return YearBoostRetriever(wide, year_boost, top_k)
     return cls(index, **_accepted(cls, params))
 
 

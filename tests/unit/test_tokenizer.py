@@ -58,11 +58,30 @@ def test_unicode_words_survive():
     assert tok("naïve café résumé") == ["naïv", "café", "résumé"]
 
 
+def test_spelled_out_program_years_meet_their_codes():
+    assert tok("federal fiscal year 2023") == ["ffy23", "feder", "fiscal", "year", "2023"]
+    assert tok("Federal Fiscal Year (FFY) 2023")[0] == "ffy23" == tok("FFY23")[0] == tok("FFY 2023")[0]
+    assert tok("Board Contract Year 2026")[0] == tok("BCY26")[0] == "bcy26"
+    assert tok("state fiscal year 2024")[0] == "sfy24"
+    # whose fiscal year is not said: the generic code, never a guess at federal or state
+    assert tok("fiscal year 2023") == ["fy23", "fiscal", "year", "2023"]
+    assert tok("fiscal years 2023")[0] == "fy23"
+    assert "fy23" not in tok("fiscal 2023") and "fy23" not in tok("year 2023")
+
+
+def test_legislature_sessions_meet_in_every_spelling():
+    assert tok("88th Legislature") == ["leg88", "legislatur"]
+    assert tok("the 88th legislative session") == ["leg88", "legisl", "session"]
+    assert tok("report to the 88th Texas Legislature") == ["report", "leg88", "texa", "legislatur"]
+    assert tok("21st Legislature")[0] == "leg21" and tok("82nd Legislature")[0] == "leg82"
+    assert "leg88" not in tok("88th session") and "leg88" not in tok("88 Legislature")
+
+
 def test_spec_roundtrip_and_version_guard():
     spec = TokenizerSpec()
     assert DomainTokenizer(TokenizerSpec.from_dict(spec.to_dict()))("Families") == ["famili"]
     try:
-        DomainTokenizer(TokenizerSpec(version=1))
+        DomainTokenizer(TokenizerSpec(version=2))  # before spelled-out years
     except ValueError as exc:
         assert "rebuild" in str(exc)
     else:

@@ -155,15 +155,22 @@ class Dataset:
                                "IR evaluation needs qrels/test.tsv (BEIR) or a qa.jsonl with source_file")
         return _read_qrels(self.qrels_file)
 
-    def judged_queries(self, limit: int | None = None) -> tuple[dict[str, str], dict[str, dict[str, int]]]:
-        """Queries that have judgements and their qrels; with ``limit``, a sample spread over the
-        relevant documents (see :func:`spread_by_source`), not the first lines of the file."""
+    def judged_queries(self, limit: int | None = None,
+                       split: str = "all") -> tuple[dict[str, str], dict[str, dict[str, int]]]:
+        """Queries that have judgements and their qrels; ``split`` keeps the declared dev split's
+        questions, the rest, or all (:func:`rag_lab.splits.select_split`); with ``limit``, a sample of
+        those spread over the relevant documents (see :func:`spread_by_source`), not the first lines
+        of the file."""
         if self.has_qa and not self.has_beir_queries and not (self.qrels_file and self.qrels_file.exists()):
             pairs = self._judged_pairs()  # one read of qa.jsonl for both
             queries, qrels = {p.id: p.question for p in pairs}, {p.id: dict.fromkeys(p.source_files, 1) for p in pairs}
         else:
             qrels = self.load_qrels()
             queries = {q: t for q, t in self.load_queries().items() if q in qrels}
+        if split != "all":
+            from rag_lab.splits import select_split
+
+            queries = {q: queries[q] for q in select_split(list(queries), self.dev_split, split, self.name)}
         return sample_judged(queries, qrels, limit)
 
     def unjudgeable_questions(self) -> list[str]:

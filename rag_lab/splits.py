@@ -47,6 +47,24 @@ def split_ids(ids: list[str], dev: frozenset[str]) -> tuple[list[str], list[str]
     return [i for i in ids if i in dev], [i for i in ids if i not in dev]
 
 
+SPLITS = ("all", "dev", "rest")
+
+
+def select_split(ids: list[str], dev: frozenset[str], split: str, dataset_name: str = "the dataset") -> list[str]:
+    """``ids`` of the chosen part (``--split``): ``all``, the declared ``dev`` split or the ``rest``,
+    in the order of ``ids``. A dataset without ``dev_split.txt`` has only ``all``."""
+    if split not in SPLITS:
+        raise DatasetError(f"unknown split {split!r}", f"choose from {', '.join(SPLITS)}")
+    if split == "all":
+        return list(ids)
+    if not dev:
+        raise DatasetError(f"{dataset_name} declares no dev split (no {DEV_SPLIT_FILE} in its folder), so "
+                           f"--split {split} selects nothing",
+                           f"use --split all, or write one: python -m rag_lab.splits {dataset_name}")
+    dev_ids, rest = split_ids(list(ids), dev)
+    return dev_ids if split == "dev" else rest
+
+
 def choose_dev_split(sources: dict[str, str], *, fraction: float = 1 / 3, seed: int = 0,
                      include: frozenset[str] = frozenset()) -> list[str]:
     """About ``fraction`` of ``sources``' ids (id → source document), the same share of every

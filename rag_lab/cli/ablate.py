@@ -53,8 +53,18 @@ def add_ablate(sub, common) -> None:
                    help="contextual index variants as an ablation axis, comma-separated among none, annotations, "
                         "llm, both (e.g. none,annotations): the grid runs on each (retrieval metrics; no answering), and each is compared with the first")
     p.add_argument("--yes", action="store_true", help="confirm an LLM context run beyond the call/time/cost threshold")
+    add_split_option(p)
     common(p)
     p.set_defaults(handler=run_ablate)
+
+
+def add_split_option(p) -> None:
+    """``--split``: the dataset's declared dev split (dev_split.txt), the other questions, or all."""
+    from rag_lab.splits import SPLITS
+
+    p.add_argument("--split", choices=SPLITS, default="all",
+                   help="questions of the dataset's dev split (dev_split.txt: tuning looks only at these), the "
+                        "rest (held out), or all (default)")
 
 
 def run_ablate(args) -> int:
@@ -75,6 +85,8 @@ def run_ablate(args) -> int:
         raise ConfigError(f"--limit must be ≥ 1, got {args.limit}", "drop --limit to use every question")
     dataset = resolve_dataset(args.dataset, settings.datasets_dir)
     dataset.load_queries()  # says what is missing before any index is built
+    if args.split != "all":
+        dataset.judged_queries(split=args.split)  # no dev_split.txt: the error comes before any index build
     out = Path(args.out or f"runs/ablation-{dataset.name}")
     from rag_lab.evaluate.ablation.contextual import parse_variants
 
@@ -95,7 +107,7 @@ def run_ablate(args) -> int:
             raise ConfigError(str(exc), "see results.csv's config column for valid ids") from None
     result = run_ablation(dataset, settings, spec, out, limit=args.limit, progress=True,
                           seed=args.seed, answer_configs=answer_configs,
-                          answer_limit=args.answer_limit)
+                          answer_limit=args.answer_limit, split=args.split)
     print(render_summary(result))
     return 0
 
@@ -104,7 +116,7 @@ def _run_contextual(args, dataset, settings, spec, out, variants) -> int:
     from rag_lab.evaluate.ablation.contextual import CONTEXTUAL_FILE, run_contextual_ablation
 
     result = run_contextual_ablation(dataset, settings, spec, out, variants, limit=args.limit, progress=True,
-                                     seed=args.seed, yes=args.yes)
+                                     seed=args.seed, yes=args.yes, split=args.split)
     for variant, run in result.runs.items():
         print(f"--- contextual: {variant}")
         print(render_summary(run))
@@ -127,7 +139,8 @@ def render_summary(result) -> str:
     check = m["spot_check"]
     metric = main_metric(result.results)
     n_checks = len(check.get("checks", [check]))
-    lines = [f"{m['dataset']}: {m['n_configs']} configurations × {m['n_queries']} questions "
+    split = f" of the {m['split']} split" if m.get("split", "all") != "all" else ""
+    lines = [f"{m['dataset']}: {m['n_configs']} configurations × {m['n_queries']} questions{split} "
              f"(legs {m['timing']['legs_s']:.1f}s, grid {m['timing']['grid_s']:.1f}s, "
              f"metrics {m['timing']['metrics_s']:.1f}s, statistics {m['timing']['stats_s']:.1f}s)",
              f"spot check ({check['mode']}, {n_checks} live queries at prefetch "

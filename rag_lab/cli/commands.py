@@ -115,6 +115,9 @@ def add_ir(sub, common) -> None:
     p.add_argument("--dense-weight", type=float, default=None)
     p.add_argument("--sparse-weight", type=float, default=None)
     p.add_argument("--limit", type=positive_int, default=None, help="N queries spread over the relevant documents (round-robin)")
+    from rag_lab.cli.ablate import add_split_option
+
+    add_split_option(p)
     p.add_argument("--no-resume", action="store_true", help="ignore checkpointed runs")
     p.add_argument("--json", metavar="FILE", default=None, help="also write the table as JSON")
     p.add_argument("--out", metavar="DIR", default=None,
@@ -147,6 +150,8 @@ def run_ir(args) -> int:
     if not any(q in qrels for q in queries):
         raise DatasetError(f"Dataset {dataset.name!r}: none of its {len(queries)} queries has relevance judgements",
                            "the query ids in the qrels file must match the queries' ids")
+    if args.split != "all":
+        dataset.judged_queries(split=args.split)  # no dev_split.txt: the error comes before any index build
     from contextlib import nullcontext
 
     from rag_lab.evaluate.run_lock import run_lock
@@ -164,9 +169,10 @@ def _run_ir_locked(args, settings, dataset, modes) -> int:
     params = {"rrf_k": args.fusion_k, "prefetch": args.prefetch,
               "dense_weight": args.dense_weight, "sparse_weight": args.sparse_weight}
     report = evaluate_modes(dataset, settings, modes, params, resume=not args.no_resume, limit=args.limit,
-                            contextual=args.contextual)
+                            contextual=args.contextual, split=args.split)
     variant = f" (contextual {args.contextual})" if args.contextual != "none" else ""
     print(render_ir_table(report.results, title=f"{dataset.name}{variant}: IR metrics (ranx) — {report.describe()}"))
+    print(render_chunk_hit_cis(report.per_query))
     if args.json:
         from pathlib import Path
 
@@ -178,6 +184,19 @@ def _run_ir_locked(args, settings, dataset, modes) -> int:
 
         print(f"wrote {write_ir_run(report, dataset, settings, args.out)} (render it: rag-lab report {args.out} -o FILE.html)")
     return 0
+
+
+def render_chunk_hit_cis(per_query: dict) -> str:
+    """chunk_hit@5 per mode with its seeded 95 % bootstrap interval (the issue-24 goal metric)."""
+    from rag_lab.evaluate.ir import CHUNK_HIT
+    from rag_lab.evaluate.stats import bootstrap_ci
+
+    cells = []
+    for mode, metrics in per_query.items():
+        ci = bootstrap_ci(list(metrics.get(CHUNK_HIT, {}).values()))
+        cells.append(f"{mode} {ci['mean']:.4f} [{ci['ci_low']:.4f}, {ci['ci_high']:.4f}]")
+    return (f"{CHUNK_HIT} (a relevant document among the first 5 chunks, before documents are deduplicated; "
+            f"95 % bootstrap CI): " + "; ".join(cells))
 
 
 from rag_lab.cli.demo import add_demo  # noqa: E402  (registered last: it uses the commands above)

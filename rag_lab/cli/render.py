@@ -44,7 +44,7 @@ def search_header(mode: str, dataset: str | None, query: str, n_results: int, se
 
 
 def render_ir_table(results: dict[str, dict[str, float]], title: str = "", anchors: dict[str, str] | None = None) -> str:
-    columns = ["ndcg@10", "recall@100", "mrr@10", "p50_ms"]
+    columns = ["ndcg@10", "recall@100", "mrr@10", "chunk_hit@5", "judged@10", "p50_ms"]
     lines = [title] if title else []
     width = max([10, *(len(m) + 2 for m in results)])
     header = f"{'mode':<{width}}" + "".join(f"{c:>12}" for c in columns) + ("  published" if anchors else "")

@@ -27,6 +27,12 @@ from rag_lab.retrieve import build_retriever
 from rag_lab.retrieve.records import doc_key
 
 METRICS = ("ndcg@10", "recall@100", "mrr@10")
+# Ours beside ranx's: CHUNK_HIT is a hit in the first 5 *chunks* of the fused list (before
+# documents are deduplicated; ranx's hit_rate@5 counts the first 5 documents), JUDGED the share of the
+# top-10 documents that have a judgement for the question (low = the metrics above undercount).
+CHUNK_HIT, JUDGED = "chunk_hit@5", "judged@10"
+CHUNK_HIT_K, JUDGED_K = 5, 10
+ALL_METRICS = (*METRICS, CHUNK_HIT, JUDGED)
 # Published SciFact (BEIR test) nDCG@10 anchors, shown beside our numbers.
 SCIFACT_ANCHORS = {
     "bm25": "BM25 0.665 (BEIR paper) / 0.679 (Pyserini)",
@@ -45,6 +51,7 @@ class ModeRun:
     params: dict
     run: dict[str, dict[str, float]]
     latencies_ms: dict[str, float]
+    chunk_docs: dict[str, list[str]] = field(default_factory=dict)  # query id → document of each of the first chunks
 
     @property
     def p50_ms(self) -> float:
@@ -66,12 +73,14 @@ class IRReport:
     models: dict = field(default_factory=dict)  # embedding model, sparse tokenizer/BM25, index fingerprint
     created: str = ""  # ISO date-time (UTC)
     latencies_ms: dict[str, dict[str, float]] = field(default_factory=dict)  # mode → query id → ms
+    split: str = "all"  # which questions: all, the dataset's dev split, or the rest (rag_lab.splits)
 
     def describe(self) -> str:
         """One line saying what the numbers cover (printed above the table)."""
         p = self.params
-        part = "all" if len(self.query_ids) == self.n_available else "the first"
-        return (f"{len(self.query_ids)} of {self.n_available} judged queries ({part}); depth {p.get('depth')}, "
+        part = "all" if len(self.query_ids) == self.n_available else "a sample spread over the documents"
+        which = "" if self.split == "all" else f" of the {self.split} split"
+        return (f"{len(self.query_ids)} of {self.n_available} judged queries{which} ({part}); depth {p.get('depth')}, "
                 f"RRF k={p.get('rrf_k')} (ranks from 1), prefetch {p.get('prefetch')}, weights dense "
                 f"{p.get('dense_weight')} / sparse {p.get('sparse_weight')}; embeddings {self.models.get('embedding')}; "
                 f"BM25 k1={self.models.get('bm25_k1')} b={self.models.get('bm25_b')}; {self.created}"
@@ -82,8 +91,12 @@ class IRReport:
         return {
             "dataset": self.dataset, "created": self.created,
             "queries": {"evaluated": len(self.query_ids), "available": self.n_available, "ids": self.query_ids,
-                        "unjudgeable": self.n_unjudgeable},
-            "params": self.params, "models": self.models, "metrics": list(METRICS),
+                        "unjudgeable": self.n_unjudgeable, "split": self.split},
+            "params": self.params, "models": self.models, "metrics": list(ALL_METRICS),
+            "metric_definitions": {CHUNK_HIT: "1 when a relevant document is among the first 5 chunks of the "
+                                              "ranked chunk list (before documents are deduplicated), else 0",
+                                   JUDGED: "share of the top-10 documents (fewer when fewer were retrieved) that "
+                                           "have a relevance judgement for the question"},
             "results": self.results, "per_query": self.per_query, "latencies_ms": self.latencies_ms,
         }
 
@@ -101,6 +114,7 @@ def write_ir_run(report: IRReport, dataset: Dataset, settings: Settings, out: Pa
     manifest = build_manifest(dataset=dataset, settings=settings,
                               config={"modes": list(report.results), "params": report.params,
                                       "queries": len(report.query_ids), "available": report.n_available,
+                                      "split": report.split,
                                       "unjudgeable": report.n_unjudgeable},
                               models=report.models)
     write_json_atomic(out / "manifest.json", {"kind": "ir", **manifest})
@@ -118,7 +132,37 @@ def fold_to_documents(results) -> dict[str, float]:
     return docs
 
 
-CHECKPOINT_VERSION = 2  # 2: entries keyed by question text, documents by path (doc_key)
+CHECKPOINT_VERSION = 3  # 2: entries keyed by question text, documents by path (doc_key); 3: + first chunks' documents
+FIRST_CHUNKS = 10  # how many chunks' documents each checkpoint entry keeps (chunk-level metrics)
+
+
+def first_chunk_docs(results, n: int = FIRST_CHUNKS) -> list[str]:
+    """The document key of each of the first ``n`` chunks, in rank order (repeats kept)."""
+    return [doc_key(result.node.metadata) for result in list(results)[:n]]
+
+
+def chunk_hits(chunk_docs: dict[str, list[str]], qrels: dict[str, dict[str, int]],
+               k: int = CHUNK_HIT_K) -> dict[str, float]:
+    """Per judged query: 1.0 when a relevant document (grade > 0) owns one of the first ``k`` chunks."""
+    return {q: float(any(qrels[q].get(d, 0) > 0 for d in docs[:k])) for q, docs in chunk_docs.items() if q in qrels}
+
+
+def ranked_documents(docs: dict[str, float]) -> list[str]:
+    """Document keys best first (ties in retrieval order: the order ``fold_to_documents`` met them)."""
+    return [d for d, _ in sorted(docs.items(), key=lambda item: -item[1])]
+
+
+def judged_shares(run: dict[str, dict[str, float]], qrels: dict[str, dict[str, int]],
+                  k: int = JUDGED_K) -> dict[str, float]:
+    """Per judged query: judged documents (any grade, 0 included) among its top ``k`` over the
+    documents shown there (``min(k, retrieved)``); 0.0 when nothing was retrieved."""
+    shares = {}
+    for q, docs in run.items():
+        if q not in qrels:
+            continue
+        top = ranked_documents(docs)[:k]
+        shares[q] = sum(d in qrels[q] for d in top) / len(top) if top else 0.0
+    return shares
 
 
 def question_key(text: str) -> str:
@@ -156,8 +200,9 @@ def run_mode(
     index = CorpusIndex.open(dataset, settings, contextual)
     path = _checkpoint_path(settings, index, mode, params)
     done: dict = _read_checkpoint(path) if resume and path.exists() else {"run": {}, "latency": {}}
+    done.setdefault("chunks", {})
     keys = {qid: question_key(text) for qid, text in queries.items()}
-    todo = list(dict.fromkeys(keys[q] for q in queries if keys[q] not in done["run"]))
+    todo = list(dict.fromkeys(keys[q] for q in queries if keys[q] not in done["run"] or keys[q] not in done["chunks"]))
     texts = {keys[q]: queries[q] for q in queries}
     if todo:
         retriever = build_retriever(mode, settings, dataset, contextual=contextual, top_k=DEPTH, **params)
@@ -167,12 +212,13 @@ def run_mode(
             results = retriever.retrieve(texts[key])
             done["latency"][key] = (time.perf_counter() - started) * 1000.0
             done["run"][key] = fold_to_documents(results)
+            done["chunks"][key] = first_chunk_docs(results)
             if n % 50 == 0 or n == len(todo):  # checkpoint: a crash loses at most 50 queries
                 tmp = path.with_suffix(".tmp")
                 tmp.write_text(json.dumps(done))
                 tmp.replace(path)
     return ModeRun(mode, params, {q: done["run"][keys[q]] for q in queries},
-                   {q: done["latency"][keys[q]] for q in queries})
+                   {q: done["latency"][keys[q]] for q in queries}, {q: done["chunks"][keys[q]] for q in queries})
 
 
 def score_run(run: dict[str, dict[str, float]], qrels: dict[str, dict[str, int]],
@@ -192,8 +238,11 @@ def score_run(run: dict[str, dict[str, float]], qrels: dict[str, dict[str, int]]
 def evaluate_modes(
     dataset: Dataset, settings: Settings, modes: list[str], params: dict | None = None,
     progress: bool = True, resume: bool = True, limit: int | None = None, contextual: str | None = None,
+    split: str = "all",
 ) -> IRReport:
-    queries, qrels = dataset.judged_queries()
+    """Every mode's ranx metrics plus ``chunk_hit@5`` and ``judged@10`` over the judged queries of
+    ``split`` (all, dev or rest: :func:`rag_lab.splits.select_split`), or ``limit`` of them."""
+    queries, qrels = dataset.judged_queries(split=split)
     n_available = len(queries)
     queries, qrels = sample_judged(queries, qrels, limit)
     manifest = CorpusIndex.open(dataset, settings, contextual).manifest
@@ -204,11 +253,15 @@ def evaluate_modes(
         models={"embedding": manifest.embed_model, "sparse_tokenizer": manifest.tokenizer,
                 "bm25_k1": manifest.bm25_k1, "bm25_b": manifest.bm25_b, "index_fingerprint": manifest.fingerprint,
                 "index_built_at": manifest.built_at, "contextual": manifest.contextual},
-        created=datetime.now(timezone.utc).isoformat(timespec="seconds"),
+        created=datetime.now(timezone.utc).isoformat(timespec="seconds"), split=split,
     )
     for mode in modes:
         mode_run = run_mode(mode, dataset, settings, queries, params, progress, resume, contextual)
         means, per_query = score_run(mode_run.run, qrels)
+        per_query[CHUNK_HIT] = chunk_hits(mode_run.chunk_docs, qrels)
+        per_query[JUDGED] = judged_shares(mode_run.run, qrels)
+        for metric in (CHUNK_HIT, JUDGED):
+            means[metric] = statistics.fmean(per_query[metric].values()) if per_query[metric] else float("nan")
         report.results[mode] = {**means, "p50_ms": mode_run.p50_ms}
         report.per_query[mode] = per_query
         report.latencies_ms[mode] = mode_run.latencies_ms

@@ -232,12 +232,15 @@ def ir_sections(data: dict, manifest: dict) -> list:
     per_query = data["per_query"]
     baseline = "bm25" if "bm25" in per_query else next(iter(per_query))
     table = C.mode_table(per_query, baseline)
-    shown = {"dataset": data["dataset"], "queries": data["queries"]["evaluated"], "params": data["params"],
+    shown = {"dataset": data["dataset"], "queries": data["queries"]["evaluated"],
+             "split": data["queries"].get("split", "all"), "params": data["params"],
              "models": data["models"], "created": data["created"], "git_commit": manifest.get("git_commit"),
              "packages": manifest.get("packages")}
     sections = [_section("Run manifest", kv_table(shown))]
     body = (f"<p>Means with seeded 95 % bootstrap intervals; ▲/▼ = significant against {html.escape(baseline)} "
             "by both paired tests (Student's t and Fisher's randomization) after Holm correction.</p>"
+            + "".join(f"<p><b>{html.escape(name)}</b>: {html.escape(text)}</p>"
+                      for name, text in (data.get("metric_definitions") or {}).items())
             + table_html(C.wide_table(table).reset_index()) + table_html(C.significance_table(table)))
     for metric in dict.fromkeys(table["metric"]):
         body += figure_html(F.mode_bars(table, metric), f"{metric} per mode, 95 % bootstrap CI")

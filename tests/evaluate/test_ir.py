@@ -70,7 +70,8 @@ def test_evaluate_modes_on_a_scifact_slice(scifact_slice, lab_settings):
     report = ir.evaluate_modes(scifact_slice, lab_settings, ["dense", "bm25", "fusion", "hybrid"], progress=False)
     assert set(report.results) == {"dense", "bm25", "fusion", "hybrid"}
     for mode, row in report.results.items():
-        assert set(row) == {"ndcg@10", "recall@100", "mrr@10", "p50_ms"}
+        assert set(row) == {"ndcg@10", "recall@100", "mrr@10", "chunk_hit@5", "judged@10", "p50_ms"}
+        assert 0 < row["judged@10"] <= 1 and 0 <= row["chunk_hit@5"] <= 1
         assert 0.4 < row["ndcg@10"] <= 1.0, (mode, row)  # easy slice: relevant docs are findable
         assert row["p50_ms"] > 0
     # fusion and hybrid use the same RRF convention and the same legs' depth → close scores

@@ -55,9 +55,10 @@ def per_query_frame(per_query: dict, configs: list[Config]) -> "pandas.DataFrame
     return pd.DataFrame(rows, columns=["config", "qid", "metric", "score"])
 
 
-def load_questions(dataset: Dataset, limit: int | None = None):
-    """Queries, qrels and (for Q&A datasets) each question's reference source files."""
-    queries, qrels = dataset.judged_queries(limit)
+def load_questions(dataset: Dataset, limit: int | None = None, split: str = "all"):
+    """Queries, qrels and (for Q&A datasets) each question's reference source files; ``split``:
+    all, the declared dev split or the rest (:func:`rag_lab.splits.select_split`)."""
+    queries, qrels = dataset.judged_queries(limit, split=split)
     references = None
     if dataset.kind == "folder" and dataset.has_qa:
         references = {q: sorted(qrels[q]) for q in queries}
@@ -67,26 +68,28 @@ def load_questions(dataset: Dataset, limit: int | None = None):
 def run_ablation(dataset: Dataset, settings: Settings, spec: GridSpec, out_dir: Path | str,
                  limit: int | None = None, progress: bool = True,
                  seed: int = 42, answer_configs: list[Config] | None = None, answer_limit: int = 5,
-                 llm=None, contextual: str = "none") -> AblationResult:
+                 llm=None, contextual: str = "none", split: str = "all") -> AblationResult:
     """The whole ablation (see the module doc). ``answer_configs``: configurations whose chunks are
     also answered (``answer_limit`` questions of a Q&A dataset spread over its source documents,
     as ``--limit`` spreads them; one generation per distinct context, cached in the run folder).
-    ``contextual``: run the grid on that contextual index variant (see :mod:`.contextual`)."""
+    ``contextual``: run the grid on that contextual index variant (see :mod:`.contextual`).
+    ``split``: the questions of the declared dev split, the rest, or all."""
     from rag_lab.evaluate.run_lock import run_lock
 
     with run_lock(out_dir):  # one writer per run folder (a second `ablate --out` there is refused)
         return _run_ablation(dataset, settings, spec, Path(out_dir), limit=limit, progress=progress, seed=seed,
-                             answer_configs=answer_configs, answer_limit=answer_limit, llm=llm, contextual=contextual)
+                             answer_configs=answer_configs, answer_limit=answer_limit, llm=llm, contextual=contextual,
+                             split=split)
 
 
 def _run_ablation(dataset: Dataset, settings: Settings, spec: GridSpec, out_dir: Path, *, limit, progress, seed,
-                  answer_configs, answer_limit, llm, contextual) -> AblationResult:
+                  answer_configs, answer_limit, llm, contextual, split) -> AblationResult:
     from rag_lab.index import CorpusIndex
 
     out_dir = Path(out_dir)
     out_dir.mkdir(parents=True, exist_ok=True)
     index = CorpusIndex.open(dataset, settings, contextual)
-    queries, qrels, references = load_questions(dataset, limit)
+    queries, qrels, references = load_questions(dataset, limit, split)
     timing: dict[str, float] = {}
 
     started = time.perf_counter()
@@ -110,7 +113,7 @@ def _run_ablation(dataset: Dataset, settings: Settings, spec: GridSpec, out_dir:
         "kind": "ablation", "dataset": dataset.name, "dataset_root": str(dataset.root),
         "index_fingerprint": index.manifest.fingerprint, "embed_model": index.manifest.embed_model,
         "contextual": contextual,
-        "n_queries": len(queries), "n_configs": len(grid.configs), "grid": spec.to_dict(),
+        "n_queries": len(queries), "split": split, "n_configs": len(grid.configs), "grid": spec.to_dict(),
         "baseline": (f"each mode at k={spec.baseline_k} prefetch={spec.baseline_prefetch} weights="
                      f"{spec.baseline_weights[0]:g}:{spec.baseline_weights[1]:g}, at each top-k; "
                      f"other modes' baselines against {spec.modes[0]}'s"),

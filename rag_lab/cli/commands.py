@@ -59,12 +59,32 @@ def add_retrieval_options(p) -> None:
     p.add_argument("--prefetch", type=positive_int, default=None, help="candidates per leg for fusion/hybrid (default 100)")
     p.add_argument("--dense-weight", type=float, default=None)
     p.add_argument("--sparse-weight", type=float, default=None)
+    add_max_per_doc_option(p)
+
+
+def non_negative_int(text: str) -> int:
+    import argparse
+
+    try:
+        value = int(text)
+    except ValueError:
+        value = -1
+    if value < 0:
+        raise argparse.ArgumentTypeError(f"expected a whole number ≥ 0 (0 = no cap), got {text!r}")
+    return value
+
+
+def add_max_per_doc_option(p) -> None:
+    p.add_argument("--max-per-doc", type=non_negative_int, default=None, metavar="M",
+                   help="fusion/hybrid: at most M chunks per document in the top-k, the next-best chunks filling "
+                        "the gaps (default 0 = no cap)")
 
 
 def retrieval_params(args, explain: bool = False) -> dict:
     return {
         "top_k": args.top_k, "rrf_k": args.fusion_k, "prefetch": args.prefetch,
         "dense_weight": args.dense_weight, "sparse_weight": args.sparse_weight, "explain": explain or None,
+        "max_per_doc": args.max_per_doc or None,
     }
 
 
@@ -114,6 +134,7 @@ def add_ir(sub, common) -> None:
     p.add_argument("--prefetch", type=positive_int, default=None, help="candidates per leg (default 100)")
     p.add_argument("--dense-weight", type=float, default=None)
     p.add_argument("--sparse-weight", type=float, default=None)
+    add_max_per_doc_option(p)
     p.add_argument("--limit", type=positive_int, default=None, help="N queries spread over the relevant documents (round-robin)")
     from rag_lab.cli.ablate import add_split_option
 
@@ -167,7 +188,8 @@ def _run_ir_locked(args, settings, dataset, modes) -> int:
 
     build_index(dataset, settings, progress=True, contextual=args.contextual)  # no-op when up to date
     params = {"rrf_k": args.fusion_k, "prefetch": args.prefetch,
-              "dense_weight": args.dense_weight, "sparse_weight": args.sparse_weight}
+              "dense_weight": args.dense_weight, "sparse_weight": args.sparse_weight,
+              "max_per_doc": args.max_per_doc or None}  # 0 = off: the same run (and checkpoint) as no flag
     report = evaluate_modes(dataset, settings, modes, params, resume=not args.no_resume, limit=args.limit,
                             contextual=args.contextual, split=args.split)
     variant = f" (contextual {args.contextual})" if args.contextual != "none" else ""

@@ -42,7 +42,7 @@ SCIFACT_ANCHORS = {
 }
 DEPTH = 100
 # What fusion/hybrid use when a parameter is not given (shown in every report).
-DEFAULT_PARAMS = {"rrf_k": DEFAULT_RRF_K, "prefetch": 100, "dense_weight": 1.0, "sparse_weight": 1.0}
+DEFAULT_PARAMS = {"rrf_k": DEFAULT_RRF_K, "prefetch": 100, "dense_weight": 1.0, "sparse_weight": 1.0, "max_per_doc": 0}
 
 
 @dataclass
@@ -82,7 +82,9 @@ class IRReport:
         which = "" if self.split == "all" else f" of the {self.split} split"
         return (f"{len(self.query_ids)} of {self.n_available} judged queries{which} ({part}); depth {p.get('depth')}, "
                 f"RRF k={p.get('rrf_k')} (ranks from 1), prefetch {p.get('prefetch')}, weights dense "
-                f"{p.get('dense_weight')} / sparse {p.get('sparse_weight')}; embeddings {self.models.get('embedding')}; "
+                f"{p.get('dense_weight')} / sparse {p.get('sparse_weight')}"
+                + (f", at most {p['max_per_doc']} chunks per document" if p.get("max_per_doc") else "")
+                + f"; embeddings {self.models.get('embedding')}; "
                 f"BM25 k1={self.models.get('bm25_k1')} b={self.models.get('bm25_b')}; {self.created}"
                 + (f"; {self.n_unjudgeable} unjudgeable question(s) left out (source_file names no document)"
                    if self.n_unjudgeable else ""))

@@ -109,13 +109,17 @@ def test_fused_modes_cap_chunks_per_document(long_doc, lab_settings, mode, expla
         assert {s["document"] for s in second["skipped_by_cap"]} == {"cat-rules.txt"}
 
 
-def test_search_explain_says_what_the_cap_skipped(long_doc, lab_cli):
+def test_search_explain_says_what_the_cap_skipped(long_doc, lab_cli, capsys):
     code, out, err = lab_cli("search", str(long_doc.root), QA[0]["question"], "--mode", "fusion", "--top-k", "3",
                              "--max-per-doc", "1", "--explain")
     assert code == 0, err
     assert "skipped above it by the cap (max 1 chunks per document): rank 2 (cat-rules.txt)" in out
-    code, out, err = lab_cli("search", str(long_doc.root), "cat", "--max-per-doc", "-1")
-    assert code != 0 and "≥ 0" in err
+    from rag_lab.cli.main import main
+
+    with pytest.raises(SystemExit) as exit_info:  # refused by the argument parser, before any work
+        main(["search", str(long_doc.root), "cat", "--max-per-doc", "-1"])
+    assert exit_info.value.code == 2
+    assert "argument --max-per-doc: expected a whole number ≥ 0 (0 = no cap), got '-1'" in capsys.readouterr().err
 
 
 def test_ir_and_ablate_take_the_cap(long_doc, lab_cli, tmp_path):

@@ -143,6 +143,9 @@ def add_ir(sub, common) -> None:
     p.add_argument("--json", metavar="FILE", default=None, help="also write the table as JSON")
     p.add_argument("--out", metavar="DIR", default=None,
                    help="also write a run folder (manifest, per-query scores) for `rag-lab report DIR -o FILE.html`")
+    p.add_argument("--pool", metavar="FILE.jsonl", default=None,
+                   help="write, for review, each question's unjudged top-10 documents that state every key fact of "
+                        "its reference answer (never counted as relevant); Q&A datasets")
     add_contextual_option(p)
     common(p)
     p.set_defaults(handler=run_ir)
@@ -191,10 +194,19 @@ def _run_ir_locked(args, settings, dataset, modes) -> int:
               "dense_weight": args.dense_weight, "sparse_weight": args.sparse_weight,
               "max_per_doc": args.max_per_doc or None}  # 0 = off: the same run (and checkpoint) as no flag
     report = evaluate_modes(dataset, settings, modes, params, resume=not args.no_resume, limit=args.limit,
-                            contextual=args.contextual, split=args.split)
+                            contextual=args.contextual, split=args.split, pool=bool(args.pool))
     variant = f" (contextual {args.contextual})" if args.contextual != "none" else ""
     print(render_ir_table(report.results, title=f"{dataset.name}{variant}: IR metrics (ranx) — {report.describe()}"))
     print(render_chunk_hit_cis(report.per_query))
+    if args.pool:
+        from pathlib import Path
+
+        Path(args.pool).parent.mkdir(parents=True, exist_ok=True)
+        Path(args.pool).write_text("".join(json.dumps(e, ensure_ascii=False) + "\n" for e in report.pooled),
+                                   encoding="utf-8")
+        questions = len({e["qid"] for e in report.pooled})
+        print(f"wrote {args.pool}: {len(report.pooled)} unjudged top-10 document(s) stating every key fact of the "
+              f"reference, for {questions} question(s) — for review, not counted as relevant")
     if args.json:
         from pathlib import Path
 

@@ -141,3 +141,15 @@ def test_ir_and_ablate_take_the_cap(long_doc, lab_cli, tmp_path):
     recall = dict(zip(results[results["metric"] == "recall@top_k"]["config"],
                       results[results["metric"] == "recall@top_k"]["mean"]))
     assert recall["fusion|k=60|p=10|w=1:1|top=3|cap=1"] == 1.0
+
+
+def test_an_answer_configuration_below_the_grid_top_k_keeps_its_cap():
+    from rag_lab.evaluate.ablation.answers import _chunks_for
+    from rag_lab.evaluate.ablation.grid import Config
+
+    q = Candidates("q", {"dense": [("a1", "A", 0.9), ("a2", "A", 0.8), ("b1", "B", 0.7)],
+                         "bm25": [("a1", "A", 5.0), ("a2", "A", 4.0), ("b1", "B", 3.0)]})
+    grid = compute_grid([q], GridSpec(modes=("fusion",), fusion_k=(60,), prefetch=(3,), top_k=(3,),
+                                      max_per_doc=(0, 1)))
+    assert _chunks_for(grid, Config("fusion", 60, 3, 1.0, 1.0, 2, 1), "q") == ("a1", "b1")  # not a1, a2
+    assert _chunks_for(grid, Config("fusion", 60, 3, 1.0, 1.0, 2), "q") == ("a1", "a2")

@@ -97,7 +97,7 @@ def _chunks_for(grid: GridResult, config: Config, qid: str) -> tuple[str, ...]:
     if config.id in grid.chunks:
         return grid.chunks[config.id][qid]
     longest = Config(config.mode, config.k, config.prefetch, config.dense_weight, config.sparse_weight,
-                     max(grid.spec.top_k))
+                     max(grid.spec.top_k), config.max_per_doc)  # a capped list's prefix is the smaller top-k's
     if config.top_k > longest.top_k:
         raise ValueError(f"answer configuration top-k {config.top_k} exceeds the grid's largest top-k {longest.top_k}")
     return grid.chunks[longest.id][qid][: config.top_k]

@@ -41,6 +41,8 @@ def add_ablate(sub, common) -> None:
     p.add_argument("--prefetch", default="10,25,50,100", help="candidates per leg")
     p.add_argument("--top-k", default="3,5,7,10", help="results kept")
     p.add_argument("--weights", default="1:1", help="dense:sparse leg weight pairs, e.g. 0.7:1.3,1:1,1.3:0.7")
+    p.add_argument("--max-per-doc", default="0",
+                   help="caps of chunks per document in the top-k (0 = no cap, the baseline), e.g. 0,1,2,3")
     p.add_argument("--out", default=None, help="run folder (default runs/ablation-<dataset>); reruns resume from its leg cache")
     p.add_argument("--limit", type=int, default=None, help="N questions spread over the source documents (round-robin)")
     p.add_argument("--seed", type=int, default=42, help="seed of the bootstrap confidence intervals")
@@ -78,7 +80,7 @@ def run_ablate(args) -> int:
     try:
         spec = GridSpec(modes=modes, fusion_k=_numbers(args.fusion_k, "--fusion-k"),
                         prefetch=_numbers(args.prefetch, "--prefetch"), top_k=_numbers(args.top_k, "--top-k"),
-                        weights=parse_weights(args.weights))
+                        weights=parse_weights(args.weights), max_per_doc=_numbers(args.max_per_doc, "--max-per-doc"))
     except ValueError as exc:
         raise ConfigError(str(exc), "fix the grid options (see rag-lab ablate --help)") from None
     if args.limit is not None and args.limit < 1:

@@ -59,6 +59,7 @@ def add_retrieval_options(p) -> None:
     p.add_argument("--prefetch", type=positive_int, default=None, help="candidates per leg for fusion/hybrid (default 100)")
     p.add_argument("--dense-weight", type=float, default=None)
     p.add_argument("--sparse-weight", type=float, default=None)
+    add_max_per_doc_option(p)
     add_year_boost_option(p)
 
 
@@ -68,11 +69,30 @@ def add_year_boost_option(p) -> None:
                         "the question names gains W × the first result's score (default off)")
 
 
+def non_negative_int(text: str) -> int:
+    import argparse
+
+    try:
+        value = int(text)
+    except ValueError:
+        value = -1
+    if value < 0:
+        raise argparse.ArgumentTypeError(f"expected a whole number ≥ 0 (0 = no cap), got {text!r}")
+    return value
+
+
+def add_max_per_doc_option(p) -> None:
+    p.add_argument("--max-per-doc", type=non_negative_int, default=None, metavar="M",
+                   help="fusion/hybrid: at most M chunks per document in the top-k, the next-best chunks filling "
+                        "the gaps (default 0 = no cap)")
+
+
 def retrieval_params(args, explain: bool = False) -> dict:
     return {
         "top_k": args.top_k, "rrf_k": args.fusion_k, "prefetch": args.prefetch,
         "dense_weight": args.dense_weight, "sparse_weight": args.sparse_weight, "explain": explain or None,
         "year_boost": getattr(args, "year_boost", None),
+        "max_per_doc": args.max_per_doc or None,
     }
 
 
@@ -122,6 +142,7 @@ def add_ir(sub, common) -> None:
     p.add_argument("--prefetch", type=positive_int, default=None, help="candidates per leg (default 100)")
     p.add_argument("--dense-weight", type=float, default=None)
     p.add_argument("--sparse-weight", type=float, default=None)
+    add_max_per_doc_option(p)
     p.add_argument("--limit", type=positive_int, default=None, help="N queries spread over the relevant documents (round-robin)")
     add_year_boost_option(p)
     from rag_lab.cli.ablate import add_split_option
@@ -131,6 +152,9 @@ def add_ir(sub, common) -> None:
     p.add_argument("--json", metavar="FILE", default=None, help="also write the table as JSON")
     p.add_argument("--out", metavar="DIR", default=None,
                    help="also write a run folder (manifest, per-query scores) for `rag-lab report DIR -o FILE.html`")
+    p.add_argument("--pool", metavar="FILE.jsonl", default=None,
+                   help="write, for review, each question's unjudged top-10 documents that state every key fact of "
+                        "its reference answer (never counted as relevant); Q&A datasets")
     add_contextual_option(p)
     common(p)
     p.set_defaults(handler=run_ir)
@@ -176,12 +200,23 @@ def _run_ir_locked(args, settings, dataset, modes) -> int:
 
     build_index(dataset, settings, progress=True, contextual=args.contextual)  # no-op when up to date
     params = {"rrf_k": args.fusion_k, "prefetch": args.prefetch,
-              "dense_weight": args.dense_weight, "sparse_weight": args.sparse_weight, "year_boost": args.year_boost}
+              "dense_weight": args.dense_weight, "sparse_weight": args.sparse_weight,
+              "max_per_doc": args.max_per_doc or None,  # 0 = off: the same run (and checkpoint) as no flag
+              "year_boost": args.year_boost}
     report = evaluate_modes(dataset, settings, modes, params, resume=not args.no_resume, limit=args.limit,
-                            contextual=args.contextual, split=args.split)
+                            contextual=args.contextual, split=args.split, pool=bool(args.pool))
     variant = f" (contextual {args.contextual})" if args.contextual != "none" else ""
     print(render_ir_table(report.results, title=f"{dataset.name}{variant}: IR metrics (ranx) — {report.describe()}"))
     print(render_chunk_hit_cis(report.per_query))
+    if args.pool:
+        from pathlib import Path
+
+        Path(args.pool).parent.mkdir(parents=True, exist_ok=True)
+        Path(args.pool).write_text("".join(json.dumps(e, ensure_ascii=False) + "\n" for e in report.pooled),
+                                   encoding="utf-8")
+        questions = len({e["qid"] for e in report.pooled})
+        print(f"wrote {args.pool}: {len(report.pooled)} unjudged top-10 document(s) stating every key fact of the "
+              f"reference, for {questions} question(s) — for review, not counted as relevant")
     if args.json:
         from pathlib import Path
 

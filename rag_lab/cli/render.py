@@ -32,6 +32,11 @@ def render_results(results: list[NodeWithScore], explain: bool = False) -> str:
                 f"(score {_fmt(e['sparse_score'])}) → term {e['sparse_term']:.6f} | "
                 f"fused {e['fused_score']:.6f} = {e['dense_term']:.6f} + {e['sparse_term']:.6f} [{e['source']}]"
             )
+            if e.get("max_per_doc"):
+                skipped = e.get("skipped_by_cap") or []
+                lines.append(f"     fused rank {e['fused_rank']}" + (
+                    "; skipped above it by the cap (max " + str(e["max_per_doc"]) + " chunks per document): "
+                    + ", ".join(f"rank {s['fused_rank']} ({s['document']})" for s in skipped) if skipped else ""))
         if explain and e and (year := e.get("year_match")):
             lines.append(f"     year match: question {', '.join(year['question'])} | document "
                          f"{', '.join(year['document']) or '—'} | matched {', '.join(year['matched']) or '—'} "

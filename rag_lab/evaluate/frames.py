@@ -16,7 +16,6 @@ not part of this run. A damaged samples line or manifest is an error naming the 
 
 from __future__ import annotations
 
-import json
 import math
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -24,7 +23,7 @@ from typing import Any
 
 import pandas as pd
 
-from rag_lab.evaluate.store import MANIFEST, SAMPLES, read_samples
+from rag_lab.evaluate.store import MANIFEST, SAMPLES
 
 SAMPLE_COLUMNS = ["run", "mode", "kind", "sample_id", "metric", "value"]
 SUMMARY_COLUMNS = ["mode", "metric", "mean", "n", "nan", "applicable"]

@@ -43,7 +43,7 @@ SCIFACT_ANCHORS = {
 }
 DEPTH = 100
 # What fusion/hybrid use when a parameter is not given (shown in every report).
-DEFAULT_PARAMS = {"rrf_k": DEFAULT_RRF_K, "prefetch": 100, "dense_weight": 1.0, "sparse_weight": 1.0}
+DEFAULT_PARAMS = {"rrf_k": DEFAULT_RRF_K, "prefetch": 100, "dense_weight": 1.0, "sparse_weight": 1.0, "max_per_doc": 0}
 
 
 @dataclass
@@ -75,6 +75,7 @@ class IRReport:
     created: str = ""  # ISO date-time (UTC)
     latencies_ms: dict[str, dict[str, float]] = field(default_factory=dict)  # mode → query id → ms
     split: str = "all"  # which questions: all, the dataset's dev split, or the rest (rag_lab.splits)
+    pooled: list[dict] | None = None  # unjudged top-10 documents stating the reference's key facts (rag_lab.evaluate.pooling)
 
     def describe(self) -> str:
         """One line saying what the numbers cover (printed above the table)."""
@@ -83,7 +84,9 @@ class IRReport:
         which = "" if self.split == "all" else f" of the {self.split} split"
         return (f"{len(self.query_ids)} of {self.n_available} judged queries{which} ({part}); depth {p.get('depth')}, "
                 f"RRF k={p.get('rrf_k')} (ranks from 1), prefetch {p.get('prefetch')}, weights dense "
-                f"{p.get('dense_weight')} / sparse {p.get('sparse_weight')}; embeddings {self.models.get('embedding')}; "
+                f"{p.get('dense_weight')} / sparse {p.get('sparse_weight')}"
+                + (f", at most {p['max_per_doc']} chunks per document" if p.get("max_per_doc") else "")
+                + f"; embeddings {self.models.get('embedding')}; "
                 f"BM25 k1={self.models.get('bm25_k1')} b={self.models.get('bm25_b')}; {self.created}"
                 + (f"; {self.n_unjudgeable} unjudgeable question(s) left out (source_file names no document)"
                    if self.n_unjudgeable else ""))
@@ -99,6 +102,7 @@ class IRReport:
                                    JUDGED: "share of the top-10 documents (fewer when fewer were retrieved) that "
                                            "have a relevance judgement for the question"},
             "results": self.results, "per_query": self.per_query, "latencies_ms": self.latencies_ms,
+            **({"pooled": self.pooled} if self.pooled is not None else {}),
         }
 
 
@@ -236,10 +240,16 @@ def score_run(run: dict[str, dict[str, float]], qrels: dict[str, dict[str, int]]
 def evaluate_modes(
     dataset: Dataset, settings: Settings, modes: list[str], params: dict | None = None,
     progress: bool = True, resume: bool = True, limit: int | None = None, contextual: str | None = None,
-    split: str = "all",
+    split: str = "all", pool: bool = False,
 ) -> IRReport:
     """Every mode's ranx metrics plus ``chunk_hit@5`` and ``judged@10`` over the judged queries of
-    ``split`` (all, dev or rest: :func:`rag_lab.splits.select_split`), or ``limit`` of them."""
+    ``split`` (all, dev or rest: :func:`rag_lab.splits.select_split`), or ``limit`` of them. ``pool``:
+    also list the unjudged top-10 documents that state each reference's key facts (for review)."""
+    if pool and not (dataset.kind == "folder" and dataset.has_qa):
+        from rag_lab.errors import DatasetError
+
+        raise DatasetError(f"--pool needs reference answers, and {dataset.name!r} has no qa.jsonl",
+                           "use it on a folder dataset with qa.jsonl (question, reference_answer, source_file)")
     queries, qrels = dataset.judged_queries(split=split)
     n_available = len(queries)
     queries, qrels = sample_judged(queries, qrels, limit)
@@ -253,6 +263,7 @@ def evaluate_modes(
                 "index_built_at": manifest.built_at, "contextual": manifest.contextual},
         created=datetime.now(timezone.utc).isoformat(timespec="seconds"), split=split,
     )
+    runs: dict[str, dict[str, dict[str, float]]] = {}
     for mode in modes:
         mode_run = run_mode(mode, dataset, settings, queries, params, progress, resume, contextual)
         means, per_query = score_run(mode_run.run, qrels)
@@ -263,4 +274,11 @@ def evaluate_modes(
         report.results[mode] = {**means, "p50_ms": mode_run.p50_ms}
         report.per_query[mode] = per_query
         report.latencies_ms[mode] = mode_run.latencies_ms
+        runs[mode] = mode_run.run
+    if pool:
+        from rag_lab.evaluate.pooling import document_texts, pool_unjudged
+
+        references = {p.id: (p.question, p.reference_answer or "") for p in dataset.load_qa()}
+        texts = document_texts(CorpusIndex.open(dataset, settings, contextual))
+        report.pooled = pool_unjudged(runs, qrels, references, texts)
     return report

@@ -107,3 +107,15 @@ def missing_key_facts(answer: str, reference: str, question: str | None = None) 
     """The reference's key facts (less the question's) that ``answer`` does not state (failure analysis)."""
     stated = _stated_values(strip_citations(answer))
     return sorted(text for text, fact in reference_facts(reference, question).items() if not _is_stated(fact, stated))
+
+
+def reference_facts_stated(text_values: set[str], reference: str, question: str | None = None) -> tuple[list[str], int]:
+    """``(stated, total)``: which of the reference's key facts (less the question's) a text states,
+    given the text's :func:`stated_values` (computed once per long text), and how many there are."""
+    facts = reference_facts(reference, question)
+    return sorted(name for name, fact in facts.items() if _is_stated(fact, text_values)), len(facts)
+
+
+def stated_values(text: str) -> set[str]:
+    """What ``text`` states (its domain terms, each money amount also as its bare number)."""
+    return _stated_values(text)

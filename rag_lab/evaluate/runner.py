@@ -15,7 +15,6 @@ One process writes a run folder at a time (:func:`run_lock`). Answers and judged
 
 from __future__ import annotations
 
-import time
 from collections.abc import Sequence
 from pathlib import Path
 from typing import Any

@@ -18,7 +18,6 @@ Everything is seeded: the same inputs give the same p-values and intervals.
 
 from __future__ import annotations
 
-import math
 from collections.abc import Mapping, Sequence
 
 import numpy as np

@@ -256,10 +256,26 @@ def ir_sections(data: dict, manifest: dict) -> list:
     for metric in dict.fromkeys(table["metric"]):
         body += figure_html(F.mode_bars(table, metric), f"{metric} per mode, 95 % bootstrap CI")
     sections.append(_section("Per-mode tables", body))
+    if data.get("pooled") is not None:
+        sections.append(_section("Pooled: unjudged documents stating the answer", _pooled_html(data["pooled"])))
     latency = C.latency_frame(data.get("latencies_ms") or {})
     sections.append(_section("Latency", table_html(latency) + (figure_html(F.latency_bars(latency), "retrieval latency per query")
                                                                if len(latency) else "")))
     return sections
+
+
+def _pooled_html(pooled: list[dict]) -> str:
+    import pandas as pd
+
+    intro = ("<p>Per question and mode: documents in the top 10 that have no judgement for the question but state "
+             "every key fact of its reference answer (numbers, amounts, percentages, codes the question does not "
+             "state). Listed for review: they are <b>not</b> counted as relevant by any metric above.</p>")
+    if not pooled:
+        return intro + "<p>none</p>"
+    frame = pd.DataFrame([{"question id": e["qid"], "mode": e["mode"], "rank": e["rank"], "document": e["document"],
+                           "judged source": ", ".join(e["judged"]), "key facts": ", ".join(e["key_facts"]),
+                           "question": e["question"]} for e in pooled])
+    return intro + table_html(frame)
 
 
 def generic_sections(run_dir: Path, manifest: dict) -> list:

@@ -6,7 +6,8 @@ What the stock class gets wrong and this subclass fixes:
 - results are de-duplicated by content hash, so two chunks with the same text merge and their
   scores add → de-duplicated by node id;
 - an LLM is demanded even with ``num_queries=1`` → a ``MockLLM`` (no query generation).
-Every result carries an explanation: both legs' ranks, scores and terms.
+Every result carries an explanation: both legs' ranks, scores and terms. ``max_per_doc`` caps the
+chunks per document in the top-k (:mod:`rag_lab.retrieve.diversity`).
 """
 
 from __future__ import annotations
@@ -24,6 +25,7 @@ from rag_lab.index import CorpusIndex
 from rag_lab.retrieve.base import check_query, check_top_k, finalize_results
 from rag_lab.retrieve.bm25 import BM25Retriever
 from rag_lab.retrieve.dense import DenseRetriever
+from rag_lab.retrieve.diversity import cap_results, check_max_per_doc
 
 FusionMode = Literal["reciprocal_rerank", "relative_score", "dist_based_score"]
 DENSE, SPARSE = 0, 1
@@ -47,6 +49,7 @@ class FusionRetriever(QueryFusionRetriever):
         sparse_weight: float = 1.0,
         fusion_mode: FusionMode = "reciprocal_rerank",
         score_threshold: float | None = None,
+        max_per_doc: int = 0,
     ) -> None:
         if rrf_k < 0:
             raise ValueError(f"rrf_k must be ≥ 0, got {rrf_k}")
@@ -58,16 +61,19 @@ class FusionRetriever(QueryFusionRetriever):
         self.prefetch = check_top_k(prefetch, "prefetch")
         self.rrf_k = rrf_k
         self.weights = (float(dense_weight), float(sparse_weight))
+        self.max_per_doc = check_max_per_doc(max_per_doc)
         legs = [DenseRetriever(index, top_k=prefetch, score_threshold=score_threshold),
                 BM25Retriever(index, top_k=prefetch)]
         super().__init__(
-            retrievers=legs, llm=MockLLM(), mode=FUSION_MODES(fusion_mode), similarity_top_k=top_k,
+            # with a cap, the whole fused list (both legs' candidates) reaches the cap, which refills the top-k
+            retrievers=legs, llm=MockLLM(), mode=FUSION_MODES(fusion_mode),
+            similarity_top_k=2 * self.prefetch if self.max_per_doc else top_k,
             num_queries=1, use_async=False, retriever_weights=list(self.weights),
         )
 
     def _retrieve(self, query_bundle: QueryBundle) -> list[NodeWithScore]:
         query = check_query(query_bundle.query_str)
-        return finalize_results(super()._retrieve(QueryBundle(query)))[: self.top_k]
+        return finalize_results(cap_results(super()._retrieve(QueryBundle(query)), self.max_per_doc, self.top_k))
 
     @staticmethod
     def _legs(results) -> tuple[list[NodeWithScore], list[NodeWithScore]]:

@@ -6,6 +6,7 @@ batched request for the same two candidate lists and fuses them with the same fo
 every result carries both legs' ranks, scores and RRF terms at no extra search cost. Both modes
 order equal fused scores by the one tie rule of :func:`rag_lab.fusion.tie_key` (dense leg first),
 as ``fusion`` does, so the two fused modes rank identical legs identically on every engine.
+``max_per_doc`` caps the chunks per document in the top-k (:mod:`rag_lab.retrieve.diversity`).
 """
 
 from __future__ import annotations
@@ -20,6 +21,7 @@ from rag_lab.fusion import DEFAULT_RRF_K, explain_fusion, qdrant_rrf_k, rank_fus
 from rag_lab.index import CorpusIndex
 from rag_lab.index.backend import Hit, SparseQuery
 from rag_lab.retrieve.base import LabRetriever, check_query, check_top_k
+from rag_lab.retrieve.diversity import cap_results, check_max_per_doc
 from rag_lab.retrieve.ties import TIE_MARGIN, stable_legs
 from rag_lab.tokenizer import sparse_query_vector
 
@@ -37,6 +39,7 @@ class HybridRetriever(LabRetriever):
         sparse_weight: float = 1.0,
         explain: bool = False,
         score_threshold: float | None = None,
+        max_per_doc: int = 0,
         **kwargs,
     ) -> None:
         if rrf_k < 0:
@@ -48,6 +51,7 @@ class HybridRetriever(LabRetriever):
         self.sparse_weight = float(sparse_weight)
         self.explain = explain
         self.score_threshold = score_threshold
+        self.max_per_doc = check_max_per_doc(max_per_doc)
         super().__init__(top_k=top_k, **kwargs)
 
     def _query_vectors(self, query: str, dense: list[float] | None = None) -> tuple[list[float], SparseQuery | None]:
@@ -75,12 +79,14 @@ class HybridRetriever(LabRetriever):
         dense, sparse = self._query_vectors(query, vector)
         if self.explain:
             return self._search_explained(dense, sparse, top_k)
-        # A few extra results, so that a tie at the cut is ordered by the tie rule, not the engine.
+        # A few extra results, so that a tie at the cut is ordered by the tie rule, not the engine;
+        # with a cap, every candidate (the cap refills the top-k from further down the fused list).
+        limit = 2 * self.prefetch if self.max_per_doc else top_k + TIE_MARGIN
         hits = self.index.vectors.rrf(dense, sparse, self.prefetch, qdrant_rrf_k(self.rrf_k),
-                                      [self.dense_weight, self.sparse_weight], top_k + TIE_MARGIN,
-                                      self.score_threshold)
-        hits = self._order_ties(hits, dense)[:top_k]
-        return [NodeWithScore(node=metadata_dict_to_node(h.payload), score=float(h.score)) for h in hits]
+                                      [self.dense_weight, self.sparse_weight], limit, self.score_threshold)
+        hits = self._order_ties(hits, dense)
+        results = [NodeWithScore(node=metadata_dict_to_node(h.payload), score=float(h.score)) for h in hits]
+        return cap_results(results, self.max_per_doc, top_k)
 
     def _order_ties(self, hits: list[Hit], dense: list[float]) -> list[Hit]:
         """Qdrant orders equal fused scores its own way; this applies the tie rule (dense rank
@@ -101,11 +107,12 @@ class HybridRetriever(LabRetriever):
             lambda n: self.index.vectors.legs(dense, sparse, n, self.score_threshold), self.prefetch)
         explained = explain_fusion([(h.id, h.score) for h in dense_hits], [(h.id, h.score) for h in sparse_hits],
                                    self.rrf_k, self.dense_weight, self.sparse_weight)
-        ranked = rank_fused(explained)[:top_k]  # the tie rule plain mode applies too
+        ranked = rank_fused(explained)  # the tie rule plain mode applies too
+        ranked = ranked if self.max_per_doc else ranked[:top_k]
         payloads = self.index.vectors.payloads([i for i, _ in ranked])
         results = []
         for point_id, explanation in ranked:
             node = metadata_dict_to_node(payloads[point_id])
             node.metadata["explanation"] = explanation.to_dict()
             results.append(NodeWithScore(node=node, score=explanation.fused_score))
-        return results
+        return cap_results(results, self.max_per_doc, top_k)

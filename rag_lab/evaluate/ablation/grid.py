@@ -8,7 +8,9 @@ fused ranking of a configuration (RRF k, prefetch p, leg weights, top-k) is
 (:func:`rag_lab.fusion.rrf.rrf_terms`, ranks from 1), sorted best first with ties kept in
 dense-first candidate order — the one tie rule (:func:`rag_lab.fusion.tie_key`) that the ``fusion``
 retriever and ``hybrid`` (Qdrant's RRF with ``k + 1``) both follow. A leg's top-p is a prefix of its top-P, and a top-k is a prefix of the
-top-max(k) ranking, so one array pass per question set covers the whole grid.
+top-max(k) ranking, so one array pass per question set covers the whole grid. A cap of M chunks per
+document (:func:`rag_lab.retrieve.diversity.cap_per_document`, the function the retrievers use) is
+applied to the whole fused list before the top-k cut.
 """
 
 from __future__ import annotations
@@ -20,6 +22,7 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from rag_lab.fusion.rrf import DEFAULT_RRF_K, rrf_terms
+from rag_lab.retrieve.diversity import cap_per_document
 
 # The mode → (dense leg, sparse leg) each fused mode fuses.
 MODE_LEGS = {"fusion": ("dense", "bm25"), "hybrid": ("dense", "sparse")}
@@ -33,11 +36,12 @@ class GridSpec:
     prefetch: tuple[int, ...] = (10, 25, 50, 100)
     top_k: tuple[int, ...] = (3, 5, 7, 10)
     weights: tuple[tuple[float, float], ...] = ((1.0, 1.0),)
+    max_per_doc: tuple[int, ...] = (0,)  # chunks per document in the top-k; 0 = no cap
     default_k: int = DEFAULT_RRF_K
     default_prefetch: int = 100
 
     def __post_init__(self) -> None:
-        for name in ("modes", "fusion_k", "prefetch", "top_k", "weights"):
+        for name in ("modes", "fusion_k", "prefetch", "top_k", "weights", "max_per_doc"):
             if not getattr(self, name):
                 raise ValueError(f"the ablation grid needs at least one value of {name}")
         unknown = [m for m in self.modes if m not in MODE_LEGS]
@@ -47,6 +51,9 @@ class GridSpec:
             bad = [v for v in getattr(self, name) if not isinstance(v, int) or v < 1]
             if bad:
                 raise ValueError(f"{name} values must be whole numbers ≥ 1, got {bad}")
+        bad = [v for v in self.max_per_doc if not isinstance(v, int) or isinstance(v, bool) or v < 0]
+        if bad:
+            raise ValueError(f"max_per_doc values must be whole numbers ≥ 0 (0 = no cap), got {bad}")
         if any(k < 0 for k in self.fusion_k):
             raise ValueError(f"fusion k values must be ≥ 0, got {list(self.fusion_k)}")
         if any(wd <= 0 and ws <= 0 for wd, ws in self.weights):
@@ -70,17 +77,25 @@ class GridSpec:
         """Equal weights when the grid has them, else its first pair."""
         return (1.0, 1.0) if (1.0, 1.0) in self.weights else self.weights[0]
 
+    @property
+    def baseline_max_per_doc(self) -> int:
+        """No cap when the grid has it, else its first value."""
+        return 0 if 0 in self.max_per_doc else self.max_per_doc[0]
+
     def baseline(self, mode: str, top_k: int) -> "Config":
-        """``mode`` at the default k, prefetch and weights, at ``top_k``."""
-        return Config(mode, self.baseline_k, self.baseline_prefetch, *self.baseline_weights, top_k)
+        """``mode`` at the default k, prefetch, weights and cap, at ``top_k``."""
+        return Config(mode, self.baseline_k, self.baseline_prefetch, *self.baseline_weights, top_k,
+                      self.baseline_max_per_doc)
 
     def configs(self) -> list["Config"]:
-        return [Config(mode, k, p, wd, ws, t) for mode in self.modes
-                for k, p, (wd, ws), t in itertools.product(self.fusion_k, self.prefetch, self.weights, self.top_k)]
+        return [Config(mode, k, p, wd, ws, t, m) for mode in self.modes
+                for k, p, (wd, ws), m, t in itertools.product(self.fusion_k, self.prefetch, self.weights,
+                                                              self.max_per_doc, self.top_k)]
 
     def to_dict(self) -> dict:
         return {"modes": list(self.modes), "fusion_k": list(self.fusion_k), "prefetch": list(self.prefetch),
                 "top_k": list(self.top_k), "weights": [list(w) for w in self.weights],
+                "max_per_doc": list(self.max_per_doc),
                 "default_k": self.default_k, "default_prefetch": self.default_prefetch}
 
 
@@ -92,15 +107,18 @@ class Config:
     dense_weight: float
     sparse_weight: float
     top_k: int
+    max_per_doc: int = 0  # 0 = no cap
 
     @property
     def id(self) -> str:
+        # "|cap=M" only when capped: uncapped ids stay those of earlier runs (answer caches, config ids)
         return (f"{self.mode}|k={self.k}|p={self.prefetch}|w={self.dense_weight:g}:{self.sparse_weight:g}"
-                f"|top={self.top_k}")
+                f"|top={self.top_k}" + (f"|cap={self.max_per_doc}" if self.max_per_doc else ""))
 
     def to_dict(self) -> dict:
         return {"config": self.id, "mode": self.mode, "k": self.k, "prefetch": self.prefetch,
-                "dense_weight": self.dense_weight, "sparse_weight": self.sparse_weight, "top_k": self.top_k}
+                "dense_weight": self.dense_weight, "sparse_weight": self.sparse_weight, "top_k": self.top_k,
+                "max_per_doc": self.max_per_doc}
 
 
 @dataclass
@@ -177,19 +195,25 @@ def compute_grid(questions: Sequence[Candidates], spec: GridSpec) -> GridResult:
     configs = spec.configs()
     result = GridResult(spec, configs, {c.id: {} for c in configs}, {c.id: {} for c in configs})
     max_top = max(spec.top_k)
+    capped = any(spec.max_per_doc)
     for mode in spec.modes:
         dense, sparse = MODE_LEGS[mode]
         order, doc_of, dense_ranks, sparse_ranks = _rank_matrix(questions, dense, sparse)
-        ranked, count = fused_order(dense_ranks, sparse_ranks, spec.fusion_k, spec.prefetch, spec.weights, max_top)
+        # a cap refills the top-k from further down: it needs the whole fused list
+        depth = dense_ranks.shape[1] if capped else max_top
+        ranked, count = fused_order(dense_ranks, sparse_ranks, spec.fusion_k, spec.prefetch, spec.weights, depth)
         for qi, q in enumerate(questions):
             ids = order[qi]
             for (ki, k), (pi, p), (wi, (wd, ws)) in itertools.product(
                     enumerate(spec.fusion_k), enumerate(spec.prefetch), enumerate(spec.weights)):
                 n = int(count[qi, ki, pi, wi])
-                best = [ids[c] for c in ranked[qi, ki, pi, wi, : min(n, max_top)]]
-                for top in spec.top_k:
-                    chunks = tuple(best[:top])
-                    cid = Config(mode, k, p, wd, ws, top).id
-                    result.chunks[cid][q.qid] = chunks
-                    result.docs[cid][q.qid] = tuple(dict.fromkeys(doc_of[c] for c in chunks))
+                fused = [ids[c] for c in ranked[qi, ki, pi, wi, : min(n, depth)]]
+                for cap in spec.max_per_doc:
+                    kept, _ = cap_per_document(fused, doc_of.__getitem__, cap, max_top)
+                    best = [chunk for _, chunk in kept]
+                    for top in spec.top_k:
+                        chunks = tuple(best[:top])
+                        cid = Config(mode, k, p, wd, ws, top, cap).id
+                        result.chunks[cid][q.qid] = chunks
+                        result.docs[cid][q.qid] = tuple(dict.fromkeys(doc_of[c] for c in chunks))
     return result

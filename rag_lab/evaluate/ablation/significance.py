@@ -8,6 +8,8 @@ belongs to one *family* — the comparisons that answer one question for one mod
   weights;
 - ``prefetch``: "does the prefetch depth matter?" — every other prefetch, at the default k and weights;
 - ``weights``: "do the leg weights matter?" — every other weight pair, at the default k and prefetch;
+- ``max_per_doc``: "does a cap of chunks per document matter?" — every other cap against no cap,
+  at the default k, prefetch and weights;
 - ``mode``: "does the engine matter?" — each other mode's baseline against the first mode's;
 - ``interactions``: configurations that move two or more settings at once, against their mode's
   baseline (exploratory: a large family, so only large effects survive it).
@@ -30,6 +32,8 @@ FAMILY_QUESTIONS = {
     "k": "does RRF k matter? each k against the default k, at the default prefetch and weights",
     "prefetch": "does the prefetch depth matter? each prefetch against the default, at the default k and weights",
     "weights": "do the leg weights matter? each weight pair against the default pair, at the default k and prefetch",
+    "max_per_doc": "does a cap of chunks per document matter? each cap against no cap, at the default k, prefetch "
+                   "and weights",
     "mode": "does the fused mode matter? each mode's baseline against the first mode's",
     "interactions": "configurations moving two or more settings at once, against their mode's baseline",
 }
@@ -45,6 +49,8 @@ def _moved(config: Config, base: Config) -> list[str]:
         moved.append("prefetch")
     if (config.dense_weight, config.sparse_weight) != (base.dense_weight, base.sparse_weight):
         moved.append("weights")
+    if config.max_per_doc != base.max_per_doc:
+        moved.append("max_per_doc")
     return moved
 
 

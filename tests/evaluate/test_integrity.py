@@ -15,6 +15,7 @@ from rag_lab.config import get_settings
 from rag_lab.datasets import resolve_dataset
 from rag_lab.errors import ConfigError, DatasetError
 from tests.answer.conftest import ScriptedLLM
+from tests.builders import write_folder_dataset, write_qa
 from tests.evaluate.conftest import quoting_answer
 
 DOCS = {
@@ -32,18 +33,8 @@ QA = [
 ]
 
 
-def _write_qa(root, lines) -> None:
-    (root / "qa.jsonl").write_text("".join(json.dumps(x) + "\n" for x in lines), encoding="utf-8")
-
-
 def make_folder(root, qa=QA, docs=DOCS):
-    root.mkdir(parents=True, exist_ok=True)
-    (root / "dataset.json").write_text(json.dumps({"kind": "folder", "documents": "docs", "qa": "qa.jsonl"}))
-    for rel, text in docs.items():
-        (root / "docs" / rel).parent.mkdir(parents=True, exist_ok=True)
-        (root / "docs" / rel).write_text(text, encoding="utf-8")
-    _write_qa(root, qa)
-    return root
+    return write_folder_dataset(root, docs, qa)
 
 
 @pytest.fixture(scope="module")
@@ -131,7 +122,7 @@ def test_inserting_a_line_in_qa_does_not_serve_another_questions_retrieval(tmp_p
     first = ir.evaluate_modes(dataset, lab_settings, ["bm25"], progress=False)
     assert first.per_query["bm25"]["mrr@10"] == {"line-1": 1.0, "line-2": 1.0, "line-3": 1.0}
     # a new first line: every id shifts by one (line-2 is now the cat question, and so on)
-    _write_qa(root, [{"question": "Which animal can mimic speech?", "source_file": "birds.txt"}, *qa])
+    write_qa(root, [{"question": "Which animal can mimic speech?", "source_file": "birds.txt"}, *qa])
     resumed = ir.evaluate_modes(resolve_dataset(root), lab_settings, ["bm25"], progress=False)
     fresh = ir.evaluate_modes(resolve_dataset(root), lab_settings, ["bm25"], progress=False, resume=False)
     assert resumed.per_query == fresh.per_query
@@ -208,9 +199,9 @@ def test_editing_qa_jsonl_neither_rebuilds_the_index_nor_changes_its_fingerprint
     root.mkdir()
     for rel, text in DOCS.items():
         (root / rel.rsplit("/", 1)[-1]).write_text(text, encoding="utf-8")
-    _write_qa(root, [{**q, "source_file": q["source_file"].rsplit("/", 1)[-1]} for q in QA])
+    write_qa(root, [{**q, "source_file": q["source_file"].rsplit("/", 1)[-1]} for q in QA])
     first = build_index(resolve_dataset(root), lab_settings, progress=False)
-    _write_qa(root, [{"question": "A new question?", "source_file": "cats.txt"}])
+    write_qa(root, [{"question": "A new question?", "source_file": "cats.txt"}])
     again = build_index(resolve_dataset(root), lab_settings, progress=False)
     assert again.up_to_date and again.manifest.fingerprint == first.manifest.fingerprint
 

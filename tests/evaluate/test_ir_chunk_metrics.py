@@ -12,6 +12,7 @@ from rag_lab.datasets import resolve_dataset
 from rag_lab.errors import DatasetError
 from rag_lab.evaluate import ir
 from rag_lab.splits import select_split
+from tests.builders import write_folder_dataset
 
 # -- worked case --------------------------------------------------------------------------------------
 
@@ -78,14 +79,7 @@ QA = [{"id": "cats", "question": "How many hours does a house cat sleep?", "refe
 
 
 def _folder(root, dev: list[str] | None):
-    (root / "docs").mkdir(parents=True)
-    (root / "dataset.json").write_text(json.dumps({"kind": "folder", "documents": "docs", "qa": "qa.jsonl"}))
-    for name, text in DOCS.items():
-        (root / "docs" / name).write_text(text, encoding="utf-8")
-    (root / "qa.jsonl").write_text("".join(json.dumps(x) + "\n" for x in QA), encoding="utf-8")
-    if dev is not None:
-        (root / "dev_split.txt").write_text("# dev\n" + "\n".join(dev) + "\n")
-    return root
+    return write_folder_dataset(root, DOCS, QA, dev=dev)
 
 
 @pytest.fixture(scope="module")

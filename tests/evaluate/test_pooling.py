@@ -8,6 +8,7 @@ import json
 import pytest
 
 from rag_lab.evaluate.pooling import pool_unjudged
+from tests.builders import write_folder_dataset
 
 TEXTS = {"cats.txt": "A house cat sleeps 16 hours a day; food costs $40 a month.",
          "cats-2024.txt": "2024 edition: a house cat sleeps 16 hours a day and food costs $40 a month.",
@@ -38,13 +39,8 @@ def twins(tmp_path_factory, lab_settings):
     from rag_lab.datasets import resolve_dataset
     from rag_lab.index import build_index
 
-    root = tmp_path_factory.mktemp("pool") / "twins"
-    (root / "docs").mkdir(parents=True)
-    (root / "dataset.json").write_text(json.dumps({"kind": "folder", "documents": "docs", "qa": "qa.jsonl"}))
-    for name, text in TEXTS.items():
-        (root / "docs" / name).write_text(text, encoding="utf-8")
-    (root / "qa.jsonl").write_text(json.dumps({"id": "q", "question": QUESTION, "reference_answer": REFERENCE,
-                                               "source_file": "cats.txt"}) + "\n")
+    root = write_folder_dataset(tmp_path_factory.mktemp("pool") / "twins", TEXTS,
+                                [{"id": "q", "question": QUESTION, "reference_answer": REFERENCE, "source_file": "cats.txt"}])
     build_index(resolve_dataset(root), lab_settings, progress=False)
     return root
 

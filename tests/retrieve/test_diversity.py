@@ -9,6 +9,7 @@ import pytest
 
 from rag_lab.evaluate.ablation.grid import Candidates, GridSpec, compute_grid
 from rag_lab.retrieve.diversity import cap_per_document
+from tests.builders import write_folder_dataset
 
 DOC = {"a1": "A", "a2": "A", "a3": "A", "b1": "B", "x1": "X"}
 
@@ -74,12 +75,7 @@ def long_doc(tmp_path_factory, lab_settings):
     from rag_lab.datasets import resolve_dataset
     from rag_lab.index import build_index
 
-    root = tmp_path_factory.mktemp("diversity") / "cats"
-    (root / "docs").mkdir(parents=True)
-    (root / "dataset.json").write_text(json.dumps({"kind": "folder", "documents": "docs", "qa": "qa.jsonl"}))
-    for name, text in DOCS.items():
-        (root / "docs" / name).write_text(text, encoding="utf-8")
-    (root / "qa.jsonl").write_text("".join(json.dumps(x) + "\n" for x in QA))
+    root = write_folder_dataset(tmp_path_factory.mktemp("diversity") / "cats", DOCS, QA)
     dataset = resolve_dataset(root)
     manifest = build_index(dataset, lab_settings, progress=False).manifest
     assert manifest.n_chunks >= 6  # the long document really has many chunks

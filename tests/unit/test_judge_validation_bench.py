@@ -4,9 +4,7 @@ line cut by a crash is redone, damage is an error naming the file and line)."""
 
 from __future__ import annotations
 
-import importlib.util
 import json
-from pathlib import Path
 
 import pytest
 
@@ -14,8 +12,8 @@ from rag_lab.config import Settings
 from rag_lab.errors import DatasetError
 from rag_lab.evaluate.scoring import Scorer
 from tests.answer.conftest import ScriptedLLM
+from tests.builders import load_benchmark
 
-ROOT = Path(__file__).resolve().parents[2]
 ITEM = {"id": "q1", "question": "What is the bi-weekly income limit for a family of 5?",
         "reference": "For a family of 5 the bi-weekly limit is $4,106.",
         "contexts": [{"text": "Family of 5: $4,106 bi-weekly.", "filename": "a.pdf", "page": 1}]}
@@ -23,10 +21,7 @@ ITEM = {"id": "q1", "question": "What is the bi-weekly income limit for a family
 
 @pytest.fixture(scope="module")
 def bench():
-    spec = importlib.util.spec_from_file_location("judge_validation", ROOT / "benchmarks" / "judge_validation.py")
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
-    return module
+    return load_benchmark("judge_validation")
 
 
 def _scorer() -> Scorer:  # an offline metric keeps the loop model-free; the bench reads "faithfulness"

@@ -4,21 +4,16 @@ change; and the local rerank prompts are part of the answer cache's prompt versi
 
 from __future__ import annotations
 
-import importlib.util
 import json
-from pathlib import Path
 
 import pytest
 
-ROOT = Path(__file__).resolve().parents[2]
+from tests.builders import ROOT, load_benchmark
 
 
 @pytest.fixture(scope="module")
 def bench():
-    spec = importlib.util.spec_from_file_location("offline_models", ROOT / "benchmarks" / "offline_models.py")
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
-    return module
+    return load_benchmark("offline_models")
 
 
 @pytest.fixture

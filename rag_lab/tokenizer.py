@@ -87,7 +87,9 @@ def iter_terms(text: str) -> Iterator[Term]:
             phrase = " ".join(groups["pyw_phrase"].lower().split())
             yield Term("code", PROGRAM_YEAR_PHRASES[phrase] + groups["pyw_year"][-2:])
             yield from (Term("word", w) for w in _WORDS.findall(match.group(0)))
-            yield Term("number", groups["pyw_year"])
+            # the year stays a search token but is no key fact of its own: "Board Contract Year 2026"
+            # states what "BCY 2026" states (bcy26), no more
+            yield Term("word", groups["pyw_year"])
         elif groups["leg"] is not None:
             yield Term("code", f"leg{groups['leg']}")
             yield from (Term("word", w) for w in _WORDS.findall(groups["leg_words"]))

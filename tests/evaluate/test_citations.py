@@ -36,7 +36,7 @@ CORRECT = "In Board Contract Year 2026 the annual income limit for a family of 4
 def test_a_correct_citation(chunks):
     check = check_citations(CORRECT, chunks)
     [claim] = check.claims
-    assert claim.facts == ["2026", "4", "dollar_92041"] and claim.docs == [1] and claim.correct == [1]
+    assert claim.facts == ["4", "bcy26", "dollar_92041"] and claim.docs == [1] and claim.correct == [1]
     assert (check.checked, check.correct, check.precision, check.cites_anything) == (1, 1, 1.0, True)
 
 

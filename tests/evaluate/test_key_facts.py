@@ -18,6 +18,14 @@ def test_extracts_normalised_facts():
     assert extract_key_facts("no numbers here") == set()
 
 
+def test_a_spelled_out_program_year_is_the_same_fact_as_its_code():
+    # "Board Contract Year 2026" states bcy26, as "BCY 2026" does: not a second fact "2026" that an
+    # answer writing the code would miss
+    assert extract_key_facts("Board Contract Year 2026: $4,106") == extract_key_facts("BCY 2026: $4,106") \
+        == {"bcy26", "dollar_4106"}
+    assert extract_key_facts("federal fiscal year 2023") == {"ffy23"}
+
+
 def test_correct_answer_states_every_fact():
     answer = "The maximum bi-weekly income for a family of 5 in BCY-26 is $4106, i.e. 85 percent of SMI [Doc 1]."
     assert key_fact_recall(answer, REFERENCE) == 1.0

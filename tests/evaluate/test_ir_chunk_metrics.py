@@ -123,13 +123,16 @@ def test_ir_cli_reports_chunk_hit_and_judged_per_split(pets_split, lab_cli, lab_
     assert json.loads((tmp_path / "rest.json").read_text())["queries"]["ids"] == ["birds"]
 
 
-def test_split_without_a_dev_split_file_is_a_clear_error(tmp_path, lab_cli):
+def test_split_without_a_dev_split_file_is_a_clear_error(tmp_path, lab_cli, lab_settings):
+    from rag_lab.index.paths import IndexPaths
+
     root = _folder(tmp_path / "nosplit", dev=None)
+    index_dir = IndexPaths.for_dataset(lab_settings, resolve_dataset(root)).root
     for command in (["ir", str(root), "--modes", "bm25"], ["ablate", str(root), "--answer-configs", "none"]):
         code, out, err = lab_cli(*command, "--split", "dev")
         assert code != 0
         assert "declares no dev split" in err and "python -m rag_lab.splits" in err, err
-    assert not (tmp_path / "nosplit" / ".rag_lab").exists()
+        assert not index_dir.exists(), command  # refused before any index build (where the CLI builds it)
 
 
 def test_ablate_cli_runs_on_the_dev_split_only(pets_split, lab_cli, tmp_path):

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import json
 
-from rag_lab.cli.settings import get_settings, positive_int
+from rag_lab.cli.settings import get_settings, non_negative_int, positive_int
 
 
 def _dataset(name: str):
@@ -55,45 +55,33 @@ def add_contextual_option(p) -> None:
 
 def add_retrieval_options(p) -> None:
     p.add_argument("--top-k", type=positive_int, default=None, help="results to return (default 5)")
+    add_fusion_options(p)
+
+
+def add_fusion_options(p) -> None:
+    """The fused modes' parameters, shared by ``search`` and ``ir`` (read back by :func:`fusion_params`)."""
     p.add_argument("--fusion-k", type=int, default=None, help="RRF k, ranks from 1 (default 60)")
     p.add_argument("--prefetch", type=positive_int, default=None, help="candidates per leg for fusion/hybrid (default 100)")
     p.add_argument("--dense-weight", type=float, default=None)
     p.add_argument("--sparse-weight", type=float, default=None)
-    add_max_per_doc_option(p)
-    add_year_boost_option(p)
-
-
-def add_year_boost_option(p) -> None:
+    p.add_argument("--max-per-doc", type=non_negative_int, default=None, metavar="M",
+                   help="fusion/hybrid: at most M chunks per document in the top-k, the next-best chunks filling "
+                        "the gaps (default 0 = no cap)")
     p.add_argument("--year-boost", type=float, default=None, metavar="W",
                    help="fusion/hybrid: a result whose document (file name) carries a program year or legislature "
                         "the question names gains W × the first result's score (default off)")
 
 
-def non_negative_int(text: str) -> int:
-    import argparse
-
-    try:
-        value = int(text)
-    except ValueError:
-        value = -1
-    if value < 0:
-        raise argparse.ArgumentTypeError(f"expected a whole number ≥ 0 (0 = no cap), got {text!r}")
-    return value
-
-
-def add_max_per_doc_option(p) -> None:
-    p.add_argument("--max-per-doc", type=non_negative_int, default=None, metavar="M",
-                   help="fusion/hybrid: at most M chunks per document in the top-k, the next-best chunks filling "
-                        "the gaps (default 0 = no cap)")
+def fusion_params(args) -> dict:
+    """The options of :func:`add_fusion_options` as retriever parameters (None = the default)."""
+    return {"rrf_k": args.fusion_k, "prefetch": args.prefetch,
+            "dense_weight": args.dense_weight, "sparse_weight": args.sparse_weight,
+            "max_per_doc": args.max_per_doc or None,  # 0 = off: the same run (and IR checkpoint) as no flag
+            "year_boost": args.year_boost}
 
 
 def retrieval_params(args, explain: bool = False) -> dict:
-    return {
-        "top_k": args.top_k, "rrf_k": args.fusion_k, "prefetch": args.prefetch,
-        "dense_weight": args.dense_weight, "sparse_weight": args.sparse_weight, "explain": explain or None,
-        "year_boost": getattr(args, "year_boost", None),
-        "max_per_doc": args.max_per_doc or None,
-    }
+    return {"top_k": args.top_k, "explain": explain or None, **fusion_params(args)}
 
 
 def add_search(sub, common) -> None:
@@ -138,13 +126,8 @@ def add_ir(sub, common) -> None:
     p = sub.add_parser("ir", help="IR metrics (ranx) of retrieval modes: BEIR qrels, or document-level relevance from qa.jsonl source files")
     p.add_argument("dataset")
     p.add_argument("--modes", default="dense,bm25,fusion,hybrid", help="comma-separated modes")
-    p.add_argument("--fusion-k", type=int, default=None, help="RRF k, ranks from 1 (default 60)")
-    p.add_argument("--prefetch", type=positive_int, default=None, help="candidates per leg (default 100)")
-    p.add_argument("--dense-weight", type=float, default=None)
-    p.add_argument("--sparse-weight", type=float, default=None)
-    add_max_per_doc_option(p)
+    add_fusion_options(p)
     p.add_argument("--limit", type=positive_int, default=None, help="N queries spread over the relevant documents (round-robin)")
-    add_year_boost_option(p)
     from rag_lab.cli.ablate import add_split_option
 
     add_split_option(p)
@@ -199,11 +182,7 @@ def _run_ir_locked(args, settings, dataset, modes) -> int:
     from rag_lab.index import build_index
 
     build_index(dataset, settings, progress=True, contextual=args.contextual)  # no-op when up to date
-    params = {"rrf_k": args.fusion_k, "prefetch": args.prefetch,
-              "dense_weight": args.dense_weight, "sparse_weight": args.sparse_weight,
-              "max_per_doc": args.max_per_doc or None,  # 0 = off: the same run (and checkpoint) as no flag
-              "year_boost": args.year_boost}
-    report = evaluate_modes(dataset, settings, modes, params, resume=not args.no_resume, limit=args.limit,
+    report = evaluate_modes(dataset, settings, modes, fusion_params(args), resume=not args.no_resume, limit=args.limit,
                             contextual=args.contextual, split=args.split, pool=bool(args.pool))
     variant = f" (contextual {args.contextual})" if args.contextual != "none" else ""
     print(render_ir_table(report.results, title=f"{dataset.name}{variant}: IR metrics (ranx) — {report.describe()}"))

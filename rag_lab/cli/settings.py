@@ -27,3 +27,16 @@ def positive_int(text: str) -> int:
     if value < 1:
         raise argparse.ArgumentTypeError(f"must be ≥ 1, got {value}")
     return value
+
+
+def non_negative_int(text: str) -> int:
+    """argparse ``type`` of caps where 0 means off (--max-per-doc): a whole number ≥ 0."""
+    import argparse
+
+    try:
+        value = int(text)
+    except ValueError:
+        value = -1
+    if value < 0:
+        raise argparse.ArgumentTypeError(f"expected a whole number ≥ 0 (0 = no cap), got {text!r}")
+    return value

@@ -1,0 +1,29 @@
+"""``search`` and ``ir`` take the same fused-mode options and read them into the same retriever
+parameters (one declaration: a new option reaches both commands)."""
+
+from __future__ import annotations
+
+import pytest
+
+from rag_lab.cli.commands import fusion_params, retrieval_params
+from rag_lab.cli.main import build_parser
+
+FLAGS = ["--fusion-k", "20", "--prefetch", "40", "--dense-weight", "0.7", "--sparse-weight", "1.3",
+         "--max-per-doc", "2", "--year-boost", "0.5"]
+EXPECTED = {"rrf_k": 20, "prefetch": 40, "dense_weight": 0.7, "sparse_weight": 1.3, "max_per_doc": 2, "year_boost": 0.5}
+
+
+@pytest.mark.parametrize("argv", [["search", "pets", "cats", *FLAGS], ["ir", "pets", *FLAGS]])
+def test_both_commands_read_every_fused_mode_option(argv):
+    assert fusion_params(build_parser().parse_args(argv)) == EXPECTED
+
+
+def test_search_adds_its_own_top_k_and_explain():
+    args = build_parser().parse_args(["search", "pets", "cats", "--top-k", "3", "--explain", *FLAGS])
+    assert retrieval_params(args, explain=True) == {"top_k": 3, "explain": True, **EXPECTED}
+
+
+def test_unset_options_and_a_zero_cap_are_the_defaults():
+    # None = the retriever's default; --max-per-doc 0 (off) is the same run and IR checkpoint as no flag
+    for argv in (["ir", "pets"], ["ir", "pets", "--max-per-doc", "0"]):
+        assert set(fusion_params(build_parser().parse_args(argv)).values()) == {None}

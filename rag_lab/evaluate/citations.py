@@ -15,7 +15,7 @@ import re
 from dataclasses import dataclass, field
 
 from rag_lab.answer.prompt import all_cited_numbers, cited_numbers
-from rag_lab.evaluate.key_facts import CITATION_MARKER, _is_stated, _stated_values
+from rag_lab.evaluate.key_facts import CITATION_MARKER, _is_stated, stated_values
 from rag_lab.tokenizer import iter_terms
 
 _LEADING = re.compile(rf"^\s*(?:(?:{CITATION_MARKER.pattern})\s*[.,;:]?\s*)+", re.IGNORECASE)
@@ -68,7 +68,7 @@ class CitationCheck:
 def check_citations(answer: str, chunk_texts: list[str]) -> CitationCheck:
     """Check each ``[Doc N]`` of ``answer`` against ``chunk_texts[N-1]`` (prompt order)."""
     raw_claims = split_claims(answer, len(chunk_texts))
-    stated = [_stated_values(text) for text in chunk_texts]
+    stated = [stated_values(text) for text in chunk_texts]
     for claim in raw_claims:
         if not claim.verifiable:
             continue

@@ -40,8 +40,8 @@ def _facts(text: str) -> dict[str, Term]:
     return {term.text: term for term in iter_terms(text or "") if term.is_domain}
 
 
-def _stated_values(text: str) -> set[str]:
-    """What ``text`` states, with each money amount also as its bare number."""
+def stated_values(text: str) -> set[str]:
+    """What ``text`` states (its domain terms), with each money amount also as its bare number."""
     values: set[str] = set()
     for term in iter_terms(text or ""):
         if term.is_domain:
@@ -64,7 +64,7 @@ def _is_stated(fact: Term, stated: set[str]) -> bool:
 
 
 def _facts_not_asked(text: str, question: str | None) -> dict[str, Term]:
-    asked = _stated_values(question or "")
+    asked = stated_values(question or "")
     return {name: term for name, term in _facts(text).items() if not _is_stated(term, asked)}
 
 
@@ -89,7 +89,7 @@ def key_fact_recall(answer: str, reference: str, question: str | None = None) ->
     facts = reference_facts(reference, question)
     if not facts:
         return None
-    stated = _stated_values(strip_citations(answer))
+    stated = stated_values(strip_citations(answer))
     return sum(_is_stated(fact, stated) for fact in facts.values()) / len(facts)
 
 
@@ -99,13 +99,13 @@ def key_fact_precision(answer: str, reference: str, question: str | None = None)
     facts = answer_facts(answer, question)
     if not facts:
         return None
-    stated = _stated_values(reference)
+    stated = stated_values(reference)
     return sum(_is_stated(fact, stated) for fact in facts.values()) / len(facts)
 
 
 def missing_key_facts(answer: str, reference: str, question: str | None = None) -> list[str]:
     """The reference's key facts (less the question's) that ``answer`` does not state (failure analysis)."""
-    stated = _stated_values(strip_citations(answer))
+    stated = stated_values(strip_citations(answer))
     return sorted(text for text, fact in reference_facts(reference, question).items() if not _is_stated(fact, stated))
 
 
@@ -114,8 +114,3 @@ def reference_facts_stated(text_values: set[str], reference: str, question: str 
     given the text's :func:`stated_values` (computed once per long text), and how many there are."""
     facts = reference_facts(reference, question)
     return sorted(name for name, fact in facts.items() if _is_stated(fact, text_values)), len(facts)
-
-
-def stated_values(text: str) -> set[str]:
-    """What ``text`` states (its domain terms, each money amount also as its bare number)."""
-    return _stated_values(text)

@@ -22,7 +22,7 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from rag_lab.fusion.rrf import DEFAULT_RRF_K, rrf_terms
-from rag_lab.retrieve.diversity import cap_per_document
+from rag_lab.retrieve.diversity import cap_per_document, check_max_per_doc
 
 # The mode → (dense leg, sparse leg) each fused mode fuses.
 MODE_LEGS = {"fusion": ("dense", "bm25"), "hybrid": ("dense", "sparse")}
@@ -51,9 +51,8 @@ class GridSpec:
             bad = [v for v in getattr(self, name) if not isinstance(v, int) or v < 1]
             if bad:
                 raise ValueError(f"{name} values must be whole numbers ≥ 1, got {bad}")
-        bad = [v for v in self.max_per_doc if not isinstance(v, int) or isinstance(v, bool) or v < 0]
-        if bad:
-            raise ValueError(f"max_per_doc values must be whole numbers ≥ 0 (0 = no cap), got {bad}")
+        for cap in self.max_per_doc:
+            check_max_per_doc(cap)  # the retrievers' own rule
         if any(k < 0 for k in self.fusion_k):
             raise ValueError(f"fusion k values must be ≥ 0, got {list(self.fusion_k)}")
         if any(wd <= 0 and ws <= 0 for wd, ws in self.weights):

@@ -253,7 +253,8 @@ def evaluate_modes(
     queries, qrels = dataset.judged_queries(split=split)
     n_available = len(queries)
     queries, qrels = sample_judged(queries, qrels, limit)
-    manifest = CorpusIndex.open(dataset, settings, contextual).manifest
+    index = CorpusIndex.open(dataset, settings, contextual)
+    manifest = index.manifest
     report = IRReport(
         dataset.name, query_ids=list(queries), n_available=n_available,
         n_unjudgeable=len(dataset.unjudgeable_questions()),
@@ -279,6 +280,6 @@ def evaluate_modes(
         from rag_lab.evaluate.pooling import document_texts, pool_unjudged
 
         references = {p.id: (p.question, p.reference_answer or "") for p in dataset.load_qa()}
-        texts = document_texts(CorpusIndex.open(dataset, settings, contextual))
+        texts = document_texts(index)
         report.pooled = pool_unjudged(runs, qrels, references, texts)
     return report

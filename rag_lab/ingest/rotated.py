@@ -45,17 +45,26 @@ def is_vertical(chars: list[dict]) -> bool:
     """Most of these (non-blank) characters are set bottom to top: read them as vertical lines.
     (Top-to-bottom text is left to pdfplumber, whose default reading already suits it.)"""
     inked = [c for c in chars if c["text"].strip()]
-    return bool(inked) and 2 * sum(not c.get("upright", True) and direction(c) == "btt" for c in inked) > len(inked)
+    return bool(inked) and 2 * sum(map(_bottom_to_top, inked)) > len(inked)
+
+
+def _bottom_to_top(char: dict) -> bool:
+    return not char.get("upright", True) and direction(char) == "btt"
+
+
+def _columns(chars: list[dict]) -> dict[float, list[dict]]:
+    """``chars`` by vertical line: the same ``x0`` up to :data:`_COLUMN_TOLERANCE`."""
+    columns: dict[float, list[dict]] = defaultdict(list)
+    for char in chars:
+        columns[round(float(char["x0"]) / _COLUMN_TOLERANCE) * _COLUMN_TOLERANCE].append(char)
+    return columns
 
 
 def vertical_text(chars: list[dict]) -> str:
     """Sideways characters (already in writing order top to bottom) as text: vertical lines left to
     right, one per output line; a gap of a third of the font size without a blank is a space."""
-    columns: dict[float, list[dict]] = defaultdict(list)
-    for char in chars:
-        columns[round(float(char["x0"]) / _COLUMN_TOLERANCE) * _COLUMN_TOLERANCE].append(char)
     lines = []
-    for _, column in sorted(columns.items()):
+    for _, column in sorted(_columns(chars).items()):
         column.sort(key=lambda ch: float(ch["top"]))
         text = column[0]["text"]
         for before, char in zip(column, column[1:]):
@@ -67,13 +76,8 @@ def vertical_text(chars: list[dict]) -> str:
 
 def bottom_to_top_runs(chars: list[dict]) -> list[list[dict]]:
     """The bottom-to-top characters grouped into vertical runs, each in writing order (bottom first)."""
-    columns: dict[float, list[dict]] = defaultdict(list)
-    for char in chars:
-        if not char.get("upright", True) and direction(char) == "btt":
-            key = round(float(char["x0"]) / _COLUMN_TOLERANCE) * _COLUMN_TOLERANCE
-            columns[key].append(char)
     runs: list[list[dict]] = []
-    for column in columns.values():
+    for column in _columns([c for c in chars if _bottom_to_top(c)]).values():
         column.sort(key=lambda ch: -float(ch["bottom"]))
         run = [column[0]]
         for char in column[1:]:

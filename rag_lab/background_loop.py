@@ -19,8 +19,9 @@ T = TypeVar("T")
 class BackgroundLoop:
     """``run(coro)`` runs ``coro`` on this loop (started on first use, restarted if its thread died)."""
 
-    def __init__(self, name: str) -> None:
+    def __init__(self, name: str, *, owner: str = "this", hint: str = "await the coroutine instead") -> None:
         self.name = name
+        self.owner, self.hint = owner, hint  # said when a sync call comes from inside the loop (see run)
         self._lock = threading.Lock()
         self._loop: asyncio.AbstractEventLoop | None = None
         self._thread: threading.Thread | None = None
@@ -43,7 +44,11 @@ class BackgroundLoop:
             return False
 
     def run(self, coro: Coroutine[Any, Any, T], timeout: float | None = None) -> T:
-        """Run ``coro`` here and wait for it; an error while waiting (Ctrl-C, ``timeout``) cancels it."""
+        """Run ``coro`` here and wait for it; an error while waiting (Ctrl-C, ``timeout``) cancels it.
+        Refused from inside this loop: the loop would wait on itself forever."""
+        if self.is_current():
+            coro.close()
+            raise RuntimeError(f"a sync call from inside {self.owner}'s own loop would deadlock; {self.hint}")
         future = asyncio.run_coroutine_threadsafe(coro, self.loop)
         try:
             return future.result(timeout)

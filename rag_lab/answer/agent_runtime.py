@@ -13,7 +13,7 @@ from rag_lab.background_loop import BackgroundLoop
 
 T = TypeVar("T")
 
-_background = BackgroundLoop("rag-lab-agent-loop")
+_background = BackgroundLoop("rag-lab-agent-loop", owner="the agent", hint="use `await achat()`")
 
 
 def agent_loop() -> asyncio.AbstractEventLoop:
@@ -27,9 +27,6 @@ def run_sync(coro: Coroutine[Any, Any, T], timeout: float | None = None) -> T:
     ``timeout`` is a backstop for a loop blocked by a sync call (in-loop timeouts cannot fire
     then): the turn is cancelled and ``TimeoutError`` raised.
     """
-    if _background.is_current():
-        coro.close()
-        raise RuntimeError("a sync agent call from inside the agent's own loop would deadlock; use `await achat()`")
     return _background.run(coro, timeout)  # Ctrl-C (or any error here) stops the turn instead of leaving it running
 
 

@@ -93,7 +93,8 @@ class Scorer:
         self._built: dict[str, Any] = {}
         # One loop for every metric: the judge's async HTTP clients pool their connections per loop
         # (a new loop per call would find the pooled connection dead and spend a retry on it).
-        self._loop = BackgroundLoop("rag-lab-metrics")
+        self._loop = BackgroundLoop("rag-lab-metrics", owner="the scorer",
+                                    hint="await the metric (single_turn_ascore) instead of calling score()")
         self._lock = threading.RLock()  # samples in flight (--concurrency) share metrics and loop
 
     @property

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import json
 
-from rag_lab.cli.settings import get_settings, non_negative_int, positive_int
+from rag_lab.cli.settings import get_settings, non_negative_float, non_negative_int, positive_int
 
 
 def _dataset(name: str):
@@ -67,7 +67,7 @@ def add_fusion_options(p) -> None:
     p.add_argument("--max-per-doc", type=non_negative_int, default=None, metavar="M",
                    help="fusion/hybrid: at most M chunks per document in the top-k, the next-best chunks filling "
                         "the gaps (default 0 = no cap)")
-    p.add_argument("--year-boost", type=float, default=None, metavar="W",
+    p.add_argument("--year-boost", type=non_negative_float, default=None, metavar="W",
                    help="fusion/hybrid: a result whose document (file name) carries a program year or legislature "
                         "the question names gains W × the first result's score (default off)")
 

@@ -40,3 +40,17 @@ def non_negative_int(text: str) -> int:
     if value < 0:
         raise argparse.ArgumentTypeError(f"expected a whole number ≥ 0 (0 = no cap), got {text!r}")
     return value
+
+
+def non_negative_float(text: str) -> float:
+    """argparse ``type`` of weights where 0 means off (--year-boost): a number ≥ 0."""
+    import argparse
+    import math
+
+    try:
+        value = float(text)
+    except ValueError:
+        value = -1.0
+    if not math.isfinite(value) or value < 0:
+        raise argparse.ArgumentTypeError(f"expected a number ≥ 0 (0 = off), got {text!r}")
+    return value

@@ -27,3 +27,17 @@ def test_unset_options_and_a_zero_cap_are_the_defaults():
     # None = the retriever's default; --max-per-doc 0 (off) is the same run and IR checkpoint as no flag
     for argv in (["ir", "pets"], ["ir", "pets", "--max-per-doc", "0"]):
         assert set(fusion_params(build_parser().parse_args(argv)).values()) == {None}
+
+
+@pytest.mark.parametrize("flag, value, expected", [
+    ("--year-boost", "-0.5", "expected a number ≥ 0 (0 = off), got '-0.5'"),
+    ("--year-boost", "nan", "expected a number ≥ 0 (0 = off), got 'nan'"),
+    ("--max-per-doc", "-1", "expected a whole number ≥ 0 (0 = no cap), got '-1'"),
+])
+@pytest.mark.parametrize("command", [["search", "pets", "cats", "--mode", "bm25"], ["ir", "pets", "--modes", "bm25"]])
+def test_a_negative_boost_or_cap_is_refused_at_the_command_line(command, flag, value, expected, capsys):
+    # before: --year-boost -0.5 passed argparse and was dropped for bm25 (or failed after the index was opened)
+    with pytest.raises(SystemExit) as exit_info:
+        build_parser().parse_args([*command, flag, value])
+    assert exit_info.value.code == 2
+    assert f"argument {flag}: {expected}" in capsys.readouterr().err

@@ -149,3 +149,22 @@ def test_an_answer_configuration_below_the_grid_top_k_keeps_its_cap():
                                       max_per_doc=(0, 1)))
     assert _chunks_for(grid, Config("fusion", 60, 3, 1.0, 1.0, 2, 1), "q") == ("a1", "b1")  # not a1, a2
     assert _chunks_for(grid, Config("fusion", 60, 3, 1.0, 1.0, 2), "q") == ("a1", "a2")
+
+
+@pytest.mark.parametrize("caps", [(1,), (0, 1)])
+def test_the_spot_check_runs_the_live_retriever_with_the_cap(long_doc, lab_settings, tmp_path, caps):
+    """A grid whose caps leave out 0 has no uncapped ranking to compare with (before: KeyError after the
+    whole grid was computed); each cap is checked against the live retriever applying it."""
+    from rag_lab.evaluate.ablation import run_ablation
+
+    spec = GridSpec(modes=("fusion",), fusion_k=(60,), prefetch=(5, 10), top_k=(3,), max_per_doc=caps,
+                    default_prefetch=10)
+    check = run_ablation(long_doc, lab_settings, spec, tmp_path / "a", progress=False).manifest["spot_check"]
+    capped = [c for c in check["checks"] if c["config"].endswith("|cap=1")]
+    assert check["equal"] and capped
+    # the baseline cap at every prefetch; another cap at the largest prefetch
+    assert {c["prefetch"] for c in capped} == ({10} if 0 in caps else {5, 10})
+    assert {c["prefetch"] for c in check["checks"]} == {5, 10}
+    if 0 in caps:  # the live retriever really capped: its list is not the uncapped one (the long document crowds that)
+        live = {c["config"]: c["live"] for c in check["checks"] if c["prefetch"] == 10}
+        assert live["fusion|k=60|p=10|w=1:1|top=3|cap=1"] != live["fusion|k=60|p=10|w=1:1|top=3"]

@@ -12,7 +12,9 @@ SPOT_QUESTIONS = 3  # questions checked per prefetch value
 def spot_check(index, questions, queries: dict[str, str], grid: GridResult, spec: GridSpec,
                n_questions: int = SPOT_QUESTIONS) -> dict:
     """Hybrid (Qdrant's own RRF) when the grid has it, else fusion; the default k, the first weight
-    pair, the largest top-k, every prefetch value × the first ``n_questions`` questions.
+    pair, the largest top-k, every prefetch value at the baseline cap of chunks per document, and
+    each other cap at the largest prefetch (the live retriever applies the cap itself), × the first
+    ``n_questions`` questions.
 
     Returns the summary the manifest records: ``equal`` (every check), ``checks`` (one per
     prefetch × question) and, at the top level, the first differing check (else the last)."""
@@ -23,10 +25,12 @@ def spot_check(index, questions, queries: dict[str, str], grid: GridResult, spec
     weights = spec.weights[0]
     cls = HybridRetriever if mode == "hybrid" else FusionRetriever
     checks = []
-    for prefetch in sorted(spec.prefetch):
-        config = Config(mode, spec.baseline_k, prefetch, *weights, max(spec.top_k))
+    cap = spec.baseline_max_per_doc  # the grid holds no uncapped ranking when its caps leave out 0
+    points = [(p, cap) for p in sorted(spec.prefetch)] + [(max(spec.prefetch), c) for c in spec.max_per_doc if c != cap]
+    for prefetch, max_per_doc in points:
+        config = Config(mode, spec.baseline_k, prefetch, *weights, max(spec.top_k), max_per_doc)
         retriever = cls(index, top_k=config.top_k, prefetch=prefetch, rrf_k=config.k,
-                        dense_weight=weights[0], sparse_weight=weights[1])
+                        dense_weight=weights[0], sparse_weight=weights[1], max_per_doc=max_per_doc)
         for question in questions[:n_questions]:
             qid = question.qid
             live = [r.node.node_id for r in retriever.retrieve(queries[qid])]

@@ -130,6 +130,16 @@ class Dataset:
             raise DatasetError(f"{self.qa_file}: duplicate ids {sorted(duplicated)[:5]}", "give every line its own id")
         return pairs
 
+    @property
+    def _queries_from_qa(self) -> bool:
+        """No BEIR queries file: the questions of qa.jsonl are the queries."""
+        return not self.has_beir_queries and self.has_qa
+
+    @property
+    def _qrels_from_qa(self) -> bool:
+        """No qrels file: the Q&A pairs' source files are the judgements."""
+        return (self.qrels_file is None or not self.qrels_file.exists()) and self.has_qa
+
     def load_queries(self) -> dict[str, str]:
         """BEIR queries, or else the questions of a Q&A file whose pairs name their source files."""
         if self.has_beir_queries:
@@ -140,7 +150,7 @@ class Dataset:
                                        'each line needs {"_id": "...", "text": "..."}')
                 queries[str(record["_id"])] = record["text"]
             return queries
-        if self.has_qa:
+        if self._queries_from_qa:
             return {p.id: p.question for p in self._judged_pairs()}
         raise DatasetError(f"Dataset {self.name!r} has no queries",
                            "IR evaluation needs queries.jsonl + qrels (BEIR) or a qa.jsonl whose lines name "
@@ -148,7 +158,7 @@ class Dataset:
 
     def load_qrels(self) -> dict[str, dict[str, int]]:
         """BEIR qrels, or document-level judgements from the Q&A pairs' source files (grade 1)."""
-        if (self.qrels_file is None or not self.qrels_file.exists()) and self.has_qa:
+        if self._qrels_from_qa:
             return {p.id: dict.fromkeys(p.source_files, 1) for p in self._judged_pairs()}
         if self.qrels_file is None or not self.qrels_file.exists():
             raise DatasetError(f"Dataset {self.name!r} has no qrels",
@@ -161,7 +171,7 @@ class Dataset:
         questions, the rest, or all (:func:`rag_lab.splits.select_split`); with ``limit``, a sample of
         those spread over the relevant documents (see :func:`spread_by_source`), not the first lines
         of the file."""
-        if self.has_qa and not self.has_beir_queries and not (self.qrels_file and self.qrels_file.exists()):
+        if self._queries_from_qa and self._qrels_from_qa:
             pairs = self._judged_pairs()  # one read of qa.jsonl for both
             queries, qrels = {p.id: p.question for p in pairs}, {p.id: dict.fromkeys(p.source_files, 1) for p in pairs}
         else:

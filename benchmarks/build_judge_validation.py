@@ -26,7 +26,8 @@ def build(root: Path, chunk_words: int, cache_dir: Path | None = None) -> list[d
     from contextlib import nullcontext
 
     from rag_lab.datasets import resolve_dataset
-    from rag_lab.evaluate.judge.validation_set import MAX_CHUNKS, build_item, eligible_pairs, pick_contexts
+    from rag_lab.evaluate.judge.validation_set import (MAX_CHUNKS, Support, build_item, eligible_pairs,
+                                                       pick_contexts, reference_sentences)
     from rag_lab.ingest.chunking import chunk_documents
     from rag_lab.ingest.loaders import load_folder
     from rag_lab.ingest.parse_cache import ParseCache
@@ -42,17 +43,16 @@ def build(root: Path, chunk_words: int, cache_dir: Path | None = None) -> list[d
     chunks: dict[str, list] = {name: [] for name in needed}
     for node in chunk_documents([d for d in documents if d.metadata["filename"] in chunks], chunk_words=chunk_words):
         words = {t.text for t in iter_terms(node.text)}
-        chunks[node.metadata["filename"]].append((node.text, words, node.metadata.get("page")))
+        chunks[node.metadata["filename"]].append((node.text, Support.of(node.text), words, node.metadata.get("page")))
     items = []
     for pair in pairs:
         candidates = chunks[pair["source_file"]]
         q_words = {t.text for t in iter_terms(pair["question"])}
-        picked = pick_contexts(pair["reference_answer"], q_words, [(t, w) for t, w, _ in candidates], MAX_CHUNKS)
-        if picked is None:
-            continue
-        contexts = [{"text": candidates[i][0], "filename": pair["source_file"], "page": candidates[i][2]}
+        picked = pick_contexts(reference_sentences(pair["reference_answer"]), q_words,
+                               [(support, words) for _, support, words, _ in candidates], MAX_CHUNKS)
+        contexts = [{"text": candidates[i][0], "filename": pair["source_file"], "page": candidates[i][3]}
                     for i in picked]
-        if (item := build_item(pair, contexts)) is not None:
+        if picked and (item := build_item(pair, contexts)) is not None:
             items.append(item)
     return items
 

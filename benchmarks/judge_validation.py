@@ -20,6 +20,7 @@ check (silver label: every number the answer states is in its contexts).
 from __future__ import annotations
 
 import argparse
+import hashlib
 import json
 import sys
 import time
@@ -48,6 +49,18 @@ def read_done(path: Path) -> dict[tuple[str, str, str], dict[str, Any]]:
     return {(row["id"], row["label"], row["metric"]): row for row in rows}
 
 
+def inputs_hash(item: dict[str, Any], answer: str) -> str:
+    """What a judgment judged: the answer, the reference and the contexts."""
+    payload = json.dumps([answer, item["reference"], item["contexts"]], sort_keys=True, ensure_ascii=False)
+    return hashlib.sha256(payload.encode()).hexdigest()[:16]
+
+
+def same_inputs(row: dict[str, Any], item: dict[str, Any], label: str) -> bool:
+    """Whether ``row`` judged what ``item`` holds now for ``label``."""
+    answer = next((a["text"] for a in item["answers"] if a["label"] == label), None)
+    return answer is not None and row.get("inputs") == inputs_hash(item, answer)
+
+
 def judge_one(scorer, item: dict[str, Any], label: str, answer: str, metric: str) -> dict[str, Any]:
     from rag_lab.models.llm import track_usage
 
@@ -56,7 +69,8 @@ def judge_one(scorer, item: dict[str, Any], label: str, answer: str, metric: str
     wall, cpu = time.perf_counter(), time.process_time()
     with track_usage() as usage:
         scores, errors = scorer.score(record)
-    return {"id": item["id"], "label": label, "metric": metric, "score": scores.get(metric),
+    return {"id": item["id"], "label": label, "metric": metric, "inputs": inputs_hash(item, answer),
+            "score": scores.get(metric),
             "error": errors.get(metric), "seconds": round(time.perf_counter() - wall, 2),
             "cpu_seconds": round(time.process_time() - cpu, 2), "prompt_tokens": usage.prompt_tokens,
             "completion_tokens": usage.completion_tokens, "calls": usage.calls}
@@ -143,12 +157,15 @@ def main() -> int:
 
     metrics = [m.strip() for m in args.metrics.split(",") if m.strip()]
     items = load_set(args.set, args.limit)
+    by_id = {item["id"]: item for item in items}
     settings = get_settings()
     judge_cfg = judge_settings(settings, args.judge)
     out = args.out / judge_id(judge_cfg).replace("/", "_").replace(":", "_")
     out.mkdir(parents=True, exist_ok=True)
     path = out / "judgments.jsonl"
     done = read_done(path)
+    # a recorded judgment counts only for the same answer, reference and contexts (a rebuilt set redoes the rest)
+    done = {key: row for key, row in done.items() if key[0] not in by_id or same_inputs(row, by_id[key[0]], key[1])}
     todo = [(item, answer, metric) for item in items for metric in metrics for answer in item["answers"]
             if (item["id"], answer["label"], metric) not in done]
     if (todo or args.own) and not args.report_only:

@@ -76,6 +76,9 @@ class Settings(BaseSettings):
     # Seconds the judged metrics of one sample may take together; a metric still running then is
     # cut off and recorded as failed (NaN with the reason), so a hanging judge cannot stall a run.
     judge_deadline: float = Field(300.0, gt=0)
+    # How the judge verifies statements (faithfulness, factual correctness): RAGAS's one call for all
+    # statements ("batch") or one call per statement ("per_statement": benchmarks/judge_validation.py).
+    judge_nli: Literal["batch", "per_statement"] = "batch"
     # Requests per minute to one provider endpoint (generator and judge alike, retries included),
     # shared by every worker of a run (a token bucket); None: no limit.
     llm_rpm: float | None = Field(None, gt=0)

@@ -151,6 +151,11 @@ class Scorer:
             inputs["judge_settings"] = self.judge_settings
         if (design := getattr(getattr(metric, "llm", None), "design", None)) is not None:
             inputs["judge_design"] = design
+        # a RAGAS prompt replaced by one of ours (e.g. per-statement NLI) asks differently
+        replaced = {name: f"{type(p).__module__}.{type(p).__qualname__}" for name, p in metric.get_prompts().items()
+                    if not type(p).__module__.startswith("ragas.")}
+        if replaced:
+            inputs["prompts"] = replaced
         return cache_key("judge", model=str(self.judge_identity), prompt_version=f"ragas-{ragas.__version__}:{spec.name}",
                          inputs=inputs)
 

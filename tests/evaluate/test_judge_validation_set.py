@@ -11,13 +11,17 @@ import pytest
 from rag_lab.evaluate.judge.agreement import agreement, roc_auc
 from rag_lab.evaluate.judge.validation_set import (
     LABELS,
+    MAX_CHUNKS,
     add_unsupported_sentence,
     build_item,
     change_one_fact,
     eligible_pairs,
     numbers_in,
+    Support,
     pick_contexts,
+    reference_sentences,
     stated_numbers,
+    supported_reference,
 )
 from rag_lab.evaluate.key_facts import extract_key_facts
 
@@ -56,11 +60,32 @@ def test_the_added_sentence_states_numbers_the_contexts_do_not():
     assert add_unsupported_sentence("q#1", reference, contexts) == (added, sentence)  # a hash, not a draw
 
 
-def test_contexts_are_the_fewest_chunks_that_state_every_key_fact():
-    chunks = [("nothing here", set()), ("rate $10 and 20%", {"rate"}), ("the rate is $10", {"rate"}),
-              ("holds 20% only", set())]
-    assert pick_contexts("The rate is $10, or 20% of cost.", {"rate"}, chunks) == [1]
-    assert pick_contexts("$10 and 30%", {"rate"}, chunks) is None
+def _chunks(*texts: str) -> list[tuple[Support, set[str]]]:
+    return [(Support.of(t), set(t.lower().split())) for t in texts]
+
+
+def test_contexts_are_the_chunks_that_support_most_sentences_and_no_more():
+    sentences = ["The hourly rate is $10 for toddlers.", "Parents pay 20% of the cost."]
+    chunks = _chunks("nothing here", "toddlers hourly rate $10", "toddlers hourly rate $10 parents pay 20% cost",
+                     "parents pay 20% cost")
+    assert pick_contexts(sentences, {"rate"}, chunks) == [2]  # one chunk supports both
+    assert pick_contexts(sentences, {"rate"}, chunks[:2] + chunks[3:]) == [1, 2]  # two needed (index 2 = old 3)
+    assert pick_contexts(["Parents pay 30% of the cost."], {"rate"}, chunks) == []  # 30% stated nowhere
+
+
+def test_a_sentence_is_supported_by_its_facts_and_most_of_its_words():
+    support = Support.of("Licensed centers: the weekly rate for infants is $250 in BCY 2026.")
+    assert support.supports("In BCY 2026 the weekly rate for infants is $250.")
+    assert not support.supports("In BCY 2026 the weekly rate for infants is $260.")  # a fact it does not state
+    assert not support.supports("Boards negotiate $250 payments directly with grandparents and neighbours.")
+
+
+def test_the_reference_keeps_its_supported_sentences_without_the_source_footer():
+    reference = ("Infants cost $250 a week. Grandparents receive a bonus of $40. "
+                 "--- *Document Source: BCY 2026 chart*")
+    assert reference_sentences(reference) == ["Infants cost $250 a week.", "Grandparents receive a bonus of $40."]
+    contexts = [{"text": "Weekly cost for infants: $250."}]
+    assert supported_reference(reference, contexts) == "Infants cost $250 a week."
 
 
 def test_only_pairs_outside_the_dev_split_with_key_facts_and_a_pdf_qualify():
@@ -84,9 +109,13 @@ def test_committed_set_is_what_the_rule_gives_and_leaves_out_the_dev_split():
         pair = qa[item["id"]]
         assert item == build_item(pair, item["contexts"])  # deterministic: the same inputs, the same item
         contexts = "\n".join(c["text"] for c in item["contexts"])
-        assert extract_key_facts(item["reference"]) and 1 <= len(item["contexts"]) <= 3
+        assert extract_key_facts(item["reference"]) and 1 <= len(item["contexts"]) <= MAX_CHUNKS
         supported, changed, added = item["answers"]
-        assert tuple(a["label"] for a in item["answers"]) == LABELS and supported["text"] == pair["reference_answer"]
+        assert item["source_reference"] == pair["reference_answer"]
+        assert tuple(a["label"] for a in item["answers"]) == LABELS and supported["text"] == item["reference"]
+        support = Support.of(contexts)  # every sentence of the supported answer is supported, in order
+        assert all(support.supports(s) for s in reference_sentences(item["reference"]))
+        assert item["reference"] == supported_reference(pair["reference_answer"], item["contexts"])
         old, new = changed["change"]["from"], changed["change"]["to"]
         assert old.replace(",", "") != new.replace(",", "") and changed["text"] != supported["text"]
         assert {s.text for s in numbers_in(changed["text"])} - {s.text for s in numbers_in(supported["text"])} == {new}

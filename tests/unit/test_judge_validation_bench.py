@@ -46,3 +46,14 @@ def test_own_answers_redoes_a_cut_line_and_names_a_damaged_one(bench, tmp_path):
     path.write_text(path.read_text() + "not json\n" + path.read_text())
     with pytest.raises(DatasetError, match=r"own_answers.jsonl: line 2"):
         bench.own_answers([ITEM], Settings(_env_file=None), _scorer(), tmp_path, generator)
+
+
+def test_a_recorded_judgment_counts_only_for_what_it_judged(bench):
+    item = ITEM | {"answers": [{"label": "supported", "text": ITEM["reference"]},
+                               {"label": "changed_fact", "text": "For a family of 5 the bi-weekly limit is $5,133."}]}
+    row = {"inputs": bench.inputs_hash(item, ITEM["reference"])}
+    assert bench.same_inputs(row, item, "supported")
+    assert not bench.same_inputs(row, item, "changed_fact")  # another answer
+    rebuilt = item | {"reference": "The bi-weekly limit is $4,106."}  # the set was rebuilt: judge again
+    assert not bench.same_inputs(row, rebuilt, "supported")
+    assert not bench.same_inputs({}, item, "supported")  # a row from before the inputs were recorded

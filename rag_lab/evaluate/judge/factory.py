@@ -21,7 +21,9 @@ def judge_id(settings: Settings) -> str:
     from rag_lab.evaluate.answering import model_id
 
     base = model_id(settings)  # identity.llm_name spelling: provider[@endpoint]:model
-    return f"{base}+{JUDGE_DESIGN}@{JUDGE_N_CTX}" if settings.llm_provider == "local" else base
+    if settings.llm_provider == "local":
+        base = f"{base}+{JUDGE_DESIGN}@{JUDGE_N_CTX}"
+    return base + ("+per-statement" if settings.judge_nli == "per_statement" else "")
 
 
 def build_judge(settings: Settings) -> Any:

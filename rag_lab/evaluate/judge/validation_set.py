@@ -2,11 +2,17 @@
 
 Built from a dataset's Q&A pairs, deterministically (no randomness, no model):
 
-- a question qualifies when it is outside the dataset's dev split, its reference answer states key
-  facts (numbers, amounts, percentages, codes: :mod:`rag_lab.evaluate.key_facts`) and at most
-  ``MAX_CHUNKS`` chunks of its source PDF state *all* of them: its contexts are the fewest such
-  chunks (greedy: most of the still-missing facts first, ties by question words, then chunk order);
-- ``supported``: the reference answer itself;
+- a question qualifies when it is outside the dataset's dev split and its reference answer states key
+  facts (numbers, amounts, percentages, codes: :mod:`rag_lab.evaluate.key_facts`);
+- its contexts are at most ``MAX_CHUNKS`` chunks of its source PDF, picked greedily to support as
+  many of the reference's sentences as possible (ties: question words shared, then chunk order). A
+  sentence is supported when the contexts state every key fact of it and at least
+  ``MIN_TERM_COVERAGE`` of its content words (a lexical proxy, no model);
+- its reference is the reference answer's supported sentences, in order (the source footer
+  ``--- *Document Source: …*`` dropped); a question whose kept reference has no key fact the
+  contexts state is left out. Keeping only supported sentences is what makes ``supported`` true of
+  the answer as a whole, not only of its numbers;
+- ``supported``: that reference;
 - ``changed_fact``: the reference with one key fact the contexts state changed to a value they do
   not state (every occurrence; money first, then percentages, program years and years, then other
   numbers ≥ 2): a year or program year moves by one, other numbers by about a quarter;
@@ -16,6 +22,7 @@ Built from a dataset's Q&A pairs, deterministically (no randomness, no model):
 
 from __future__ import annotations
 
+import functools
 import hashlib
 import math
 import re
@@ -23,14 +30,18 @@ from collections.abc import Iterable
 from dataclasses import dataclass
 from typing import Any
 
-from rag_lab.evaluate.key_facts import extract_key_facts, key_fact_recall
-from rag_lab.tokenizer import canonical_number
+from bm25s.stopwords import STOPWORDS_EN
+
+from rag_lab.evaluate.key_facts import extract_key_facts
+from rag_lab.tokenizer import canonical_number, iter_terms
 
 MAX_CHUNKS = 3
+MIN_TERM_COVERAGE = 0.55
 LABELS = ("supported", "changed_fact", "added_claim")
 
 # A numeric literal as the tokenizer reads one: 4,106  4106  8.50 (never a trailing comma).
 _NUMBER = re.compile(r"(?<![\w.,])(\d{1,3}(?:,\d{3})+(?:\.\d+)?|\d+(?:\.\d+)?)(?![\d]|,\d)")
+_STOPWORDS = frozenset(STOPWORDS_EN)
 _PROGRAM_YEAR = re.compile(r"\b(?:BCY|FFY|SFY|FY|PY)\s?-?\s?$", re.IGNORECASE)
 
 # Claims about the program that none of the dataset's documents make; ``{n}`` is a number the
@@ -147,37 +158,85 @@ def add_unsupported_sentence(question_id: str, reference: str, contexts_text: st
     raise ValueError(f"{question_id}: no unsupported sentence fits")  # not reached on real data
 
 
-def pick_contexts(reference: str, question_words: set[str], chunks: list[tuple[str, set[str]]],
-                  max_chunks: int = MAX_CHUNKS) -> list[int] | None:
-    """Indexes of the fewest chunks (≤ ``max_chunks``) that together state all of the reference's
-    key facts: greedily the chunk stating most still-missing facts, ties by question words shared,
-    then chunk order. None when ``max_chunks`` chunks cannot."""
+_SENTENCE_END = re.compile(r"(?<=[.!?])\s+(?=[A-Z(])")
+_SOURCE_FOOTER = re.compile(r"\s*-{3,}\s*\*?Document Source:.*$", re.DOTALL)
+
+
+def reference_sentences(reference: str) -> list[str]:
+    """The sentences of a reference answer, without its source footer."""
+    body = _SOURCE_FOOTER.sub("", reference).strip()
+    return [s.strip() for s in _SENTENCE_END.split(body) if s.strip()]
+
+
+def content_terms(text: str) -> set[str]:
+    """Lower-cased terms of ``text`` without stop words and words of two letters or fewer."""
+    return {term.text.lower() for term in iter_terms(text)
+            if term.is_domain or (len(term.text) > 2 and term.text.lower() not in _STOPWORDS)}
+
+
+@dataclass(frozen=True)
+class Support:
+    """What a set of chunks states: content terms and key facts."""
+
+    terms: frozenset[str] = frozenset()
+    facts: frozenset[str] = frozenset()
+
+    @classmethod
+    def of(cls, text: str) -> "Support":
+        return cls(frozenset(content_terms(text)), frozenset(extract_key_facts(text)))
+
+    def __or__(self, other: "Support") -> "Support":
+        return Support(self.terms | other.terms, self.facts | other.facts)
+
+    def supports(self, sentence: str) -> bool:
+        terms, facts = _sentence_terms(sentence)
+        return facts <= self.facts and len(terms & self.terms) >= MIN_TERM_COVERAGE * len(terms)
+
+
+@functools.lru_cache(maxsize=4096)
+def _sentence_terms(sentence: str) -> tuple[frozenset[str], frozenset[str]]:
+    # asked once per candidate chunk of a question: tokenised once
+    return frozenset(content_terms(sentence)), frozenset(extract_key_facts(sentence))
+
+
+def pick_contexts(sentences: list[str], question_words: set[str], chunks: list[tuple[Support, set[str]]],
+                  max_chunks: int = MAX_CHUNKS) -> list[int]:
+    """Indexes of at most ``max_chunks`` chunks supporting most of ``sentences``: greedily the chunk
+    adding most supported sentences (ties: question words shared, then chunk order), until no chunk
+    adds one. Empty when no chunk supports any."""
     picked: list[int] = []
-    text = ""
-    for _ in range(max_chunks):
-        best = max((i for i in range(len(chunks)) if i not in picked),
-                   key=lambda i: (key_fact_recall(text + "\n" + chunks[i][0], reference) or 0.0,
-                                  len(question_words & chunks[i][1]), -i), default=None)
-        if best is None:
-            return None
-        picked.append(best)
-        text += "\n" + chunks[best][0]
-        if key_fact_recall(text, reference) == 1.0:
+    support, count = Support(), 0
+    while len(picked) < max_chunks:
+        def gain(i: int) -> tuple[int, int, int]:
+            both = support | chunks[i][0]
+            return sum(both.supports(s) for s in sentences), len(question_words & chunks[i][1]), -i
+
+        best = max((i for i in range(len(chunks)) if i not in picked), key=gain, default=None)
+        if best is None or gain(best)[0] <= count:
             return picked
-    return None
+        picked.append(best)
+        support, count = support | chunks[best][0], gain(best)[0]
+    return picked
+
+
+def supported_reference(reference: str, contexts: list[dict[str, Any]]) -> str:
+    """The sentences of ``reference`` that ``contexts`` support, in order."""
+    support = Support.of("\n".join(c["text"] for c in contexts))
+    return " ".join(s for s in reference_sentences(reference) if support.supports(s))
 
 
 def build_item(pair: dict[str, Any], contexts: list[dict[str, Any]]) -> dict[str, Any] | None:
-    """One validation item (None when no key fact of the reference can be changed)."""
+    """One validation item (None when its supported reference has no key fact to change)."""
     contexts_text = "\n".join(c["text"] for c in contexts)
-    changed = change_one_fact(pair["reference_answer"], contexts_text)
+    reference = supported_reference(pair["reference_answer"], contexts)
+    changed = change_one_fact(reference, contexts_text) if extract_key_facts(reference) else None
     if changed is None:
         return None
     changed_text, change = changed
-    added_text, sentence = add_unsupported_sentence(pair["id"], pair["reference_answer"], contexts_text)
+    added_text, sentence = add_unsupported_sentence(pair["id"], reference, contexts_text)
     return {"id": pair["id"], "question": pair["question"], "source_file": pair["source_file"],
-            "contexts": contexts, "reference": pair["reference_answer"],
-            "answers": [{"label": "supported", "text": pair["reference_answer"]},
+            "contexts": contexts, "reference": reference, "source_reference": pair["reference_answer"],
+            "answers": [{"label": "supported", "text": reference},
                         {"label": "changed_fact", "text": changed_text, "change": change},
                         {"label": "added_claim", "text": added_text, "added": sentence}]}
 

@@ -24,7 +24,12 @@ def _metric(class_name: str, **kwargs):
         with warnings.catch_warnings():  # ragas 0.4 marks these imports deprecated (still its API)
             warnings.simplefilter("ignore", DeprecationWarning)
             cls = getattr(ragas.metrics, class_name)
-        return cls(llm=_llm(ctx), **kwargs)
+        metric = cls(llm=_llm(ctx), **kwargs)
+        if ctx.settings.judge_nli == "per_statement":
+            from rag_lab.evaluate.judge.per_statement import use_per_statement_nli
+
+            use_per_statement_nli(metric)
+        return metric
     return build
 
 

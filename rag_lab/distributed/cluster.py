@@ -1,0 +1,75 @@
+"""Connect to a Ray cluster (``--ray ADDRESS``) or start a local one (``--ray``), lazily importing ray."""
+
+from __future__ import annotations
+
+import os
+from dataclasses import dataclass, field
+from types import ModuleType
+from typing import Any
+
+from rag_lab.errors import ConfigError
+
+LOCAL = "local"  # ``--ray`` without an address: start a Ray instance on this machine
+
+
+def import_ray() -> ModuleType:
+    try:
+        import ray
+    except ImportError:
+        raise ConfigError("--ray needs Ray, which is an optional extra and is not installed",
+                          "pip install -e .[ray]   (or pip install 'ray>=2.9,<3'), or drop --ray") from None
+    return ray
+
+
+@dataclass
+class RayCluster:
+    """Where Ray work runs. ``address`` None or ``"local"``: a local instance with ``num_cpus`` CPUs
+    (default: all), no dashboard, listening on loopback only; otherwise ``ray.init(address)``
+    (``auto``, ``ray://host:10001``, ``host:6379``). ``workers``: actors (and parse tasks in
+    flight); default one per CPU of the cluster. A Ray session already open in this process is
+    reused and left open."""
+
+    address: str | None = None
+    workers: int | None = None
+    num_cpus: int | None = None
+    _started: bool = field(default=False, init=False, repr=False)
+
+    def __enter__(self) -> RayCluster:
+        ray = import_ray()
+        if not ray.is_initialized():
+            # The worker processes import rag_lab: give them this process's import path.
+            env = {k: os.environ[k] for k in ("PYTHONPATH", "HF_HUB_OFFLINE", "TRANSFORMERS_OFFLINE")
+                   if k in os.environ}
+            options: dict[str, Any] = {"runtime_env": {"env_vars": env}, "log_to_driver": False,
+                                       "configure_logging": False}
+            if self.address in (None, LOCAL):
+                options.update(num_cpus=self.num_cpus, include_dashboard=False, _node_ip_address="127.0.0.1")
+                ray.init(**options)
+            else:
+                try:
+                    ray.init(address=self.address, **options)
+                except (ConnectionError, RuntimeError, ValueError) as exc:
+                    raise ConfigError(f"cannot connect to the Ray cluster at {self.address!r} ({exc})",
+                                      "check the address (ray://HOST:10001, HOST:6379 or auto) and that the "
+                                      "cluster runs the same Ray and Python versions") from None
+            self._started = True
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        if self._started:
+            import_ray().shutdown()
+            self._started = False
+
+    @property
+    def worker_count(self) -> int:
+        if self.workers is not None:
+            return max(1, self.workers)
+        cpus = import_ray().cluster_resources().get("CPU", 1)
+        return max(1, int(cpus))
+
+
+def as_cluster(ray: RayCluster | str | None, workers: int | None = None) -> RayCluster | None:
+    """``--ray`` as given (an address, ``"local"``, a :class:`RayCluster`, or None: no Ray)."""
+    if ray is None or isinstance(ray, RayCluster):
+        return ray
+    return RayCluster(address=None if ray == LOCAL else ray, workers=workers)

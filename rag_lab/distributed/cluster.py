@@ -24,7 +24,8 @@ def import_ray() -> ModuleType:
 @dataclass
 class RayCluster:
     """Where Ray work runs. ``address`` None or ``"local"``: a local instance with ``num_cpus`` CPUs
-    (default: all), no dashboard, listening on loopback only; otherwise ``ray.init(address)``
+    (default: all) and no dashboard (Ray binds it to this machine's own address, behind Ray's token
+    authentication); otherwise ``ray.init(address)``
     (``auto``, ``ray://host:10001``, ``host:6379``). ``workers``: actors (and parse tasks in
     flight); default one per CPU of the cluster. A Ray session already open in this process is
     reused and left open."""
@@ -43,7 +44,7 @@ class RayCluster:
             options: dict[str, Any] = {"runtime_env": {"env_vars": env}, "log_to_driver": False,
                                        "configure_logging": False}
             if self.address in (None, LOCAL):
-                options.update(num_cpus=self.num_cpus, include_dashboard=False, _node_ip_address="127.0.0.1")
+                options.update(num_cpus=self.num_cpus, include_dashboard=False)
                 ray.init(**options)
             else:
                 try:

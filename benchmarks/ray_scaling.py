@@ -42,6 +42,21 @@ REPO = Path(__file__).resolve().parents[1]
 VOLATILE = ("latency", "cached")
 
 
+def start_ray(cpus: int) -> None:
+    """A local Ray instance with ``cpus`` CPUs (one retry: Ray gives its raylet 30 s, a busy machine may need more)."""
+    import ray
+
+    options = dict(num_cpus=cpus, include_dashboard=False, log_to_driver=False, configure_logging=False,
+                   runtime_env={"env_vars": {k: v for k, v in os.environ.items() if k == "PYTHONPATH"}})
+    try:
+        ray.init(**options)
+    except Exception as exc:  # noqa: BLE001
+        if "timed out during startup" not in str(exc):
+            raise
+        ray.shutdown()
+        ray.init(**options)
+
+
 def index_snapshot(settings, dataset: str) -> dict:
     index = CorpusIndex.open(dataset, settings)
     ids = sorted(doc["node_id"] for doc in index.bm25.corpus)
@@ -74,10 +89,7 @@ def bench_index(args, root: Path) -> dict:
         dataset = resolve_dataset(args.dataset, settings.datasets_dir)
         cluster = None
         if workers is not None:
-            import ray
-
-            ray.init(num_cpus=workers, include_dashboard=False, log_to_driver=False, configure_logging=False,
-                     runtime_env={"env_vars": {k: v for k, v in os.environ.items() if k == "PYTHONPATH"}})
+            start_ray(workers)
             cluster = RayCluster(workers=workers)
         try:
             started = time.perf_counter()
@@ -124,10 +136,7 @@ def bench_eval(args, root: Path) -> dict:
                 "llm_model": "fake-gen", "judge_base_url": server.url})
             cluster = None
             if workers is not None:
-                import ray
-
-                ray.init(num_cpus=workers, include_dashboard=False, log_to_driver=False, configure_logging=False,
-                         runtime_env={"env_vars": {k: v for k, v in os.environ.items() if k == "PYTHONPATH"}})
+                start_ray(workers)
                 cluster = RayCluster(workers=workers)
             try:
                 started = time.perf_counter()

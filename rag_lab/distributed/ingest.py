@@ -10,6 +10,7 @@ At most ``2 × workers`` items are in flight, so a large corpus is never all in 
 from __future__ import annotations
 
 from collections.abc import Callable, Iterator
+from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
@@ -58,25 +59,38 @@ class _Embedder:
         return number, np.asarray(self.model.get_text_embedding_batch(texts), dtype=np.float32)
 
 
-def ray_executor(cluster: RayCluster, settings: Settings) -> BuildExecutor:
-    """Parsing and embedding of one build on ``cluster`` (which must be entered)."""
-    ray = import_ray()
-    from ray.util import ActorPool
+@contextmanager
+def ray_executor(cluster: RayCluster, settings: Settings) -> Iterator[BuildExecutor]:
+    """Parsing and embedding of one build on ``cluster``, entered on first use (an up-to-date
+    index, or one whose PDFs and embeddings are all cached, never starts Ray) and left at the end."""
+    import_ray()  # a missing extra fails now, with its one-line fix, not after the parse-cache lookups
+    entered = False
 
-    workers = cluster.worker_count
-    parse = ray.remote(num_cpus=1, max_retries=2)(_parse_task)
+    def ray():
+        nonlocal entered
+        if not entered:
+            cluster.__enter__()
+            entered = True
+        return import_ray()
 
     def parse_many(paths: list[Path]) -> Iterator[tuple[Path, ParseResult]]:
-        yield from _bounded(lambda path: parse.remote(path.read_bytes()), paths, 2 * workers)
+        parse = ray().remote(num_cpus=1, max_retries=2)(_parse_task)
+        yield from _bounded(lambda path: parse.remote(path.read_bytes()), paths, 2 * cluster.worker_count)
 
     def embed_batches(batches: list[list[str]]) -> Iterator[tuple[int, np.ndarray]]:
-        embedder = ray.remote(num_cpus=1)(_Embedder)
-        actors = [embedder.remote(settings) for _ in range(min(workers, len(batches)))]
+        from ray.util import ActorPool
+
+        embedder = ray().remote(num_cpus=1)(_Embedder)
+        actors = [embedder.remote(settings) for _ in range(min(cluster.worker_count, len(batches)))]
         try:  # an idle actor takes the next batch; results come back as they finish
             yield from ActorPool(actors).map_unordered(lambda actor, item: actor.embed.remote(*item),
                                                        list(enumerate(batches)))
         finally:
             for actor in actors:
-                ray.kill(actor)
+                import_ray().kill(actor)
 
-    return BuildExecutor(parse_many=parse_many, embed_batches=embed_batches)
+    try:
+        yield BuildExecutor(parse_many=parse_many, embed_batches=embed_batches)
+    finally:
+        if entered:
+            cluster.__exit__(None, None, None)

@@ -147,10 +147,10 @@ def build_index(dataset: Dataset, settings: Settings, *, force: bool = False, pr
             from rag_lab.distributed.ingest import ray_executor
             from rag_lab.distributed.cluster import as_cluster
 
-            with as_cluster(ray) as cluster:
+            with ray_executor(as_cluster(ray), settings) as executor:
                 result = _build_index(dataset, settings, paths, force=force, progress=progress,
                                       contextual=contextual, yes=yes, context_in_prompt=context_in_prompt,
-                                      echo=echo, llm=llm, executor=ray_executor(cluster, settings))
+                                      echo=echo, llm=llm, executor=executor)
     except Exception as exc:
         record_failure(paths.failure, dataset, exc)
         raise

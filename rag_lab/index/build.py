@@ -90,9 +90,11 @@ def embed_nodes(
         by_hash = dict(zip(hashes, contents))
         size = max(settings.embed_batch_size, 1) * 2
         batches = [missing[start : start + size] for start in range(0, len(missing), size)]
-        if embed_batches is None:
+        if embed_batches is None:  # in this process, one batch after the other
             model = get_embed_model(settings)
-            embed_batches = lambda parts: ((i, model.get_text_embedding_batch(p)) for i, p in enumerate(parts))  # noqa: E731
+
+            def embed_batches(parts: list[list[str]]) -> Iterator[tuple[int, list[list[float]]]]:
+                return ((number, model.get_text_embedding_batch(part)) for number, part in enumerate(parts))
         bar = progress_bar(total=len(missing), desc="embedding", unit="chunk", enabled=progress)
         for number, vectors in embed_batches([[by_hash[h] for h in part] for part in batches]):
             part = batches[number]

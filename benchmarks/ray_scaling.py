@@ -14,7 +14,9 @@ machine, in one run, and a check that every path gives identical outputs.
   then ``--ray`` with N actors. Identical = same records (answers, contexts, scores) and per-mode table.
 - Reference figure: MiniLM chunks/s in this process on the dataset's chunks.
 
-Ray startup (≈ 5-10 s) is outside the timings; each path's model loads are inside them.
+One local Ray instance with max(--workers) CPUs serves every Ray path (N workers = N actors or N
+parse tasks at once); its start-up is outside the timings, each path's own model loads are inside
+(the local path's as a fresh `rag-lab index` pays them; the eval's driver is warmed up first).
 Needs the dataset's index for the eval part (``rag-lab index DATASET``), built here if missing.
 """
 
@@ -42,19 +44,22 @@ REPO = Path(__file__).resolve().parents[1]
 VOLATILE = ("latency", "cached")
 
 
-def start_ray(cpus: int) -> None:
-    """A local Ray instance with ``cpus`` CPUs (one retry: Ray gives its raylet 30 s, a busy machine may need more)."""
+def start_ray(cpus: int, attempts: int = 4) -> None:
+    """One local Ray instance with ``cpus`` CPUs for every Ray path (N workers = N actors / N parse
+    tasks at once, one CPU each). Retried: Ray gives its raylet 30 s to register, which a busy
+    machine can exceed."""
     import ray
 
     options = dict(num_cpus=cpus, include_dashboard=False, log_to_driver=False, configure_logging=False,
                    runtime_env={"env_vars": {k: v for k, v in os.environ.items() if k == "PYTHONPATH"}})
-    try:
-        ray.init(**options)
-    except Exception as exc:  # noqa: BLE001
-        if "timed out during startup" not in str(exc):
-            raise
-        ray.shutdown()
-        ray.init(**options)
+    for attempt in range(attempts):
+        try:
+            ray.init(**options)
+            return
+        except Exception as exc:  # noqa: BLE001
+            if "timed out during startup" not in str(exc) or attempt == attempts - 1:
+                raise
+            ray.shutdown()
 
 
 def index_snapshot(settings, dataset: str) -> dict:
@@ -88,19 +93,10 @@ def bench_index(args, root: Path) -> dict:
     for name, workers in paths:
         settings = load_settings(data_dir=root / f"index-{name}", datasets_dir=REPO / "datasets")
         dataset = resolve_dataset(args.dataset, settings.datasets_dir)
-        cluster = None
-        if workers is not None:
-            start_ray(workers)
-            cluster = RayCluster(workers=workers)
-        try:
-            started = time.perf_counter()
-            result = build_index(dataset, settings, progress=False, ray=cluster)
-            seconds = time.perf_counter() - started
-        finally:
-            if cluster is not None:
-                import ray
-
-                ray.shutdown()
+        cluster = RayCluster(workers=workers) if workers is not None else None
+        started = time.perf_counter()
+        result = build_index(dataset, settings, progress=False, ray=cluster)
+        seconds = time.perf_counter() - started
         results[name] = {"seconds": seconds, "chunks": result.manifest.n_chunks,
                          "chunks_per_s": result.manifest.n_chunks / seconds}
         snapshots[name] = index_snapshot(settings, args.dataset)
@@ -124,32 +120,26 @@ def bench_eval(args, root: Path) -> dict:
     base_settings = load_settings(data_dir=root / "index-local", datasets_dir=REPO / "datasets")
     server = FakeOpenAI(reply=judge_or_quote, latency=args.latency)
     modes = args.modes.split(",")
-    paths = [("local-c1", 1, None)] + [(f"local-c{n}", n, None) for n in args.workers if n > 1] + \
-            [(f"ray-{n}", n, n) for n in args.workers]
+    paths = [("warm-up", 1, None), ("local-c1", 1, None)] + \
+            [(f"local-c{n}", n, None) for n in args.workers if n > 1] + [(f"ray-{n}", n, n) for n in args.workers]
     results, outputs = {}, {}
     try:
         for name, concurrency, workers in paths:
+            samples = 2 if name == "warm-up" else args.samples
             data_dir = root / f"eval-{name}"
             data_dir.mkdir()
             (data_dir / "indexes").symlink_to(base_settings.index_dir, target_is_directory=True)
             settings = base_settings.model_copy(update={
                 "data_dir": data_dir, "llm_provider": "openai_compatible", "llm_base_url": server.url,
                 "llm_model": "fake-gen", "judge_base_url": server.url})
-            cluster = None
-            if workers is not None:
-                start_ray(workers)
-                cluster = RayCluster(workers=workers)
-            try:
-                started = time.perf_counter()
-                run_evaluation(args.dataset, settings, modes, root / f"run-{name}", limit=args.samples,
-                               judge="openai_compatible:fake-judge", rerank=False, progress=False,
-                               metrics=["faithfulness", "rouge_l"], concurrency=concurrency, ray=cluster)
-                seconds = time.perf_counter() - started
-            finally:
-                if cluster is not None:
-                    import ray
-
-                    ray.shutdown()
+            cluster = RayCluster(workers=workers) if workers is not None else None
+            started = time.perf_counter()
+            run_evaluation(args.dataset, settings, modes, root / f"run-{name}", limit=samples,
+                           judge="openai_compatible:fake-judge", rerank=False, progress=False,
+                           metrics=["faithfulness", "rouge_l"], concurrency=concurrency, ray=cluster)
+            seconds = time.perf_counter() - started
+            if name == "warm-up":  # this process's models and metrics loaded once, outside the timings
+                continue
             n = args.samples * len(modes)
             results[name] = {"seconds": seconds, "samples_per_s": n / seconds}
             outputs[name] = (_records(root / f"run-{name}", modes), load_run(root / f"run-{name}").summary
@@ -178,8 +168,14 @@ def main() -> None:
     with tempfile.TemporaryDirectory(prefix="ray-scaling-") as tmp:
         root = Path(tmp)
         print(f"{args.dataset}: {os.cpu_count()} CPUs on this machine", flush=True)
-        index = bench_index(args, root)
-        evaluation = bench_eval(args, root)
+        start_ray(max(args.workers))
+        try:
+            index = bench_index(args, root)
+            evaluation = bench_eval(args, root)
+        finally:
+            import ray
+
+            ray.shutdown()
     print(f"\nreference: MiniLM {index['minilm_chunks_per_s']:.1f} chunks/s in one process on this machine")
     print(f"\nindex build of {args.dataset} ({index['local']['chunks']} chunks, cold caches)")
     print(f"{'path':>10} {'seconds':>8} {'chunks/s':>9} {'× local':>8} {'identical':>10} {'max |Δvec|':>11}")

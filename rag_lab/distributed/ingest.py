@@ -4,7 +4,7 @@
 - Parsing: one task per PDF; the driver sends the file's bytes, so workers need no shared disk.
 - Embedding: ``workers`` actors, each loading the embedding model once, embed the build's own
   batches (same texts, same batch boundaries: the same vectors as a local build).
-At most ``2 × workers`` items are in flight, so a large corpus is never all in the object store.
+At most ``workers`` files are in flight, so a large corpus is never all in the object store.
 """
 
 from __future__ import annotations
@@ -75,7 +75,7 @@ def ray_executor(cluster: RayCluster, settings: Settings) -> Iterator[BuildExecu
 
     def parse_many(paths: list[Path]) -> Iterator[tuple[Path, ParseResult]]:
         parse = ray().remote(num_cpus=1, max_retries=2)(_parse_task)
-        yield from _bounded(lambda path: parse.remote(path.read_bytes()), paths, 2 * cluster.worker_count)
+        yield from _bounded(lambda path: parse.remote(path.read_bytes()), paths, cluster.worker_count)
 
     def embed_batches(batches: list[list[str]]) -> Iterator[tuple[int, np.ndarray]]:
         from ray.util import ActorPool

@@ -45,7 +45,7 @@ class RayCluster:
                                        "configure_logging": False}
             if self.address in (None, LOCAL):
                 options.update(num_cpus=self.num_cpus, include_dashboard=False)
-                ray.init(**options)
+                _start_local(ray, options)
             else:
                 try:
                     ray.init(address=self.address, **options)
@@ -67,6 +67,23 @@ class RayCluster:
             return max(1, self.workers)
         cpus = import_ray().cluster_resources().get("CPU", 1)
         return max(1, int(cpus))
+
+
+def _start_local(ray: ModuleType, options: dict[str, Any], attempts: int = 3) -> None:
+    """``ray.init`` of a local instance. Ray gives its raylet 30 s to register (not configurable in
+    Ray 2.60), which a busy machine can exceed: retried, then one clear error."""
+    for attempt in range(attempts):
+        try:
+            ray.init(**options)
+            return
+        except Exception as exc:  # noqa: BLE001 - Ray raises a bare Exception for this
+            ray.shutdown()
+            if "timed out during startup" not in str(exc):
+                raise
+    raise ConfigError(f"could not start a local Ray instance: its processes did not come up within Ray's 30 s, "
+                      f"{attempts} times (the machine is busy)",
+                      "try again when the machine is less loaded, or start Ray yourself (`ray start --head "
+                      "--num-cpus N`) and pass --ray auto")
 
 
 def as_cluster(ray: RayCluster | str | None, workers: int | None = None) -> RayCluster | None:

@@ -28,3 +28,29 @@ def test_the_cli_does_not_import_ray_without_the_flag():
     done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120)
     assert done.returncode == 0, done.stderr
     assert done.stdout.strip() == "False"
+
+
+class _SlowRay:
+    """Stands in for the ray module's init/shutdown: the raylet misses Ray's 30 s ``failures`` times."""
+
+    def __init__(self, failures: int) -> None:
+        self.failures, self.calls, self.shutdowns = failures, 0, 0
+
+    def init(self, **options) -> None:
+        self.calls += 1
+        if self.calls <= self.failures:
+            raise Exception("The current node timed out during startup. This could happen because ...")
+
+    def shutdown(self) -> None:
+        self.shutdowns += 1
+
+
+def test_a_local_ray_start_that_times_out_is_retried_then_reported():
+    from rag_lab.distributed.cluster import _start_local
+
+    slow = _SlowRay(failures=1)
+    _start_local(slow, {})
+    assert slow.calls == 2 and slow.shutdowns == 1  # the half-started instance is cleaned up first
+    with pytest.raises(ConfigError, match="could not start a local Ray instance") as error:
+        _start_local(_SlowRay(failures=3), {})
+    assert "ray start --head" in error.value.hint

@@ -24,10 +24,16 @@ $(STAMP): pyproject.toml | $(PY)
 
 install: $(STAMP)
 
+# The tests cover the optional extras too: tests/distributed start a local Ray instance.
+TEST_STAMP := $(VENV)/.rag-lab-test-installed
+$(TEST_STAMP): $(STAMP)
+	$(PY) -m pip install --quiet -e '.[ray]'
+	touch $(TEST_STAMP)
+
 demo: install
 	$(VENV)/bin/rag-lab demo
 
-test: install
+test: $(TEST_STAMP)
 	$(PY) -m pytest -q
 
 clean-index:

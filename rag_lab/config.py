@@ -103,6 +103,12 @@ class Settings(BaseSettings):
     vector_backend: Literal["edge", "local"] = "edge"
     qdrant_url: str | None = Field(None, validation_alias=_alias("QDRANT_URL"))
     qdrant_api_key: SecretStr | None = Field(None, validation_alias=_alias("QDRANT_API_KEY"))
+    # A Qdrant server/cluster's collection layout (QDRANT_URL only; unset: the server's defaults):
+    # shards spread the points over nodes, replicas keep each shard on that many nodes, and an
+    # upsert returns once that many replicas applied it (rag-lab upserts with wait=true).
+    qdrant_shards: int | None = Field(None, ge=1)
+    qdrant_replication_factor: int | None = Field(None, ge=1)
+    qdrant_write_consistency: int | None = Field(None, ge=1)
 
     kendra_index_id: str | None = Field(None, validation_alias=_alias("KENDRA_INDEX_ID"))
     kendra_region: str | None = Field(None, validation_alias=_alias("KENDRA_REGION"))

@@ -20,7 +20,7 @@ from llama_index.core import Document
 
 from rag_lab.errors import DatasetError
 from rag_lab.ingest import IngestReport, load_beir_corpus, load_folder
-from rag_lab.ingest.loaders import SUPPORTED_SUFFIXES, iter_document_files
+from rag_lab.ingest.loaders import SUPPORTED_SUFFIXES, ParseMany, iter_document_files
 from rag_lab.ingest.parse_cache import ParseCache
 
 
@@ -86,15 +86,16 @@ class Dataset:
         assert self.documents_dir is not None
         return Path(path).relative_to(self.documents_dir).as_posix()
 
-    def load_documents(self, *, parse_cache: ParseCache | None = None,
-                       progress: bool = False) -> tuple[list[Document], IngestReport]:
-        """The corpus as documents; ``parse_cache`` reuses unchanged PDFs' text, ``progress`` shows files."""
+    def load_documents(self, *, parse_cache: ParseCache | None = None, progress: bool = False,
+                       parse_many: ParseMany | None = None) -> tuple[list[Document], IngestReport]:
+        """The corpus as documents; ``parse_cache`` reuses unchanged PDFs' text, ``progress`` shows files,
+        ``parse_many`` parses PDFs elsewhere (a Ray cluster)."""
         if self.kind == "beir":
             assert self.corpus_file is not None
             return load_beir_corpus(self.corpus_file)
         assert self.documents_dir is not None
         return load_folder(self.documents_dir, self.source_urls, parse_cache=parse_cache, progress=progress,
-                           exclude=self.own_files)
+                           exclude=self.own_files, parse_many=parse_many)
 
     @property
     def dev_split(self) -> frozenset[str]:

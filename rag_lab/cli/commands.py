@@ -24,8 +24,28 @@ def add_index(sub, common) -> None:
     p.add_argument("--yes", action="store_true", help="confirm an LLM context run beyond the call/time/cost threshold")
     p.add_argument("--context-in-prompt", action="store_true",
                    help="with --contextual: also show each chunk's context to the answering LLM")
+    add_ray_options(p, "parse the PDFs and embed the chunks on Ray (the index written is the same)")
     common(p)
     p.set_defaults(handler=run_index)
+
+
+def add_ray_options(p, what: str) -> None:
+    p.add_argument("--ray", nargs="?", const="local", default=None, metavar="ADDRESS",
+                   help=f"{what}: a local Ray instance, or the cluster at ADDRESS (auto, HOST:6379, "
+                        "ray://HOST:10001); needs `pip install -e .[ray]`")
+    p.add_argument("--ray-workers", type=positive_int, default=None, metavar="N",
+                   help="with --ray: Ray actors (each loads its models once; default: one per CPU of the cluster)")
+
+
+def ray_cluster(args):
+    """``--ray [ADDRESS]`` / ``--ray-workers N`` as a :class:`RayCluster` (None without --ray)."""
+    if args.ray is None:
+        if args.ray_workers is not None:
+            raise ValueError("--ray-workers needs --ray [ADDRESS]")
+        return None
+    from rag_lab.distributed.cluster import as_cluster
+
+    return as_cluster(args.ray, args.ray_workers)
 
 
 def run_index(args) -> int:
@@ -36,7 +56,8 @@ def run_index(args) -> int:
         raise ValueError("--context-in-prompt needs --contextual annotations|llm|both")
     # progress: rag_lab.progress — a bar on a TTY, plain lines otherwise
     result = build_index(_dataset(args.dataset), settings, force=args.force, progress=True,
-                         contextual=args.contextual or "none", yes=args.yes, context_in_prompt=args.context_in_prompt)
+                         contextual=args.contextual or "none", yes=args.yes, context_in_prompt=args.context_in_prompt,
+                         ray=ray_cluster(args))
     print(result.summary())
     for skipped in result.manifest.skipped:
         print(f"  skipped {skipped['path']}: {skipped['reason']}")

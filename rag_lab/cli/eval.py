@@ -33,6 +33,10 @@ def add_eval(sub, common) -> None:
     p.add_argument("--dry-run", action="store_true",
                    help="print the LLM calls, tokens, time and cost the run would take; call nothing")
     p.add_argument("--json", action="store_true", help="print the summary as JSON")
+    from rag_lab.cli.commands import add_ray_options
+
+    add_ray_options(p, "answer and score the samples on Ray actors, each loading its models once (this process "
+                       "still writes every result)")
     common(p)
     p.set_defaults(handler=run_eval)
 
@@ -90,6 +94,7 @@ def run_eval(args) -> int:
     from pathlib import Path
 
     from rag_lab.cli.ask import rerank_default
+    from rag_lab.cli.commands import ray_cluster
     from rag_lab.datasets import resolve_dataset
     from rag_lab.evaluate import run_evaluation
 
@@ -104,7 +109,7 @@ def run_eval(args) -> int:
     run = run_evaluation(dataset, settings, modes, out, limit=args.limit, resume=args.resume, judge=args.judge,
                          rerank=rerank_default(args.rerank, settings), conversations=args.conversations,
                          progress=True, concurrency=args.concurrency, max_cost=args.max_cost,
-                         dry_run=args.dry_run, **params)
+                         dry_run=args.dry_run, ray=ray_cluster(args), **params)
     if args.dry_run:
         print(run.summary())
         return 0

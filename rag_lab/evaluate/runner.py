@@ -16,21 +16,20 @@ One process writes a run folder at a time (:func:`run_lock`). Answers and judged
 from __future__ import annotations
 
 from collections.abc import Sequence
+from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
 from rag_lab.config import Settings, get_settings
 from rag_lab.datasets import Dataset, QAPair, resolve_dataset, spread_by_source
 from rag_lab.errors import ConfigError
-from rag_lab.evaluate.answering import CachedAnswerer, index_fingerprint, manifest_model_name, mode_answerer, pending
-from rag_lab.evaluate.cost import cost_usd
+from rag_lab.evaluate.answering import index_fingerprint, manifest_model_name, pending
 from rag_lab.evaluate.manifest import build_manifest
-from rag_lab.evaluate.scoring import Scorer, citation_summary, timed_score
 from rag_lab.evaluate.run_lock import run_lock
 from rag_lab.evaluate.dry_run import budget_for, resolve_concurrency
+from rag_lab.evaluate.sample_worker import SampleSpec, SampleWorker, evaluate_sample  # noqa: F401 - re-exported
 from rag_lab.evaluate.schedule import RunGuard, run_in_flight
 from rag_lab.evaluate.store import MANIFEST, SampleLog, write_json_atomic
-from rag_lab.models.llm.disk_cache import DiskCache
 from rag_lab.progress import progress_bar
 
 DEFAULT_MODES = ("dense", "bm25", "fusion", "hybrid")
@@ -73,61 +72,6 @@ def judge_settings(settings: Settings, spec: str) -> Settings:
     return settings.model_copy(update=update)
 
 
-class _Answerers:
-    """One LLM for every engine mode (loaded once), the agent's own, built lazily."""
-
-    def __init__(self, settings: Settings, dataset: Dataset, rerank: bool, params: dict[str, Any],
-                 llm: Any = None, agent_llm: Any = None) -> None:
-        self.settings, self.dataset, self.rerank, self.params = settings, dataset, rerank, params
-        self._llm, self._agent_llm = llm, agent_llm
-
-    def build(self, mode: str):
-        from rag_lab.answer import make_answerer
-        from rag_lab.models.llm import get_llm
-
-        if mode == "agent":
-            from rag_lab.answer.adapter import AgentAnswerer
-            from rag_lab.answer.agent import RagAgent
-
-            if self._agent_llm is None:
-                self._agent_llm = get_llm(self.settings, for_agent=True)
-            agent = RagAgent(settings=self.settings, dataset=self.dataset, llm=self._agent_llm, **self.params)
-
-            def fresh(question: str):  # every Q&A sample is a new conversation
-                agent.reset()
-                return agent.chat(question)
-            return AgentAnswerer(fresh)
-        if self._llm is None:
-            self._llm = get_llm(self.settings)
-        return make_answerer(mode, self.settings, self.dataset, rerank=self.rerank, llm=self._llm, **self.params)
-
-
-def evaluate_sample(pair: QAPair, relevant: dict[str, int], mode: str, answerer: CachedAnswerer,
-                    scorer: Scorer) -> dict[str, Any]:
-    """One run record: the answer (or its error), its citations and its scores."""
-    record: dict[str, Any] = {
-        "id": pair.id, "mode": mode, "question": pair.question, "reference": pair.reference_answer,
-        "source_files": list(pair.source_files), "relevant": relevant, "error": None, "cached": False,
-    }
-    if pair.unjudgeable:  # its source_file names no document: no document-level metrics
-        record.update(unjudgeable=True, unknown_sources=list(pair.unknown_sources))
-    try:
-        fields, cached = answerer.answer(pair.question)
-    except Exception as exc:  # noqa: BLE001 - recorded, the run goes on
-        record.update(answer=None, contexts=[], latency={}, usage={}, scores={}, score_errors={},
-                      error=f"{type(exc).__name__}: {exc}"[:1000])
-        return record
-    record.update(fields, cached=cached)
-    usage = record.get("usage") or {}
-    record["cost_usd"] = cost_usd(answerer.model_id, int(usage.get("prompt_tokens", 0)),
-                                  int(usage.get("completion_tokens", 0)))
-    record["citations"] = citation_summary(record)
-    scores, errors, seconds = timed_score(scorer, record)
-    record["scores"], record["score_errors"] = scores, errors
-    record["latency"]["score"] = seconds
-    return record
-
-
 def run_evaluation(
     dataset: Dataset | str,
     settings: Settings | None = None,
@@ -147,6 +91,8 @@ def run_evaluation(
     concurrency: int | None = None,
     max_cost: float | None = None,
     dry_run: bool = False,
+    ray: Any = None,
+    ray_workers: int | None = None,
     **params: Any,
 ):
     """Evaluate ``modes`` on ``dataset``; returns :func:`load_run` of ``out``.
@@ -157,6 +103,9 @@ def run_evaluation(
     ``concurrency`` samples are in flight at once (default: 1 for the local model, 8 for remote
     providers); ``max_cost`` (USD) stops the run before the estimate would pass it; ``dry_run``
     returns the :class:`EvalPlan` (calls, tokens, time, cost) without calling any model.
+    ``ray`` (an address, ``"local"`` or a :class:`rag_lab.distributed.cluster.RayCluster`) answers and
+    scores the samples on ``ray_workers`` Ray actors (each loads its models once); this process
+    still writes every result, so resume and the tables are as without Ray.
     """
     settings = settings or get_settings()
     if isinstance(dataset, (str, Path)):
@@ -184,23 +133,34 @@ def run_evaluation(
 
         return plan_run(dataset, settings, modes, out, pairs, resume=resume, judge_cfg=judge_cfg, rerank=rerank,
                         metrics=metrics, llm=llm, concurrency=concurrency, params=params)
+    cluster = None
+    if ray is not None:
+        from rag_lab.distributed.cluster import as_cluster
+
+        if any(x is not None for x in (llm, agent_llm, judge_llm)):
+            raise ConfigError("--ray builds the generator and the judge on each Ray actor from the settings; "
+                              "LLM objects passed in cannot be used there",
+                              "configure the models through settings (RAG_LAB_LLM_PROVIDER …), or drop ray")
+        cluster = as_cluster(ray, ray_workers)
     with run_lock(out):  # one writer per run folder
         return _run_locked(dataset, settings, modes, out, pairs, limit=limit, resume=resume, judge_id=judge_id,
                            judge_cfg=judge_cfg, judge_llm=judge_llm, rerank=rerank,
                            conversations=conversations, progress=progress, llm=llm, agent_llm=agent_llm,
-                           metrics=metrics, concurrency=concurrency, max_cost=max_cost, params=params)
+                           metrics=metrics, concurrency=concurrency, max_cost=max_cost, params=params,
+                           cluster=cluster)
 
 
 def _run_locked(dataset: Dataset, settings: Settings, modes: list[str], out: Path, pairs, *, limit, resume, judge_id,
                 judge_cfg, judge_llm, rerank, conversations, progress, llm, agent_llm, metrics, concurrency,
-                max_cost, params):
+                max_cost, params, cluster=None):
     from rag_lab.evaluate.answering import prompt_version
     from rag_lab.evaluate.frames import load_run
     from rag_lab.models import embed_model_id
 
     manifest_path = out / MANIFEST
     previous = _previous_manifest(manifest_path, dataset, resume)
-    if judge_cfg is not None and judge_llm is None:
+    # On Ray the actors load the judge; the driver needs it only to price samples (--max-cost).
+    if judge_cfg is not None and judge_llm is None and (cluster is None or max_cost is not None):
         from rag_lab.evaluate.judge import build_judge
 
         judge_llm = build_judge(judge_cfg)
@@ -227,38 +187,45 @@ def _run_locked(dataset: Dataset, settings: Settings, modes: list[str], out: Pat
             models["agent_llm"] = (previous.get("models") or {}).get("agent_llm")
     write_json_atomic(manifest_path, manifest)
 
-    cache = DiskCache(settings.cache_dir / "llm.sqlite")
+    spec = SampleSpec(settings, dataset, rerank, params, metrics, fingerprints, judge_cfg, dataset.dev_split)
+    # This process's worker answers and scores the samples (without Ray), and prices them (--max-cost).
+    worker = SampleWorker(spec, llm=llm, agent_llm=agent_llm, judge_llm=judge_llm, build_judge=False)
     try:
-        scorer = Scorer(settings, judge_llm=judge_llm, cache=cache, metrics=metrics)
-        factory = _Answerers(settings, dataset, rerank, params, llm=llm, agent_llm=agent_llm)
-        dev_ids = dataset.dev_split
-        guard = RunGuard(max_failures=settings.max_consecutive_failures, max_cost=max_cost)
-        for mode in modes:
-            log = SampleLog(out / mode, resume=resume)
-            # finished = recorded without an error; a failed sample is retried (its new line wins)
-            todo = pending(pairs, log.done)
-            if not todo:
-                continue
-            answerer = mode_answerer(mode, lambda m=mode: factory.build(m), settings, rerank=rerank, params=params,
-                                     index=fingerprints[mode], cache=cache, llm=llm, agent_llm=agent_llm)
-            if max_cost is not None:
-                costs = budget_for(settings, mode, rerank, params, judge_cfg, scorer, answerer, models, llm)
-                guard.estimate, guard.spent = costs.estimate, costs.spent
-
-            def work(item, mode=mode, answerer=answerer):
-                pair, relevant = item
-                # marked: a question of the declared dev split may have tuned what it scores (rag_lab.splits)
-                return evaluate_sample(pair, relevant, mode, answerer, scorer) | {"dev_split": pair.id in dev_ids}
-            with progress_bar(total=len(todo), desc=mode, unit="sample", enabled=progress) as bar:
-                run_in_flight(todo, work, log.append, concurrency=concurrency, guard=guard, on_done=bar.update)
+        with _samples_on(cluster, spec, worker, concurrency) as (run_sample, in_flight):
+            guard = RunGuard(max_failures=settings.max_consecutive_failures, max_cost=max_cost)
+            for mode in modes:
+                log = SampleLog(out / mode, resume=resume)
+                # finished = recorded without an error; a failed sample is retried (its new line wins)
+                todo = pending(pairs, log.done)
+                if not todo:
+                    continue
+                if max_cost is not None:
+                    costs = budget_for(settings, mode, rerank, params, judge_cfg, worker.scorer, worker.answerer(mode),
+                                       models, llm)
+                    guard.estimate, guard.spent = costs.estimate, costs.spent
+                with progress_bar(total=len(todo), desc=mode, unit="sample", enabled=progress) as bar:
+                    run_in_flight(todo, lambda item, mode=mode: run_sample(mode, item), log.append,
+                                  concurrency=in_flight, guard=guard, on_done=bar.update)
         if conversations:
             from rag_lab.evaluate.conversations import run_conversations
 
             run_conversations(dataset, settings, out, resume=resume, progress=progress, llm=agent_llm or llm,
                               **params)
     finally:
-        cache.close()
+        worker.close()
     return load_run(out)
+
+
+@contextmanager
+def _samples_on(cluster, spec: SampleSpec, worker: SampleWorker, concurrency: int):
+    """``(run_sample(mode, item) -> record, samples in flight)``: here, or on Ray actors."""
+    if cluster is None:
+        yield worker, concurrency
+        return
+    from rag_lab.distributed.samples import ray_samples
+
+    with ray_samples(cluster, spec, concurrency) as on_ray:
+        yield on_ray
 
 
 # What must be equal for a run to be resumed: (label shown to the user, manifest section, key).

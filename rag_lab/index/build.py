@@ -13,6 +13,7 @@ from __future__ import annotations
 import json
 import time
 import uuid
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from datetime import datetime, timezone
 from pathlib import Path
@@ -32,6 +33,7 @@ from rag_lab.index.paths import IndexPaths
 from rag_lab.index.source import BM25_B, BM25_K1, corpus_fingerprint, files_signature, source_path
 from rag_lab.errors import IndexNotReadyError
 from rag_lab.ingest import chunk_documents
+from rag_lab.ingest.loaders import ParseMany
 from rag_lab.ingest.contextual import contextualize, index_text, index_variant, variant_fingerprint
 from rag_lab.ingest.parse_cache import ParseCache
 from rag_lab.models import embed_model_id, get_embed_model
@@ -59,25 +61,43 @@ class BuildResult:
         )
 
 
+# Embeds batches of texts elsewhere (Ray actors): yields (batch number, vectors) as each one lands.
+EmbedBatches = Callable[[list[list[str]]], Iterator[tuple[int, list[list[float]]]]]
+
+
+@dataclass(frozen=True)
+class BuildExecutor:
+    """Where a build's heavy steps run: ``parse_many`` (the PDFs) and ``embed_batches`` (the chunks);
+    None is this process. Everything else — chunking, tokenizing, writing — stays in the driver."""
+
+    parse_many: ParseMany | None = None
+    embed_batches: EmbedBatches | None = None
+
+
 def embed_nodes(
     nodes: list[TextNode], settings: Settings, cache: EmbeddingCache, progress: bool = True,
-    texts: list[str] | None = None,
+    texts: list[str] | None = None, embed_batches: EmbedBatches | None = None,
 ) -> tuple[np.ndarray, int, int]:
     """Embeddings for every node (of ``texts`` when given: contextual variants embed context +
-    chunk); cached ones are reused, new ones are cached per batch."""
+    chunk); cached ones are reused, new ones are cached per batch. ``embed_batches`` computes the
+    batches elsewhere (the same batches, so the same vectors)."""
     model_id = embed_model_id(settings)
     contents = texts if texts is not None else [n.get_content() for n in nodes]
     hashes = [content_hash(t) for t in contents]
     known = cache.get_many(model_id, hashes)
     missing = [h for h in dict.fromkeys(hashes) if h not in known]
     if missing:
-        texts = dict(zip(hashes, contents))
-        model = get_embed_model(settings)
-        batch = max(settings.embed_batch_size, 1) * 2
+        by_hash = dict(zip(hashes, contents))
+        size = max(settings.embed_batch_size, 1) * 2
+        batches = [missing[start : start + size] for start in range(0, len(missing), size)]
+        if embed_batches is None:  # in this process, one batch after the other
+            model = get_embed_model(settings)
+
+            def embed_batches(parts: list[list[str]]) -> Iterator[tuple[int, list[list[float]]]]:
+                return ((number, model.get_text_embedding_batch(part)) for number, part in enumerate(parts))
         bar = progress_bar(total=len(missing), desc="embedding", unit="chunk", enabled=progress)
-        for start in range(0, len(missing), batch):
-            part = missing[start : start + batch]
-            vectors = model.get_text_embedding_batch([texts[h] for h in part])
+        for number, vectors in embed_batches([[by_hash[h] for h in part] for part in batches]):
+            part = batches[number]
             fresh = {h: np.asarray(v, dtype=np.float32) for h, v in zip(part, vectors)}
             cache.put_many(model_id, fresh)  # committed now: an interrupted build resumes here
             known.update(fresh)
@@ -111,17 +131,28 @@ def _build_bm25(nodes: list[TextNode], token_lists: list[list[str]], folder: Pat
 
 def build_index(dataset: Dataset, settings: Settings, *, force: bool = False, progress: bool = True,
                 contextual: str = "none", yes: bool = False, context_in_prompt: bool = False,
-                echo=print, llm=None) -> BuildResult:
+                echo=print, llm=None, ray=None) -> BuildResult:
     """Build (or reuse) the index. A failed build is recorded next to the index, so that a later
     search or question says what failed and how to fix it instead of "build it first".
 
     ``contextual`` (annotations | llm | both) builds that variant beside the plain index: the
     chunk context is prepended to what is embedded and BM25-indexed; node text stays the chunk.
-    ``llm`` overrides the configured LLM for the chunk contexts (tests inject a transport this way)."""
+    ``llm`` overrides the configured LLM for the chunk contexts (tests inject a transport this way).
+    ``ray`` (a :class:`rag_lab.distributed.cluster.RayCluster`, an address or ``"local"``) parses
+    and embeds on Ray; the index written is the same as a local build's."""
     paths = IndexPaths.for_dataset(settings, dataset, index_variant(contextual))
     try:
-        result = _build_index(dataset, settings, paths, force=force, progress=progress, contextual=contextual,
-                              yes=yes, context_in_prompt=context_in_prompt, echo=echo, llm=llm)
+        if ray is None:
+            result = _build_index(dataset, settings, paths, force=force, progress=progress, contextual=contextual,
+                                  yes=yes, context_in_prompt=context_in_prompt, echo=echo, llm=llm)
+        else:
+            from rag_lab.distributed.ingest import ray_executor
+            from rag_lab.distributed.cluster import as_cluster
+
+            with ray_executor(as_cluster(ray), settings) as executor:
+                result = _build_index(dataset, settings, paths, force=force, progress=progress,
+                                      contextual=contextual, yes=yes, context_in_prompt=context_in_prompt,
+                                      echo=echo, llm=llm, executor=executor)
     except Exception as exc:
         record_failure(paths.failure, dataset, exc)
         raise
@@ -151,7 +182,7 @@ def _up_to_date(settings: Settings, paths: IndexPaths, previous: IndexManifest |
 
 def _build_index(dataset: Dataset, settings: Settings, paths: IndexPaths, *, force: bool = False, progress: bool = True,
                  contextual: str = "none", yes: bool = False, context_in_prompt: bool = False,
-                 echo=print, llm=None) -> BuildResult:
+                 echo=print, llm=None, executor: BuildExecutor = BuildExecutor()) -> BuildResult:
     started = time.perf_counter()
     variant = index_variant(contextual)
     spec = TokenizerSpec()
@@ -170,7 +201,8 @@ def _build_index(dataset: Dataset, settings: Settings, paths: IndexPaths, *, for
 
     signature = files_signature(dataset)  # before reading: a file edited mid-build shows up as stale
     with ParseCache(settings.cache_dir / "parsed.sqlite") as parse_cache:
-        documents, report = dataset.load_documents(parse_cache=parse_cache, progress=progress)
+        documents, report = dataset.load_documents(parse_cache=parse_cache, progress=progress,
+                                                   parse_many=executor.parse_many)
     nodes = chunk_documents(documents, settings.chunk_words, settings.chunk_overlap_words)
     context_report = None
     if variant:  # contexts first: an unconfirmed or failed LLM run must not cost an embedding pass
@@ -179,7 +211,7 @@ def _build_index(dataset: Dataset, settings: Settings, paths: IndexPaths, *, for
     texts = [index_text(n) for n in nodes]  # context + chunk for variants, the chunk otherwise
     cache = EmbeddingCache(settings.cache_dir / "embeddings.sqlite")
     try:
-        vectors, reused, embedded = embed_nodes(nodes, settings, cache, progress, texts)
+        vectors, reused, embedded = embed_nodes(nodes, settings, cache, progress, texts, executor.embed_batches)
     finally:
         cache.close()
 

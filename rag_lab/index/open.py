@@ -35,9 +35,9 @@ def create_writer(settings: Settings, paths: IndexPaths, location: str, dim: int
 
         paths.root.mkdir(parents=True, exist_ok=True)
         return EdgeWriter(paths.root / location, dim)
-    from rag_lab.index.store import ClientWriter, open_qdrant
+    from rag_lab.index.store import ClientWriter, cluster_layout, open_qdrant
 
-    return ClientWriter(open_qdrant(settings), location, dim)
+    return ClientWriter(open_qdrant(settings), location, dim, cluster_layout(settings))
 
 
 def open_backend(settings: Settings, paths: IndexPaths, location: str) -> VectorBackend:

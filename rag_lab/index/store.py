@@ -75,14 +75,27 @@ def close_all() -> None:
         _clients.clear()
 
 
-def create_collection(client: QdrantClient, name: str, dim: int) -> None:
-    """Named dense (cosine) + named sparse (IDF) vectors: dense-only vs hybrid is a query-time choice."""
+def cluster_layout(settings: Settings) -> dict[str, int]:
+    """``create_collection``'s shard_number / replication_factor / write_consistency_factor for a
+    server (QDRANT_URL), from RAG_LAB_QDRANT_SHARDS / _REPLICATION_FACTOR / _WRITE_CONSISTENCY;
+    what is unset is left to the server (1 shard per node at creation, 1 replica, 1 ack)."""
+    if not settings.qdrant_url:
+        return {}
+    layout = {"shard_number": settings.qdrant_shards, "replication_factor": settings.qdrant_replication_factor,
+              "write_consistency_factor": settings.qdrant_write_consistency}
+    return {k: v for k, v in layout.items() if v is not None}
+
+
+def create_collection(client: QdrantClient, name: str, dim: int, layout: dict[str, int] | None = None) -> None:
+    """Named dense (cosine) + named sparse (IDF) vectors: dense-only vs hybrid is a query-time choice.
+    ``layout``: a server's sharding and replication (:func:`cluster_layout`)."""
     if client.collection_exists(name):
         client.delete_collection(name)
     client.create_collection(
         collection_name=name,
         vectors_config={DENSE_VECTOR: models.VectorParams(size=dim, distance=models.Distance.COSINE)},
         sparse_vectors_config={SPARSE_VECTOR: models.SparseVectorParams(modifier=models.Modifier.IDF)},
+        **(layout or {}),
     )
 
 
@@ -154,9 +167,9 @@ class ClientBackend:
 
 
 class ClientWriter:
-    def __init__(self, client: QdrantClient, collection: str, dim: int) -> None:
+    def __init__(self, client: QdrantClient, collection: str, dim: int, layout: dict[str, int] | None = None) -> None:
         self.client, self.collection = client, collection
-        create_collection(client, collection, dim)
+        create_collection(client, collection, dim, layout)
 
     def upsert(self, points) -> None:
         self.client.upsert(self.collection, [

@@ -15,7 +15,8 @@ import os
 from concurrent.futures import ProcessPoolExecutor, as_completed
 from dataclasses import dataclass, field
 from pathlib import Path
-from collections.abc import Collection, Iterator
+from collections.abc import Callable, Collection, Iterator
+from io import BytesIO
 
 from llama_index.core import Document
 
@@ -57,7 +58,12 @@ class IngestReport:
         }
 
 
-def _pdf_pages(path: Path) -> list[str]:
+ParseResult = list[str] | OSError | ValueError
+# Parses PDFs elsewhere (Ray tasks): yields (path, page texts or why not) as each one lands.
+ParseMany = Callable[[list[Path]], Iterator[tuple[Path, ParseResult]]]
+
+
+def _pdf_pages(path: Path | BytesIO) -> list[str]:
     """Text of each page, tables written as self-describing rows (:func:`tables.page_text`)."""
     import pdfplumber
     from pdfminer.pdfdocument import PDFEncryptionError, PDFPasswordIncorrect
@@ -86,17 +92,24 @@ def iter_document_files(folder: Path, exclude: Collection[Path] = ()) -> Iterato
             yield path
 
 
-def _parse_worker(path: Path) -> list[str] | OSError | ValueError:
+def _parse_worker(path: Path) -> ParseResult:
+    return parse_pdf(path)
+
+
+def parse_pdf(source: Path | bytes) -> ParseResult:
+    """A PDF's page texts from its path or its bytes (a worker without the file system), or why not."""
     try:
-        return _pdf_pages(path)
+        return _pdf_pages(BytesIO(source) if isinstance(source, bytes) else source)
     except (OSError, ValueError) as exc:  # returned, not raised: the caller records a skipped file
         return exc
 
 
-def _parse_pdfs(paths: list[Path], parse_cache: ParseCache | None, bar) -> dict[Path, list[str] | OSError | ValueError]:
+def _parse_pdfs(paths: list[Path], parse_cache: ParseCache | None, bar,
+                parse_many: ParseMany | None = None) -> dict[Path, ParseResult]:
     """Each PDF's page texts (or why it cannot be read): from the cache when unchanged, else parsed,
     in worker processes when there are several (pdfminer is pure Python: one core per file), the
-    largest file first so that the workers finish together. Every parse is cached as it lands."""
+    largest file first so that the workers finish together, or by ``parse_many`` (a Ray cluster).
+    Every parse is cached as it lands."""
     parsed: dict[Path, list[str] | OSError | ValueError] = {}
     digests: dict[Path, str] = {}
     todo: list[Path] = []
@@ -118,6 +131,10 @@ def _parse_pdfs(paths: list[Path], parse_cache: ParseCache | None, bar) -> dict[
         bar.update(1)
 
     todo.sort(key=lambda p: p.stat().st_size, reverse=True)
+    if parse_many is not None and todo:
+        for path, result in parse_many(todo):
+            landed(path, result)
+        return parsed
     workers = min(len(todo), os.cpu_count() or 1)
     if workers <= 1:
         for path in todo:
@@ -134,10 +151,12 @@ def _parse_pdfs(paths: list[Path], parse_cache: ParseCache | None, bar) -> dict[
 def load_folder(
     folder: Path, source_urls: dict[str, str] | None = None, report: IngestReport | None = None,
     *, parse_cache: ParseCache | None = None, progress: bool = False, exclude: Collection[Path] = (),
+    parse_many: ParseMany | None = None,
 ) -> tuple[list[Document], IngestReport]:
     """Load every supported file below ``folder`` (one document per PDF page) but those in ``exclude``.
 
-    ``parse_cache`` reuses the page texts of unchanged PDFs; ``progress`` shows one step per file.
+    ``parse_cache`` reuses the page texts of unchanged PDFs; ``progress`` shows one step per file;
+    ``parse_many`` parses the PDFs elsewhere (a Ray cluster) instead of in local processes.
     """
     folder = Path(folder)
     report = report or IngestReport()
@@ -147,7 +166,7 @@ def load_folder(
     documents: list[Document] = []
     files = list(iter_document_files(folder, exclude))
     bar = progress_bar(total=len(files), desc="parsing", unit="file", enabled=progress)
-    pdfs = _parse_pdfs([p for p in files if p.suffix.lower() == ".pdf"], parse_cache, bar)
+    pdfs = _parse_pdfs([p for p in files if p.suffix.lower() == ".pdf"], parse_cache, bar, parse_many)
     for path in files:
         rel = path.relative_to(folder).as_posix()
         suffix = path.suffix.lower()

@@ -1,0 +1,65 @@
+"""A run's samples on Ray actors (``rag-lab eval --ray``).
+
+Each actor holds one :class:`rag_lab.evaluate.sample_worker.SampleWorker` — the same per-sample
+work as a run without Ray — and so loads its generator, judge and index once. The driver's
+:func:`rag_lab.evaluate.schedule.run_in_flight` is unchanged: its threads each wait on one actor
+call, and the driver alone appends and fsyncs the records that come back, so ``--resume``, the
+budget and the failure streak work exactly as without Ray.
+"""
+
+from __future__ import annotations
+
+import math
+import queue
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
+from typing import Any
+
+from rag_lab.distributed.cluster import RayCluster, import_ray
+from rag_lab.errors import RagLabError
+from rag_lab.evaluate.sample_worker import SampleSpec
+
+
+class _SampleActor:
+    def __init__(self, spec: SampleSpec) -> None:
+        from rag_lab.evaluate.sample_worker import SampleWorker
+
+        self.worker = SampleWorker(spec)
+
+    def evaluate(self, mode: str, item: Any) -> dict[str, Any]:
+        return self.worker(mode, item)
+
+
+@contextmanager
+def ray_samples(cluster: RayCluster, spec: SampleSpec,
+                concurrency: int) -> Iterator[tuple[Callable[[str, Any], dict[str, Any]], int]]:
+    """``(run_sample(mode, item) -> record, samples in flight)`` on ``cluster.worker_count`` actors,
+    each taking ``ceil(concurrency / actors)`` samples at once (an I/O-bound remote model
+    overlaps them; the local model takes one at a time)."""
+    with cluster:
+        ray = import_ray()
+        actors_n = cluster.worker_count
+        per_actor = max(1, math.ceil(concurrency / actors_n))
+        actor_class = ray.remote(num_cpus=1, max_concurrency=per_actor)(_SampleActor)
+        actors = [actor_class.remote(spec) for _ in range(actors_n)]
+        free: queue.Queue = queue.Queue()
+        for actor in actors:
+            for _ in range(per_actor):
+                free.put(actor)
+
+        def run_sample(mode: str, item: Any) -> dict[str, Any]:
+            actor = free.get()
+            try:
+                return ray.get(actor.evaluate.remote(mode, item))
+            except ray.exceptions.RayError as exc:
+                raise RagLabError(f"a Ray actor failed while evaluating {mode} sample {item[0].id!r}: "
+                                  f"{str(exc).strip().splitlines()[-1][:400]}",
+                                  "finished samples are kept: fix the cause, then rag-lab eval --resume") from exc
+            finally:
+                free.put(actor)
+
+        try:
+            yield run_sample, actors_n * per_actor
+        finally:
+            for actor in actors:
+                ray.kill(actor)

@@ -1,0 +1,127 @@
+"""Answer and score one sample: the per-sample work of a run, in one place for every process
+that does it — the driver (threads, ``--concurrency``) or each Ray actor (``--ray``).
+
+A :class:`SampleWorker` is built from a :class:`SampleSpec` (plain, picklable data) and loads its
+models once: the generator on the first uncached answer, the judge at once when there is one.
+"""
+
+from __future__ import annotations
+
+import threading
+from dataclasses import dataclass, field
+from typing import Any
+
+from rag_lab.config import Settings
+from rag_lab.datasets import Dataset, QAPair
+from rag_lab.evaluate.answering import CachedAnswerer, mode_answerer
+from rag_lab.evaluate.cost import cost_usd
+from rag_lab.evaluate.scoring import Scorer, citation_summary, timed_score
+from rag_lab.models.llm.disk_cache import DiskCache
+
+
+class _Answerers:
+    """One LLM for every engine mode (loaded once), the agent's own, built lazily."""
+
+    def __init__(self, settings: Settings, dataset: Dataset, rerank: bool, params: dict[str, Any],
+                 llm: Any = None, agent_llm: Any = None) -> None:
+        self.settings, self.dataset, self.rerank, self.params = settings, dataset, rerank, params
+        self._llm, self._agent_llm = llm, agent_llm
+
+    def build(self, mode: str):
+        from rag_lab.answer import make_answerer
+        from rag_lab.models.llm import get_llm
+
+        if mode == "agent":
+            from rag_lab.answer.adapter import AgentAnswerer
+            from rag_lab.answer.agent import RagAgent
+
+            if self._agent_llm is None:
+                self._agent_llm = get_llm(self.settings, for_agent=True)
+            agent = RagAgent(settings=self.settings, dataset=self.dataset, llm=self._agent_llm, **self.params)
+
+            def fresh(question: str):  # every Q&A sample is a new conversation
+                agent.reset()
+                return agent.chat(question)
+            return AgentAnswerer(fresh)
+        if self._llm is None:
+            self._llm = get_llm(self.settings)
+        return make_answerer(mode, self.settings, self.dataset, rerank=self.rerank, llm=self._llm, **self.params)
+
+
+def evaluate_sample(pair: QAPair, relevant: dict[str, int], mode: str, answerer: CachedAnswerer,
+                    scorer: Scorer) -> dict[str, Any]:
+    """One run record: the answer (or its error), its citations and its scores."""
+    record: dict[str, Any] = {
+        "id": pair.id, "mode": mode, "question": pair.question, "reference": pair.reference_answer,
+        "source_files": list(pair.source_files), "relevant": relevant, "error": None, "cached": False,
+    }
+    if pair.unjudgeable:  # its source_file names no document: no document-level metrics
+        record.update(unjudgeable=True, unknown_sources=list(pair.unknown_sources))
+    try:
+        fields, cached = answerer.answer(pair.question)
+    except Exception as exc:  # noqa: BLE001 - recorded, the run goes on
+        record.update(answer=None, contexts=[], latency={}, usage={}, scores={}, score_errors={},
+                      error=f"{type(exc).__name__}: {exc}"[:1000])
+        return record
+    record.update(fields, cached=cached)
+    usage = record.get("usage") or {}
+    record["cost_usd"] = cost_usd(answerer.model_id, int(usage.get("prompt_tokens", 0)),
+                                  int(usage.get("completion_tokens", 0)))
+    record["citations"] = citation_summary(record)
+    scores, errors, seconds = timed_score(scorer, record)
+    record["scores"], record["score_errors"] = scores, errors
+    record["latency"]["score"] = seconds
+    return record
+
+
+@dataclass(frozen=True)
+class SampleSpec:
+    """What answering and scoring a run's samples depends on (picklable: Ray ships it to actors).
+    ``judge_cfg``: the judge's settings (None: no judged metrics unless a judge LLM is injected);
+    ``fingerprints``: each mode's index fingerprint (its answers' cache key)."""
+
+    settings: Settings
+    dataset: Dataset
+    rerank: bool
+    params: dict[str, Any]
+    metrics: list[str] | None
+    fingerprints: dict[str, str]
+    judge_cfg: Settings | None = None
+    dev_ids: frozenset[str] = field(default_factory=frozenset)
+
+
+class SampleWorker:
+    """``worker(mode, (pair, relevant)) -> record``; thread-safe (samples in flight share it).
+    ``llm`` / ``agent_llm`` / ``judge_llm`` inject models (tests); otherwise they come from settings."""
+
+    def __init__(self, spec: SampleSpec, *, llm: Any = None, agent_llm: Any = None, judge_llm: Any = None,
+                 build_judge: bool = True) -> None:
+        if spec.judge_cfg is not None and judge_llm is None and build_judge:
+            from rag_lab.evaluate.judge import build_judge as make_judge
+
+            judge_llm = make_judge(spec.judge_cfg)
+        self.spec, self.llm, self.agent_llm = spec, llm, agent_llm
+        self.cache = DiskCache(spec.settings.cache_dir / "llm.sqlite")
+        self.scorer = Scorer(spec.settings, judge_llm=judge_llm, cache=self.cache, metrics=spec.metrics)
+        self._factory = _Answerers(spec.settings, spec.dataset, spec.rerank, spec.params, llm=llm, agent_llm=agent_llm)
+        self._answerers: dict[str, CachedAnswerer] = {}
+        self._lock = threading.Lock()
+
+    def answerer(self, mode: str) -> CachedAnswerer:
+        """The mode's cached answerer, one per worker (its generator is built on the first miss)."""
+        with self._lock:
+            if mode not in self._answerers:
+                spec = self.spec
+                self._answerers[mode] = mode_answerer(
+                    mode, lambda: self._factory.build(mode), spec.settings, rerank=spec.rerank, params=spec.params,
+                    index=spec.fingerprints[mode], cache=self.cache, llm=self.llm, agent_llm=self.agent_llm)
+            return self._answerers[mode]
+
+    def __call__(self, mode: str, item: tuple[QAPair, dict[str, int]]) -> dict[str, Any]:
+        pair, relevant = item
+        # marked: a question of the declared dev split may have tuned what it scores (rag_lab.splits)
+        return (evaluate_sample(pair, relevant, mode, self.answerer(mode), self.scorer)
+                | {"dev_split": pair.id in self.spec.dev_ids})
+
+    def close(self) -> None:
+        self.cache.close()

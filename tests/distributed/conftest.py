@@ -1,0 +1,28 @@
+"""A local Ray instance for the scale-out tests: 2 CPUs, no dashboard, started
+once for the module that asks for it and shut down after it. Ray is a test dependency
+(`make test` installs the `ray` extra): a missing Ray fails these tests, it does not skip them."""
+
+from __future__ import annotations
+
+import os
+
+import pytest
+
+
+@pytest.fixture(scope="module")
+def local_ray():
+    import ray
+
+    options = dict(num_cpus=2, include_dashboard=False, log_to_driver=False, configure_logging=False,
+                   object_store_memory=200 * 1024 * 1024,
+                   runtime_env={"env_vars": {k: v for k, v in os.environ.items()
+                                             if k in ("PYTHONPATH", "HF_HUB_OFFLINE")}})
+    try:
+        ray.init(**options)
+    except Exception as exc:  # noqa: BLE001 - Ray gives its raylet 30 s to register; a loaded machine may need a retry
+        if "timed out during startup" not in str(exc):
+            raise
+        ray.shutdown()
+        ray.init(**options)
+    yield ray
+    ray.shutdown()

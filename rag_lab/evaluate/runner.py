@@ -233,24 +233,37 @@ def _run_locked(dataset: Dataset, settings: Settings, modes: list[str], out: Pat
         factory = _Answerers(settings, dataset, rerank, params, llm=llm, agent_llm=agent_llm)
         dev_ids = dataset.dev_split
         guard = RunGuard(max_failures=settings.max_consecutive_failures, max_cost=max_cost)
+        logs: dict[str, SampleLog] = {}
+        answerers: dict[str, CachedAnswerer] = {}
+        costs: dict[str, Any] = {}
+        items: list[tuple[str, tuple]] = []
         for mode in modes:
-            log = SampleLog(out / mode, resume=resume)
+            logs[mode] = SampleLog(out / mode, resume=resume)
             # finished = recorded without an error; a failed sample is retried (its new line wins)
-            todo = pending(pairs, log.done)
+            todo = pending(pairs, logs[mode].done)
             if not todo:
                 continue
-            answerer = mode_answerer(mode, lambda m=mode: factory.build(m), settings, rerank=rerank, params=params,
-                                     index=fingerprints[mode], cache=cache, llm=llm, agent_llm=agent_llm)
+            answerers[mode] = mode_answerer(mode, lambda m=mode: factory.build(m), settings, rerank=rerank,
+                                            params=params, index=fingerprints[mode], cache=cache, llm=llm,
+                                            agent_llm=agent_llm)
             if max_cost is not None:
-                costs = budget_for(settings, mode, rerank, params, judge_cfg, scorer, answerer, models, llm)
-                guard.estimate, guard.spent = costs.estimate, costs.spent
+                costs[mode] = budget_for(settings, mode, rerank, params, judge_cfg, scorer, answerers[mode], models, llm)
+            items += [(mode, item) for item in todo]
+        if costs:
+            guard.estimate = lambda entry: costs[entry[0]].estimate(entry[1])
+            guard.spent = lambda record, estimate: costs[record["mode"]].spent(record, estimate)
 
-            def work(item, mode=mode, answerer=answerer):
-                pair, relevant = item
-                # marked: a question of the declared dev split may have tuned what it scores (rag_lab.splits)
-                return evaluate_sample(pair, relevant, mode, answerer, scorer) | {"dev_split": pair.id in dev_ids}
-            with progress_bar(total=len(todo), desc=mode, unit="sample", enabled=progress) as bar:
-                run_in_flight(todo, work, log.append, concurrency=concurrency, guard=guard, on_done=bar.update)
+        def work(entry):
+            mode, (pair, relevant) = entry
+            # marked: a question of the declared dev split may have tuned what it scores (rag_lab.splits)
+            return evaluate_sample(pair, relevant, mode, answerers[mode], scorer) | {"dev_split": pair.id in dev_ids}
+
+        # One pool for every mode: the next mode's samples start while the last ones of a mode finish
+        # (a pool per mode idled its workers at every mode boundary).
+        with progress_bar(total=len(items), desc="+".join(answerers) or "samples", unit="sample",
+                          enabled=progress) as bar:
+            run_in_flight(items, work, lambda record: logs[record["mode"]].append(record), concurrency=concurrency,
+                          guard=guard, on_done=bar.update)
         if conversations:
             from rag_lab.evaluate.conversations import run_conversations
 

@@ -10,8 +10,13 @@ calls per sample) at it, and runs ``run_evaluation`` on the same samples in each
 concurrency, each level with fresh model names so that no answer or score comes from the cache.
 Prints samples/s per level, the speedup over concurrency 1, lost and duplicated samples, errors,
 and where the time went (retrieval, generation and scoring seconds summed over samples, server
-requests, 429s, 500s, retries). ``--no-latency`` is the machine's own baseline: the same run with
-an instant server that never fails (the CPU part of a sample: retrieval, prompt, scoring).
+requests, 429s, 500s, retries, and the CPU seconds this process used per sample: at concurrency N
+the rate cannot pass cores / CPU-seconds-per-sample). ``--no-latency`` is the machine's own baseline:
+the same run with an instant server that never fails (the CPU part of a sample: retrieval, prompt,
+scoring). Beside the absolute times it records the load average and a machine reference (MiniLM
+chunks/s on 64 chunk-sized texts), as the machine is usually shared.
+
+An untimed warm-up sample runs first (imports, RAGAS metric build, the one numba compile of ranx).
 
 Needs the dataset's index (``rag-lab index texas_childcare_full``).
 """
@@ -20,7 +25,9 @@ from __future__ import annotations
 
 import argparse
 import json
+import os
 import random
+import sys
 import tempfile
 import threading
 import time
@@ -68,6 +75,20 @@ def start_server(args) -> tuple[FakeOpenAI, dict[str, int]]:
     return server, faults
 
 
+def minilm_chunks_per_s(settings, n: int = 64, words: int = 500) -> float:
+    """The machine reference: MiniLM embeddings of ``n`` chunk-sized texts per second."""
+    from rag_lab.models import get_embed_model
+
+    rng = random.Random(0)
+    vocabulary = [f"w{i}" for i in range(2000)] + ["child", "care", "income", "family", "board", "$1,234", "2026"]
+    texts = [" ".join(rng.choice(vocabulary) for _ in range(words)) for _ in range(n)]
+    model = get_embed_model(settings)
+    model.get_text_embedding_batch(texts[:4])  # loaded and warm
+    started = time.perf_counter()
+    model.get_text_embedding_batch(texts)
+    return n / (time.perf_counter() - started)
+
+
 def count(out: Path, modes: list[str], expected: set[str]) -> dict[str, float]:
     lost = duplicated = errors = nan = 0
     stages = {"retrieve": 0.0, "generate": 0.0, "score": 0.0}
@@ -105,6 +126,9 @@ def main() -> None:
     base = load_settings()
     dataset = resolve_dataset(args.dataset, base.datasets_dir)
     expected = {p.id for p, _ in questions(dataset, args.samples)}
+    reference = {"load_avg_1_5_15": os.getloadavg(), "minilm_chunks_per_s": round(minilm_chunks_per_s(base), 1)}
+    print(f"machine: load average {' '.join(f'{x:.2f}' for x in reference['load_avg_1_5_15'])}, MiniLM "
+          f"{reference['minilm_chunks_per_s']} chunks/s, {os.cpu_count()} cores", flush=True)
     server, faults = start_server(args)
     nonce = f"{time.time():.0f}"
     results: dict[int, dict] = {}
@@ -121,17 +145,19 @@ def main() -> None:
                     "llm_provider": "openai_compatible", "llm_base_url": server.url,
                     "llm_model": f"bench-gen-{nonce}-c{level}", "judge_base_url": server.url})
                 before, faults_before = len(server.requests), dict(faults)
-                started = time.perf_counter()
+                started, cpu_started = time.perf_counter(), time.process_time()
                 out = Path(tmp) / f"c{level}"
                 run_evaluation(dataset, settings, modes, out, limit=args.samples, judge=f"openai_compatible:bench-judge-"
                                f"{nonce}-c{level}", rerank=False, progress=False, metrics=METRICS, concurrency=level)
-                seconds = time.perf_counter() - started
+                seconds, cpu = time.perf_counter() - started, time.process_time() - cpu_started
                 done = count(out, modes, expected)
                 requests = server.requests[before:]
                 results[level] = {"seconds": seconds, "samples_per_s": len(expected) * len(modes) / seconds,
                                   "requests": len(requests), "retries": sum(1 for r in requests if r.retry_count),
                                   "http_429": faults["429"] - faults_before["429"],
-                                  "http_500": faults["500"] - faults_before["500"], **done}
+                                  "http_500": faults["500"] - faults_before["500"], "cpu_s": cpu,
+                                  "cpu_s_per_sample": cpu / (len(expected) * len(modes)),
+                                  "load_avg_1": os.getloadavg()[0], **done}
                 print(f"concurrency {level}: {results[level]['samples_per_s']:.2f} samples/s ({seconds:.1f} s)",
                       flush=True)
     finally:
@@ -143,15 +169,20 @@ def main() -> None:
           f"{0 if args.no_latency else args.p429:.0%} HTTP 429 (Retry-After 1), "
           f"{0 if args.no_latency else args.p500:.0%} HTTP 500")
     header = ("conc", "samples/s", "speedup", "wall s", "lost", "dup", "errors", "NaN", "requests", "429", "500",
-              "retries", "retrieve s", "generate s", "score s")
+              "retries", "retrieve s", "generate s", "score s", "cpu s", "cpu/sample", "load")
     print(" ".join(f"{h:>10}" for h in header))
     for level, r in results.items():
         row = (level, f"{r['samples_per_s']:.2f}", f"{r['samples_per_s'] / first:.1f}×", f"{r['seconds']:.1f}",
                r["lost"], r["duplicated"], r["errors"], r["faithfulness_nan"], r["requests"], r["http_429"],
-               r["http_500"], r["retries"], f"{r['retrieve']:.1f}", f"{r['generate']:.1f}", f"{r['score']:.1f}")
+               r["http_500"], r["retries"], f"{r['retrieve']:.1f}", f"{r['generate']:.1f}", f"{r['score']:.1f}",
+               f"{r['cpu_s']:.1f}", f"{r['cpu_s_per_sample']:.3f}", f"{r['load_avg_1']:.1f}")
         print(" ".join(f"{c!s:>10}" for c in row))
     print("retrieve/generate/score s: summed over samples (they overlap when samples run at once); generate includes "
-          "the SDK's retry waits (Retry-After, backoff)")
+          "the SDK's retry waits (Retry-After, backoff); cpu s: this process's CPU time (all threads, the fake "
+          "server's included); load: 1-minute load average at the end of the level")
+    last = results[levels[-1]]
+    print(f"CPU ceiling: {os.cpu_count()} cores / {last['cpu_s_per_sample']:.3f} CPU-s per sample = "
+          f"{os.cpu_count() / last['cpu_s_per_sample']:.1f} samples/s at most on an idle machine")
     if args.json:
         last = levels[-1]
         args.json.write_text(json.dumps({
@@ -159,7 +190,8 @@ def main() -> None:
             f"speedup_{last}": round(results[last]["samples_per_s"] / first, 2),
             "lost": sum(r["lost"] for r in results.values()),
             "duplicated": sum(r["duplicated"] for r in results.values()),
-            "detail": {str(k): v for k, v in results.items()}}, indent=2))
+            "detail": {str(k): v for k, v in results.items()}, "machine": reference,
+            "command": " ".join(sys.argv)}, indent=2))
 
 
 if __name__ == "__main__":

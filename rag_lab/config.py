@@ -82,6 +82,9 @@ class Settings(BaseSettings):
     # Requests per minute to one provider endpoint (generator and judge alike, retries included),
     # shared by every worker of a run (a token bucket); None: no limit.
     llm_rpm: float | None = Field(None, gt=0)
+    # LLM calls in flight of the contextual-index pass (`index --contextual llm`, `ablate --concurrency`);
+    # None: 1 for the in-process local model, 8 for remote providers (as `eval --concurrency`).
+    llm_concurrency: int | None = Field(None, ge=1)
     # `eval` stops after this many samples in a row fail with the same provider error (0: never).
     max_consecutive_failures: int = Field(5, ge=0)
 
@@ -117,7 +120,7 @@ class Settings(BaseSettings):
 
     @field_validator("qdrant_url", "kendra_index_id", "kendra_region", "aws_region", "embed_model",
                      "llm_model", "agent_model", "llm_threads", "llm_base_url", "embed_base_url",
-                     "judge_base_url", "llm_rpm", mode="before")
+                     "judge_base_url", "llm_rpm", "llm_concurrency", mode="before")
     @classmethod
     def _blank_is_none(cls, value: object) -> object:
         return None if isinstance(value, str) and not value.strip() else value

@@ -33,8 +33,10 @@ def main() -> None:
         return
     from numba.core.errors import NumbaTypeSafetyWarning
 
-    qrels = Qrels({"q1": {"d1": 1}})
-    run = Run({"q1": {"d1": 1.0, "d2": 0.5}})
+    from rag_lab.evaluate.ranx_ids import fixed_width_ids
+
+    run_ids, qrels_ids = fixed_width_ids({"q1": {"d1": 1.0, "d2": 0.5}}, {"q1": {"d1": 1}})  # the ids rag-lab passes
+    qrels, run = Qrels(qrels_ids), Run(run_ids)
     with warnings.catch_warnings():
         # Not ours to fix: ranx 0.3.21's parallel nDCG kernel (ranx/metrics/ndcg.py, `_ndcg_parallel`)
         # indexes a numba typed List with prange's uint64 counter, and numba flags that cast while

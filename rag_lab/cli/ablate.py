@@ -5,7 +5,7 @@ from __future__ import annotations
 import sys
 from pathlib import Path
 
-from rag_lab.cli.settings import get_settings  # lazy: --help must not load pydantic-settings
+from rag_lab.cli.settings import get_settings, positive_int  # lazy: --help must not load pydantic-settings
 from rag_lab.errors import ConfigError
 
 
@@ -55,6 +55,9 @@ def add_ablate(sub, common) -> None:
                    help="contextual index variants as an ablation axis, comma-separated among none, annotations, "
                         "llm, both (e.g. none,annotations): the grid runs on each (retrieval metrics; no answering), and each is compared with the first")
     p.add_argument("--yes", action="store_true", help="confirm an LLM context run beyond the call/time/cost threshold")
+    p.add_argument("--concurrency", type=positive_int, default=None, metavar="N",
+                   help="LLM calls in flight at once: answers (--answer-configs) and chunk contexts (--contextual "
+                        "llm|both) (default 1 for the local model, 8 for remote providers)")
     add_split_option(p)
     common(p)
     p.set_defaults(handler=run_ablate)
@@ -97,6 +100,8 @@ def run_ablate(args) -> int:
     except ValueError as exc:
         raise ConfigError(str(exc), "e.g. --contextual none,annotations") from None
     if variants != ("none",):
+        if args.concurrency is not None:  # the chunk-context pass of each variant's build
+            settings = settings.model_copy(update={"llm_concurrency": args.concurrency})
         return _run_contextual(args, dataset, settings, spec, out, variants)
     build_index(dataset, settings)  # no-op when up to date
     from rag_lab.evaluate.ablation.answers import parse_answer_configs
@@ -109,7 +114,7 @@ def run_ablate(args) -> int:
             raise ConfigError(str(exc), "see results.csv's config column for valid ids") from None
     result = run_ablation(dataset, settings, spec, out, limit=args.limit, progress=True,
                           seed=args.seed, answer_configs=answer_configs,
-                          answer_limit=args.answer_limit, split=args.split)
+                          answer_limit=args.answer_limit, split=args.split, concurrency=args.concurrency)
     print(render_summary(result))
     return 0
 

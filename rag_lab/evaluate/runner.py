@@ -193,19 +193,29 @@ def _run_locked(dataset: Dataset, settings: Settings, modes: list[str], out: Pat
     try:
         with _samples_on(cluster, spec, worker, concurrency) as (run_sample, in_flight):
             guard = RunGuard(max_failures=settings.max_consecutive_failures, max_cost=max_cost)
+            logs: dict[str, SampleLog] = {}
+            costs: dict[str, Any] = {}
+            items: list[tuple[str, tuple]] = []
             for mode in modes:
-                log = SampleLog(out / mode, resume=resume)
+                logs[mode] = SampleLog(out / mode, resume=resume)
                 # finished = recorded without an error; a failed sample is retried (its new line wins)
-                todo = pending(pairs, log.done)
+                todo = pending(pairs, logs[mode].done)
                 if not todo:
                     continue
                 if max_cost is not None:
-                    costs = budget_for(settings, mode, rerank, params, judge_cfg, worker.scorer, worker.answerer(mode),
-                                       models, llm)
-                    guard.estimate, guard.spent = costs.estimate, costs.spent
-                with progress_bar(total=len(todo), desc=mode, unit="sample", enabled=progress) as bar:
-                    run_in_flight(todo, lambda item, mode=mode: run_sample(mode, item), log.append,
-                                  concurrency=in_flight, guard=guard, on_done=bar.update)
+                    costs[mode] = budget_for(settings, mode, rerank, params, judge_cfg, worker.scorer,
+                                             worker.answerer(mode), models, llm)
+                items += [(mode, item) for item in todo]
+            if costs:
+                guard.estimate = lambda entry: costs[entry[0]].estimate(entry[1])
+                guard.spent = lambda record, estimate: costs[record["mode"]].spent(record, estimate)
+            # One pool for every mode: the next mode's samples start while the last ones of a mode finish
+            # (a pool per mode idled its workers at every mode boundary).
+            started = list(dict.fromkeys(mode for mode, _ in items))
+            with progress_bar(total=len(items), desc="+".join(started) or "samples", unit="sample",
+                              enabled=progress) as bar:
+                run_in_flight(items, lambda entry: run_sample(*entry), lambda record: logs[record["mode"]].append(record),
+                              concurrency=in_flight, guard=guard, on_done=bar.update)
         if conversations:
             from rag_lab.evaluate.conversations import run_conversations
 

@@ -102,10 +102,14 @@ def _chunks_for(grid: GridResult, config: Config, qid: str) -> tuple[str, ...]:
 
 
 def generate_answers(index, settings, grid: GridResult, configs: list[Config], queries: dict[str, str],
-                     run_dir: Path, qids: Sequence[str], progress: bool = True, llm=None, **engine_params):
-    """Answers for ``configs`` × ``qids``; returns one record per (config, question)."""
-    from rag_lab.answer.adapter import AnswerPipeline
-    from rag_lab.answer.engine import build_engine
+                     run_dir: Path, qids: Sequence[str], progress: bool = True, llm=None, concurrency: int = 1,
+                     **engine_params):
+    """Answers for ``configs`` × ``qids``; returns one record per (config, question).
+
+    ``concurrency`` answers are in flight at once (:func:`rag_lab.evaluate.schedule.run_in_flight`):
+    only this thread appends to ``answers.jsonl`` (one fsynced line per answer, in the order they
+    finish), so a kill loses at most those in flight and the next run generates exactly them."""
+    from rag_lab.evaluate.schedule import run_in_flight
     from rag_lab.progress import progress_bar
 
     generator = generator_id(settings, llm, engine_params)
@@ -120,19 +124,37 @@ def generate_answers(index, settings, grid: GridResult, configs: list[Config], q
         wanted.setdefault(key, (qid, chunks))
     todo = [(key, qid, chunks) for key, (qid, chunks) in wanted.items() if key not in done]
     if todo:
-        with path.open("a", encoding="utf-8") as handle:
-            for key, qid, chunks in progress_bar(todo, desc="answers", unit="answer", enabled=progress):
-                found = [NodeWithScore(node=nodes[c], score=1.0 / (i + 1)) for i, c in enumerate(chunks) if c in nodes]
-                engine = build_engine("fusion", settings, retriever=FixedRetriever(found), rerank=False, llm=llm,
-                                      top_k=max(len(found), 1), top_n=max(len(found), 1), **engine_params)
-                answer = AnswerPipeline(engine, mode="ablation").query(queries[qid])
-                record = {"context": key, "qid": qid, "chunks": list(chunks), "answer": answer.answer,
-                          "cited": [s.doc for s in answer.cited_sources],
-                          "retrieved": [s.doc for s in answer.retrieved_sources],
-                          "latency_s": answer.response_time, "usage": dict(answer.usage)}
-                append_record(handle, record)
-                done[key] = record
+        if llm is None:  # one LLM (one SDK client, or the model loaded once) for every answer
+            from rag_lab.models.llm import get_llm
+
+            llm = get_llm(settings)
+
+        def answer(item) -> dict:
+            key, qid, chunks = item
+            return _answer(key, qid, chunks, queries[qid], nodes, settings, llm, engine_params)
+
+        def write(record: dict) -> None:
+            append_record(handle, record, durable=True)
+            done[record["context"]] = record
+
+        with path.open("a", encoding="utf-8") as handle, \
+                progress_bar(total=len(todo), desc="answers", unit="answer", enabled=progress) as bar:
+            run_in_flight(todo, answer, write, concurrency=concurrency, on_done=bar.update)
     return [{"config": config_id, **done[keys[(config_id, qid)]]} for (config_id, qid) in contexts]
+
+
+def _answer(key: str, qid: str, chunks, question: str, nodes: dict, settings, llm, engine_params: dict) -> dict:
+    """One generation over exactly ``chunks`` (in a worker thread: its own engine, the shared LLM)."""
+    from rag_lab.answer.adapter import AnswerPipeline
+    from rag_lab.answer.engine import build_engine
+
+    found = [NodeWithScore(node=nodes[c], score=1.0 / (i + 1)) for i, c in enumerate(chunks) if c in nodes]
+    engine = build_engine("fusion", settings, retriever=FixedRetriever(found), rerank=False, llm=llm,
+                          top_k=max(len(found), 1), top_n=max(len(found), 1), **engine_params)
+    answer = AnswerPipeline(engine, mode="ablation").query(question)
+    return {"context": key, "qid": qid, "chunks": list(chunks), "answer": answer.answer,
+            "cited": [s.doc for s in answer.cited_sources], "retrieved": [s.doc for s in answer.retrieved_sources],
+            "latency_s": answer.response_time, "usage": dict(answer.usage)}
 
 
 def answers_frame(rows: list[dict], qa_by_id: dict, qrels: dict):

@@ -8,6 +8,7 @@ clear error naming the file and line, and what to do.
 from __future__ import annotations
 
 import json
+import os
 from pathlib import Path
 
 from rag_lab.errors import DatasetError
@@ -44,7 +45,10 @@ def read_records(path: Path, what: str, required: tuple[str, ...] = ()) -> list[
     return records
 
 
-def append_record(handle, record: dict) -> None:
-    """One record per line, flushed at once (what a crash can lose is the line being written)."""
+def append_record(handle, record: dict, durable: bool = False) -> None:
+    """One record per line, flushed at once (what a crash can lose is the line being written);
+    ``durable``: also fsynced (a paid answer survives a power cut, not only a killed process)."""
     handle.write(json.dumps(record, ensure_ascii=False) + "\n")
     handle.flush()
+    if durable:
+        os.fsync(handle.fileno())

@@ -50,6 +50,8 @@ def ir_per_query(docs: Mapping[str, Mapping[str, Sequence[str]]], qrels: Mapping
     """
     from ranx import Qrels, Run, evaluate
 
+    from rag_lab.evaluate.ranx_ids import fixed_width_ids
+
     names = {m: metric_name(m) if cutoffs is not None else m for m in metrics}
     result: PerQuery = {config: {names[m]: {} for m in metrics} for config in docs}
     by_cutoff: dict[int | None, list[str]] = {}
@@ -70,6 +72,7 @@ def ir_per_query(docs: Mapping[str, Mapping[str, Sequence[str]]], qrels: Mapping
         if not run:
             continue
         ranx_names = {m: m if cutoff is None else f"{m}@{cutoff}" for m in metrics}
+        run, judged = fixed_width_ids(run, judged)
         ranx_run = Run(run)
         evaluate(Qrels(judged), ranx_run, list(ranx_names.values()))  # same keys by construction
         scores = {m: {str(k): float(v) for k, v in ranx_run.scores[ranx_names[m]].items()} for m in metrics}

@@ -67,22 +67,28 @@ def load_questions(dataset: Dataset, limit: int | None = None, split: str = "all
 def run_ablation(dataset: Dataset, settings: Settings, spec: GridSpec, out_dir: Path | str,
                  limit: int | None = None, progress: bool = True,
                  seed: int = 42, answer_configs: list[Config] | None = None, answer_limit: int = 5,
-                 llm=None, contextual: str = "none", split: str = "all") -> AblationResult:
+                 llm=None, contextual: str = "none", split: str = "all",
+                 concurrency: int | None = None) -> AblationResult:
     """The whole ablation (see the module doc). ``answer_configs``: configurations whose chunks are
     also answered (``answer_limit`` questions of a Q&A dataset spread over its source documents,
     as ``--limit`` spreads them; one generation per distinct context, cached in the run folder).
     ``contextual``: run the grid on that contextual index variant (see :mod:`.contextual`).
-    ``split``: the questions of the declared dev split, the rest, or all."""
+    ``split``: the questions of the declared dev split, the rest, or all. ``concurrency``: answers in
+    flight at once (``eval``'s rule: 1 for the in-process local model, which refuses more; 8 remote)."""
+    from rag_lab.evaluate.dry_run import resolve_concurrency
     from rag_lab.evaluate.run_lock import run_lock
+
+    if answer_configs:  # before any work: a refused --concurrency says so at once
+        concurrency = resolve_concurrency(concurrency, settings, None, llm)
 
     with run_lock(out_dir):  # one writer per run folder (a second `ablate --out` there is refused)
         return _run_ablation(dataset, settings, spec, Path(out_dir), limit=limit, progress=progress, seed=seed,
                              answer_configs=answer_configs, answer_limit=answer_limit, llm=llm, contextual=contextual,
-                             split=split)
+                             split=split, concurrency=concurrency)
 
 
 def _run_ablation(dataset: Dataset, settings: Settings, spec: GridSpec, out_dir: Path, *, limit, progress, seed,
-                  answer_configs, answer_limit, llm, contextual, split) -> AblationResult:
+                  answer_configs, answer_limit, llm, contextual, split, concurrency) -> AblationResult:
     from rag_lab.index import CorpusIndex
 
     index = CorpusIndex.open(dataset, settings, contextual)
@@ -134,7 +140,7 @@ def _run_ablation(dataset: Dataset, settings: Settings, spec: GridSpec, out_dir:
         started = time.perf_counter()
         qids = answer_questions(queries, qrels, answer_limit)
         rows = generate_answers(index, settings, grid, answer_configs, queries, out_dir, qids, progress=progress,
-                                llm=llm)
+                                llm=llm, concurrency=concurrency)
         answers = answers_frame(rows, {p.id: p for p in dataset.load_qa()}, qrels)
         answers.to_csv(out_dir / ANSWERS_CSV, index=False)
         timing["answers_s"] = time.perf_counter() - started

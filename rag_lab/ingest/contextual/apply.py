@@ -171,7 +171,9 @@ def contextualize(
     """Give ``nodes`` the contexts of ``variant`` (in place) and report what it took.
 
     LLM variants print the plan first and raise :class:`ConfirmationRequired` when it is beyond
-    the thresholds and ``yes`` is false. ``llm`` overrides the configured LLM (tests).
+    the thresholds and ``yes`` is false. ``llm`` overrides the configured LLM (tests). The LLM calls
+    run ``settings.llm_concurrency`` at once (``RAG_LAB_LLM_CONCURRENCY``; ``eval``'s rule when unset:
+    1 for the in-process local model, which refuses more, 8 for remote providers).
     """
     report = ContextReport(check_variant(variant), chunks=len(nodes))
     if variant == "none":
@@ -198,12 +200,16 @@ def contextualize(
 
             capped = settings.model_copy(update={"llm_max_tokens": MAX_OUTPUT_TOKENS})
             llm = lambda: get_llm(capped)  # noqa: E731  (loaded only at the first cache miss)
+        from rag_lab.evaluate.dry_run import resolve_concurrency
+
+        injected = llm if isinstance(llm, LLM) else None
+        concurrency = resolve_concurrency(settings.llm_concurrency, settings, None, injected)
         window = _planning_window(settings, llm)
         with ContextCache(settings.cache_dir / CONTEXT_CACHE_FILE) as cache:
             contextualizer = ChunkContextualizer(llm, model_id(settings), cache,
                                                  max_document_tokens=document_cap(settings))
             report.plan = plan_contexts(requests, contextualizer, settings.llm_provider, settings.llm_model_name,
-                                        cache, window)
+                                        cache, window, concurrency)
             echo(report.plan.summary())
             if report.plan.needs_confirmation and not yes:
                 raise ConfirmationRequired(
@@ -212,7 +218,7 @@ def contextualize(
                     + (f", ≈ ${report.plan.cost_usd:.2f}" if report.plan.cost_usd else
                        ", cost unknown" if report.plan.cost_usd is None else "") + ")",
                     "rerun with --yes to confirm, or use --contextual annotations (no LLM)")
-            contexts, report.llm = contextualizer.run(requests, progress=progress)
+            contexts, report.llm = contextualizer.run(requests, progress=progress, concurrency=concurrency)
         for slot, context in zip(parts, contexts):
             if context:
                 slot.append(context)

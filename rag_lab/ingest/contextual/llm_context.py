@@ -143,7 +143,7 @@ class ContextStats:
     retries: int = 0
     prompt_tokens: int = 0
     completion_tokens: int = 0
-    seconds: float = 0.0  # time spent in LLM calls this run
+    seconds: float = 0.0  # time spent in LLM calls this run, summed over calls (they overlap at concurrency > 1)
     reasons: Counter = field(default_factory=Counter)  # rejection reasons of every rejected answer
 
     def summary(self) -> str:
@@ -152,6 +152,15 @@ class ContextStats:
                 f"({self.retries} retries), {self.prompt_tokens} prompt + {self.completion_tokens} completion "
                 f"tokens, {self.seconds:.1f}s; {self.contextualised} contextualised, "
                 f"{self.uncontextualised} uncontextualised (rejected answers: {reasons})")
+
+    def add(self, other: "ContextStats") -> None:
+        """Count ``other``'s LLM calls, tokens, time and rejections here."""
+        self.calls += other.calls
+        self.retries += other.retries
+        self.prompt_tokens += other.prompt_tokens
+        self.completion_tokens += other.completion_tokens
+        self.seconds += other.seconds
+        self.reasons.update(other.reasons)
 
     def to_dict(self) -> dict:
         return {"chunks": self.chunks, "from_cache": self.from_cache, "contextualised": self.contextualised,
@@ -229,29 +238,44 @@ class ChunkContextualizer:
         return CachedContext(None if reason else answer, reason, attempt, stats.prompt_tokens - before[0],
                              stats.completion_tokens - before[1], stats.seconds - before[2])
 
-    def contextualize(self, request: ContextRequest, stats: ContextStats | None = None) -> str | None:
-        """The chunk's context, or None when it stays uncontextualised."""
-        stats = stats if stats is not None else ContextStats()
-        stats.chunks += 1
-        key = self.key(request)
-        cached = self.cache.get(key) if self.cache is not None else None
-        if cached is not None:
-            stats.from_cache += 1
-        else:
-            cached = self._generate(request, stats)
-            if self.cache is not None:
-                self.cache.put(key, cached)  # committed now: a crash loses nothing done
-        if cached.context is None:
-            stats.uncontextualised += 1
-        else:
-            stats.contextualised += 1
-        return cached.context
+    def run(self, requests: Sequence[ContextRequest], progress: bool = True,
+            concurrency: int = 1) -> tuple[list[str | None], ContextStats]:
+        """Every request's context, ``concurrency`` LLM calls in flight at once
+        (:func:`rag_lab.evaluate.schedule.run_in_flight`): workers only ask the LLM; this thread reads
+        and writes the cache (one committed row per finished chunk, so a kill loses at most those in
+        flight) and counts. A chunk repeated in ``requests`` is asked once; the rest are cache hits,
+        as they are one at a time."""
+        from rag_lab.evaluate.schedule import run_in_flight
 
-    def run(self, requests: Sequence[ContextRequest], progress: bool = True) -> tuple[list[str | None], ContextStats]:
-        stats = ContextStats()
-        contexts = []
-        bar = progress_bar(requests, desc="chunk contexts", unit="chunk", enabled=progress)
-        for request in bar:
-            contexts.append(self.contextualize(request, stats))
-        bar.close()
+        stats = ContextStats(chunks=len(requests))
+        outcomes: dict[CacheKey, CachedContext] = {}
+        todo: dict[CacheKey, ContextRequest] = {}
+        for request in requests:
+            key = self.key(request)
+            if key in outcomes or key in todo:
+                continue
+            cached = self.cache.get(key) if self.cache is not None else None
+            if cached is not None:
+                outcomes[key] = cached
+            else:
+                todo[key] = request
+        if todo:
+            _ = self.llm  # built once, here, not by the first workers at the same time
+
+        def generate(key: CacheKey) -> dict:
+            own = ContextStats()  # per call: workers share nothing but the LLM
+            return {"key": key, "outcome": self._generate(todo[key], own), "stats": own}
+
+        def write(done: dict) -> None:
+            if self.cache is not None:
+                self.cache.put(done["key"], done["outcome"])  # committed now: a crash loses nothing done
+            outcomes[done["key"]] = done["outcome"]
+            stats.add(done["stats"])
+
+        with progress_bar(total=len(todo), desc="chunk contexts", unit="chunk", enabled=progress) as bar:
+            run_in_flight(list(todo), generate, write, concurrency=concurrency, on_done=bar.update)
+        contexts = [outcomes[self.key(r)].context for r in requests]
+        stats.from_cache = len(requests) - len(todo)
+        stats.contextualised = sum(1 for c in contexts if c is not None)
+        stats.uncontextualised = len(contexts) - stats.contextualised
         return contexts, stats

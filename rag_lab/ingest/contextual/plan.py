@@ -62,8 +62,10 @@ class ContextPlan:
 
 
 def plan_contexts(requests: Sequence[ContextRequest], contextualizer: ChunkContextualizer, provider: str,
-                  model: str, cache: ContextCache | None = None, context_window: int = 4096) -> ContextPlan:
-    """Estimate without calling (or loading) the model: ``context_window`` is the model's window."""
+                  model: str, cache: ContextCache | None = None, context_window: int = 4096,
+                  concurrency: int = 1) -> ContextPlan:
+    """Estimate without calling (or loading) the model: ``context_window`` is the model's window;
+    ``concurrency`` remote calls in flight divide the time (the local model answers one at a time)."""
     chars_per_token = CHARS_PER_TOKEN.get(provider, DEFAULT_CHARS_PER_TOKEN)
     todo = [r for r in requests if cache is None or not cache.contains(contextualizer.key(r))]
     prompt_tokens = 0
@@ -76,7 +78,7 @@ def plan_contexts(requests: Sequence[ContextRequest], contextualizer: ChunkConte
     if provider == "local":
         seconds = prompt_tokens / LOCAL_PROMPT_TOKENS_PER_S + completion / LOCAL_OUTPUT_TOKENS_PER_S
     else:
-        seconds = len(todo) * REMOTE_SECONDS_PER_CALL + completion / REMOTE_OUTPUT_TOKENS_PER_S
+        seconds = (len(todo) * REMOTE_SECONDS_PER_CALL + completion / REMOTE_OUTPUT_TOKENS_PER_S) / concurrency
     price = price_for(provider, model)
     cost = price.cost(prompt_tokens, completion) if price is not None else None
     return ContextPlan(provider, model, len(requests), len(requests) - len(todo), len(todo), prompt_tokens,

@@ -2,7 +2,11 @@
 
 Keys are hashes of ``{"kind", "model", "prompt_version", "inputs"}``: change the model, the
 prompt or any input and the entry no longer matches; leave them and a re-run costs nothing.
-SQLite with a commit per entry, so a crash keeps everything cached before it.
+SQLite with a commit per entry, so a crash keeps everything cached before it. In WAL mode with
+``synchronous=NORMAL`` a commit is not fsynced: a killed process still keeps every committed entry
+(they are in the WAL file); a power cut may lose the last ones, which are then simply recomputed.
+A commit fsynced (``FULL``) took ≈ 12 ms under the cache's lock, which the samples in flight of
+``eval --concurrency`` queued for.
 """
 
 from __future__ import annotations
@@ -29,6 +33,7 @@ class DiskCache:
         self._lock = threading.Lock()
         self._db = sqlite3.connect(self.path, check_same_thread=False, timeout=30)
         self._db.execute("PRAGMA journal_mode=WAL")
+        self._db.execute("PRAGMA synchronous=NORMAL")  # see the module doc
         self._db.execute("CREATE TABLE IF NOT EXISTS entries (key TEXT PRIMARY KEY, kind TEXT, value TEXT NOT NULL)")
         self._db.commit()
         self.hits = 0

@@ -29,28 +29,24 @@ def positive_int(text: str) -> int:
     return value
 
 
-def non_negative_int(text: str) -> int:
-    """argparse ``type`` of caps where 0 means off (--max-per-doc): a whole number ≥ 0."""
-    import argparse
-
-    try:
-        value = int(text)
-    except ValueError:
-        value = -1
-    if value < 0:
-        raise argparse.ArgumentTypeError(f"expected a whole number ≥ 0 (0 = no cap), got {text!r}")
-    return value
-
-
-def non_negative_float(text: str) -> float:
-    """argparse ``type`` of weights where 0 means off (--year-boost): a number ≥ 0."""
+def _at_least_zero(text: str, parse, what: str):
     import argparse
     import math
 
     try:
-        value = float(text)
+        value = parse(text)
     except ValueError:
-        value = -1.0
+        value = -1
     if not math.isfinite(value) or value < 0:
-        raise argparse.ArgumentTypeError(f"expected a number ≥ 0 (0 = off), got {text!r}")
+        raise argparse.ArgumentTypeError(f"expected {what}, got {text!r}")
     return value
+
+
+def non_negative_int(text: str) -> int:
+    """argparse ``type`` of caps where 0 means off (--max-per-doc): a whole number ≥ 0."""
+    return _at_least_zero(text, int, "a whole number ≥ 0 (0 = no cap)")
+
+
+def non_negative_float(text: str) -> float:
+    """argparse ``type`` of weights where 0 means off (--year-boost): a number ≥ 0."""
+    return _at_least_zero(text, float, "a number ≥ 0 (0 = off)")

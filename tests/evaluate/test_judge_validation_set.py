@@ -132,3 +132,12 @@ def test_pairwise_accuracy_and_auc():
     assert a.pairwise_accuracy == 0.5 and a.failure_rate == pytest.approx(1 / 6)
     assert a.auc == pytest.approx((1 + 0.5 + 1 + 0 + 1 + 1) / 6)
     assert roc_auc([1.0], []) is None
+
+
+def test_a_degenerate_judge_scores_no_agreement():
+    labels = {"supported": 1.0, "changed_fact": 1.0, "added_claim": 1.0}
+    constant = agreement({f"q{i}": dict(labels) for i in range(5)})  # says "supported" to everything
+    assert (constant.pairs, constant.pairs_won, constant.pairs_tied) == (10, 0, 10)
+    assert constant.pairwise_accuracy == 0.0 and constant.auc == 0.5
+    failing = agreement({"q1": {"supported": None, "changed_fact": None, "added_claim": None}})
+    assert failing.failure_rate == 1.0 and failing.pairwise_accuracy == 0.0 and failing.auc is None

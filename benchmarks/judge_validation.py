@@ -1,6 +1,6 @@
 """How far a judge agrees with labels: RAGAS's judged metrics on the judge validation set.
 
-    python benchmarks/judge_validation.py [--judge local[:MODEL] | openai:MODEL …] [--limit N]
+    python benchmarks/judge_validation.py [--judge local[:MODEL] | openai:MODEL …] [--skip K] [--limit N]
         [--metrics faithfulness,factual_correctness] [--own N] [--out runs/judge_validation]
 
 Each question of ``datasets/texas_childcare_full/judge_validation.jsonl`` (outside the dev split)
@@ -31,12 +31,19 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 SET_FILE = Path("datasets/texas_childcare_full/judge_validation.jsonl")
 DEFAULT_METRICS = ("faithfulness", "factual_correctness")
+# The judge's levers (per-statement NLI, grounded NLI, list bounds) were tried and chosen on the set's
+# first questions; the reported agreement is measured on the rest (``--skip 10``).
+DEV_QUESTIONS = 10
 
 
-def load_set(path: Path, limit: int | None) -> list[dict[str, Any]]:
+def load_set(path: Path, limit: int | None, skip: int = 0) -> list[dict[str, Any]]:
+    """Questions ``skip + 1`` … ``skip + limit`` of the set (all after ``skip`` without a limit)."""
     if not path.is_file():
         raise SystemExit(f"{path} not found: run `python benchmarks/build_judge_validation.py` first")
     items = [json.loads(line) for line in path.read_text(encoding="utf-8").splitlines() if line.strip()]
+    if skip >= len(items):
+        raise SystemExit(f"--skip {skip}: {path} has only {len(items)} questions")
+    items = items[skip:]
     return items[:limit] if limit else items
 
 
@@ -66,14 +73,24 @@ def judge_one(scorer, item: dict[str, Any], label: str, answer: str, metric: str
 
     record = {"id": item["id"], "question": item["question"], "answer": answer, "reference": item["reference"],
               "contexts": item["contexts"]}
+    judge = scorer.judge_of(metric)
+    transcript = None
+    if judge is not None and hasattr(judge, "transcript"):  # the constrained judge's replies
+        transcript = judge.transcript = []
     wall, cpu = time.perf_counter(), time.process_time()
-    with track_usage() as usage:
-        scores, errors = scorer.score(record)
+    try:
+        with track_usage() as usage:
+            scores, errors = scorer.score(record)
+    finally:
+        if transcript is not None:
+            judge.transcript = None
     return {"id": item["id"], "label": label, "metric": metric, "inputs": inputs_hash(item, answer),
             "score": scores.get(metric),
             "error": errors.get(metric), "seconds": round(time.perf_counter() - wall, 2),
             "cpu_seconds": round(time.process_time() - cpu, 2), "prompt_tokens": usage.prompt_tokens,
-            "completion_tokens": usage.completion_tokens, "calls": usage.calls}
+            "completion_tokens": usage.completion_tokens, "calls": usage.calls,
+            # what the judge wrote (statements, quotes, reasons, verdicts); empty for a cached score
+            "replies": transcript or []}
 
 
 def table(rows: list[dict[str, Any]], metrics: list[str]) -> str:
@@ -139,7 +156,10 @@ def own_answers(items: list[dict[str, Any]], settings, scorer, out: Path, genera
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--judge", default="local", help="PROVIDER[:MODEL], as `rag-lab eval --judge`")
-    parser.add_argument("--limit", type=int, default=None, help="first N questions of the set")
+    parser.add_argument("--limit", type=int, default=None, help="N questions of the set (after --skip)")
+    parser.add_argument("--skip", type=int, default=0,
+                        help=f"leave out the first K questions (the first {DEV_QUESTIONS} are where the judge's "
+                             "design was chosen: report on the others)")
     parser.add_argument("--metrics", default=",".join(DEFAULT_METRICS),
                         help="comma-separated judged metrics (faithfulness, factual_correctness, llm_context_recall, "
                              "llm_context_precision_with_reference, response_relevancy)")
@@ -156,7 +176,7 @@ def main() -> int:
     from rag_lab.models.llm.disk_cache import DiskCache
 
     metrics = [m.strip() for m in args.metrics.split(",") if m.strip()]
-    items = load_set(args.set, args.limit)
+    items = load_set(args.set, args.limit, args.skip)
     by_id = {item["id"]: item for item in items}
     settings = get_settings()
     judge_cfg = judge_settings(settings, args.judge)
@@ -193,7 +213,8 @@ def main() -> int:
             cache.close()
     ids = {i["id"] for i in items}
     rows = [r for (q, _, _), r in done.items() if q in ids]
-    print(f"\n{args.set}: {len({r['id'] for r in rows})} of {len(items)} questions judged by {judge_id(judge_cfg)} "
+    span = f"questions {args.skip + 1}–{args.skip + len(items)}"
+    print(f"\n{args.set} ({span}): {len({r['id'] for r in rows})} of {len(items)} judged by {judge_id(judge_cfg)} "
           f"(RAG_LAB_LLM_THREADS={settings.llm_threads})")
     print(table(rows, metrics))
     if args.own:

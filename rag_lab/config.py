@@ -75,10 +75,14 @@ class Settings(BaseSettings):
     max_retries: int = Field(3, ge=0, le=10)
     # Seconds the judged metrics of one sample may take together; a metric still running then is
     # cut off and recorded as failed (NaN with the reason), so a hanging judge cannot stall a run.
-    judge_deadline: float = Field(300.0, gt=0)
+    # None: 300 s for a provider judge; for the in-process local judge (no network to hang on, only a
+    # slow CPU: minutes per metric on 2 cores) 900 s per judged metric of the sample.
+    judge_deadline: float | None = Field(None, gt=0)
     # How the judge verifies statements (faithfulness, factual correctness): RAGAS's one call for all
-    # statements ("batch") or one call per statement ("per_statement": benchmarks/judge_validation.py).
-    judge_nli: Literal["batch", "per_statement"] = "batch"
+    # statements ("batch"), one call per statement ("per_statement"), or one call with a quote of the
+    # context before each verdict ("grounded"); "auto": grounded for the schema-constrained local
+    # judge, RAGAS's own batch prompt for provider judges. Measured in benchmarks/judge_validation.py.
+    judge_nli: Literal["auto", "batch", "per_statement", "grounded"] = "auto"
     # Requests per minute to one provider endpoint (generator and judge alike, retries included),
     # shared by every worker of a run (a token bucket); None: no limit.
     llm_rpm: float | None = Field(None, gt=0)

@@ -88,7 +88,7 @@ class Scorer:
         # an object LLM's identity hashes its whole configuration; a named one's leaves these out
         self.judge_settings = (output_settings(judge_llm) if judge_llm is not None
                                and not self.judge_identity.startswith("object:") else None)
-        self.deadline = float(settings.judge_deadline)
+        self.deadline = judge_deadline(settings, judge_llm, sum(s.judged for s in self.specs))
         self._refusal: str | None = None  # the judge's access refusal, once seen
         self._built: dict[str, Any] = {}
         # One loop for every metric: the judge's async HTTP clients pool their connections per loop
@@ -106,6 +106,12 @@ class Scorer:
             if spec.name not in self._built:
                 self._built[spec.name] = spec.build(self.context)
             return self._built[spec.name]
+
+    def judge_of(self, metric: str) -> Any:
+        """The RAGAS LLM that judges ``metric`` (a ``ConstrainedJudge`` for the local model), built if
+        needed; None when this scorer has no such judged metric."""
+        spec = next((s for s in self.specs if s.name == metric and s.judged), None)
+        return None if spec is None else self._metric(spec).llm
 
     def score(self, record: dict[str, Any]) -> tuple[dict[str, float | None], dict[str, str]]:
         sample = to_sample(record)
@@ -152,7 +158,8 @@ class Scorer:
         if (design := getattr(getattr(metric, "llm", None), "design", None)) is not None:
             inputs["judge_design"] = design
         # a RAGAS prompt replaced by one of ours (e.g. per-statement NLI) asks differently
-        replaced = {name: f"{type(p).__module__}.{type(p).__qualname__}" for name, p in metric.get_prompts().items()
+        replaced = {name: f"{type(p).__module__}.{type(p).__qualname__}" + (f"@{p.design}" if getattr(p, "design", None) else "")
+                    for name, p in metric.get_prompts().items()
                     if not type(p).__module__.startswith("ragas.")}
         if replaced:
             inputs["prompts"] = replaced
@@ -190,6 +197,21 @@ async def _before(deadline: float, coro):
 
     call_deadline.set(deadline)
     return await asyncio.wait_for(coro, deadline - time.monotonic())
+
+
+PROVIDER_JUDGE_DEADLINE = 300.0
+LOCAL_JUDGE_SECONDS_PER_METRIC = 900.0
+
+
+def judge_deadline(settings: Any, judge_llm: Any, judged_metrics: int) -> float:
+    """Seconds the judged metrics of one sample may take together: ``settings.judge_deadline`` when
+    set, else 300 s for a provider judge and 900 s per judged metric for the local (schema-constrained,
+    in-process) judge, whose calls are bounded by their token budget but take minutes on 2 cores."""
+    if settings.judge_deadline is not None:
+        return float(settings.judge_deadline)
+    if getattr(judge_llm, "supports_constrained_output", False):
+        return LOCAL_JUDGE_SECONDS_PER_METRIC * max(judged_metrics, 1)
+    return PROVIDER_JUDGE_DEADLINE
 
 
 _RANX_LOCK = threading.Lock()

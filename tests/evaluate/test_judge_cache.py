@@ -168,7 +168,7 @@ def test_a_changed_constrained_judge_design_is_rescored(lab_settings, monkeypatc
 
     scorer = Scorer(lab_settings, judge_llm=_local_judge(), metrics=["faithfulness"])
     base = _faithfulness_key(scorer)
-    monkeypatch.setattr(constrained, "JUDGE_DESIGN", "constrained-v2")
+    monkeypatch.setattr(constrained, "JUDGE_DESIGN", "constrained-v0")
     assert _faithfulness_key(scorer) != base
     monkeypatch.undo()
     assert _faithfulness_key(scorer) == base

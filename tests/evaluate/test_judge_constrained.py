@@ -44,8 +44,8 @@ class ScriptedLLM(CustomLLM):
         raise NotImplementedError
 
 
-def _scorer(llm) -> Scorer:
-    return Scorer(Settings(_env_file=None), judge_llm=llm, metrics=["faithfulness"])
+def _scorer(llm) -> Scorer:  # RAGAS's own NLI prompt (the scripted replies are its output model)
+    return Scorer(Settings(_env_file=None, judge_nli="batch"), judge_llm=llm, metrics=["faithfulness"])
 
 
 def test_constrained_llms_get_the_constrained_judge_others_ragas_adapter():
@@ -68,7 +68,8 @@ def test_junk_is_retried_once_then_recorded_with_its_reason():
     assert (first["max_tokens"], retry["max_tokens"], retry["temperature"]) == (1024, 2048, 0.3)
     assert "temperature" not in first  # the judge's own (greedy) setting
     schema = llm.requests[0]["response_format"]["json_schema"]["schema"]
-    assert schema["title"] == "StatementGeneratorOutput" and schema["properties"]["statements"]["minItems"] == 1
+    assert schema["title"] == "StatementGeneratorOutput"
+    assert (schema["properties"]["statements"]["minItems"], schema["properties"]["statements"]["maxItems"]) == (1, 24)
 
 
 def test_a_retry_that_parses_scores():
@@ -133,7 +134,7 @@ def test_a_judge_cut_off_at_the_deadline_stops_working(monkeypatch):
     import time
 
     llm = SlowJunkLLM(replies=[], requests=[])
-    scorer = Scorer(Settings(_env_file=None, judge_deadline=0.2), judge_llm=llm, metrics=["faithfulness"])
+    scorer = Scorer(Settings(_env_file=None, judge_deadline=0.2, judge_nli="batch"), judge_llm=llm, metrics=["faithfulness"])
     scores, errors = scorer.score(RECORD)
     assert scores["faithfulness"] is None and "judge deadline" in errors["faithfulness"]
     time.sleep(3 * llm.seconds)  # long enough for a retry to start and finish
@@ -156,3 +157,16 @@ def test_the_judge_starts_no_call_after_the_deadline():
     finally:
         call_deadline.reset(token)
     assert llm.requests == []
+
+
+def test_the_sample_deadline_gives_the_local_judge_minutes_per_metric_and_a_provider_300_s():
+    from llama_index.core.llms import MockLLM
+
+    from rag_lab.evaluate.scoring import judge_deadline
+
+    local = ScriptedLLM(replies=[], requests=[])  # schema-constrained, like the in-process model
+    metrics = ["faithfulness", "factual_correctness"]
+    assert Scorer(Settings(_env_file=None), judge_llm=local, metrics=metrics).deadline == 1800.0
+    assert Scorer(Settings(_env_file=None), judge_llm=MockLLM(), metrics=metrics).deadline == 300.0
+    assert Scorer(Settings(_env_file=None, judge_deadline=42), judge_llm=local, metrics=metrics).deadline == 42.0
+    assert judge_deadline(Settings(_env_file=None), local, 5) == 4500.0

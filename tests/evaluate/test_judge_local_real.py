@@ -30,3 +30,32 @@ def test_local_judge_scores_a_sample_through_ragas_with_every_call_parsed():
     assert all(isinstance(j, ConstrainedJudge) for j in judges)
     assert judges[0].stats.calls >= 2 and judges[0].stats.failures == 0  # statements, then verdicts
     assert judges[0].stats.prompt_tokens > 500  # RAGAS's own prompts (instruction, schema, examples)
+
+
+def test_the_real_grammar_bounds_a_list_the_model_would_run_on(monkeypatch):
+    """``maxItems`` reaches llama.cpp's grammar: asked for 30 statements, the 1.5B writes the bound."""
+    from ragas.metrics._faithfulness import StatementGeneratorOutput
+
+    from rag_lab.evaluate.judge import constrained
+
+    monkeypatch.setattr(constrained, "MAX_LIST_ITEMS", 3)
+    judge = ConstrainedJudge(build_judge(Settings(_env_file=None, llm_provider="local")), max_tokens=256)
+    reply = judge.generate("Write the statements 'Number 1.', 'Number 2.' and so on up to 'Number 30.' as JSON: "
+                           '{"statements": [...]}', StatementGeneratorOutput)
+    # (the third item may carry the model's urge to go on, e.g. "Number 3., ": the list cannot)
+    assert len(reply.statements) == 3 and reply.statements[:2] == ["Number 1.", "Number 2."]
+    assert judge.stats.failures == 0
+
+
+def test_grounded_judge_quotes_the_context_and_catches_a_changed_number():
+    """``RAG_LAB_JUDGE_NLI=grounded`` on the real model: the quote is the context's passage, and the
+    statement's number is compared with the quote's."""
+    settings = Settings(_env_file=None, llm_provider="local", judge_nli="grounded")  # type: ignore[call-arg]
+    scorer = Scorer(settings, judge_llm=build_judge(settings), metrics=["faithfulness"])
+    changed = RECORD | {"answer": "The weekly income limit for a family of 4 is $1,950."}
+    scores, errors = scorer.score(changed)
+    assert errors == {} and scores["faithfulness"] == 0.0
+    judge = scorer._metric(scorer.specs[0]).llm
+    quoted = [v.evidence for reply in judge._replies.values() for v in getattr(reply, "statements", [])
+              if hasattr(v, "evidence")]
+    assert quoted == [RECORD["contexts"][0]["text"]]

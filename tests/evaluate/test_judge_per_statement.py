@@ -68,7 +68,7 @@ def test_each_statement_is_judged_in_its_own_call_and_scored_by_ragas():
 
 def test_batch_is_ragas_one_call_with_the_same_score():
     llm = NliLLM(prompts=[])
-    scorer = Scorer(Settings(_env_file=None), judge_llm=llm, metrics=["faithfulness"])
+    scorer = Scorer(Settings(_env_file=None, judge_nli="batch"), judge_llm=llm, metrics=["faithfulness"])
     scores, _ = scorer.score(RECORD)
     assert _nli_inputs(llm) == [STATEMENTS]
     assert scores["faithfulness"] == 2 / 3
@@ -84,7 +84,7 @@ def test_factual_correctness_verifies_claims_one_per_call():
 
 
 def test_per_statement_scores_are_keyed_and_named_apart():
-    batch = Scorer(Settings(_env_file=None), judge_llm=NliLLM(prompts=[]), metrics=["faithfulness"])
+    batch = Scorer(Settings(_env_file=None, judge_nli="batch"), judge_llm=NliLLM(prompts=[]), metrics=["faithfulness"])
     per = Scorer(Settings(_env_file=None, judge_nli="per_statement"), judge_llm=NliLLM(prompts=[]),
                  metrics=["faithfulness"])
     from rag_lab.evaluate.scoring import to_sample
@@ -93,4 +93,4 @@ def test_per_statement_scores_are_keyed_and_named_apart():
     sample = to_sample(RECORD)
     assert batch.judge_key(spec_b, sample) != per.judge_key(spec_p, sample)
     assert judge_id(Settings(_env_file=None, judge_nli="per_statement")).endswith("+per-statement")
-    assert not judge_id(Settings(_env_file=None)).endswith("+per-statement")
+    assert not judge_id(Settings(_env_file=None, judge_nli="batch")).endswith("+per-statement")

@@ -57,3 +57,13 @@ def test_a_recorded_judgment_counts_only_for_what_it_judged(bench):
     rebuilt = item | {"reference": "The bi-weekly limit is $4,106."}  # the set was rebuilt: judge again
     assert not bench.same_inputs(row, rebuilt, "supported")
     assert not bench.same_inputs({}, item, "supported")  # a row from before the inputs were recorded
+
+
+def test_skip_and_limit_select_a_span_of_the_set(bench, tmp_path):
+    path = tmp_path / "set.jsonl"
+    path.write_text("".join(json.dumps({"id": f"q{i}"}) + "\n" for i in range(1, 13)), encoding="utf-8")
+    assert [i["id"] for i in bench.load_set(path, None)] == [f"q{i}" for i in range(1, 13)]
+    assert [i["id"] for i in bench.load_set(path, 2, bench.DEV_QUESTIONS)] == ["q11", "q12"]
+    assert [i["id"] for i in bench.load_set(path, None, 11)] == ["q12"]
+    with pytest.raises(SystemExit, match="--skip 12: .* has only 12 questions"):
+        bench.load_set(path, None, 12)

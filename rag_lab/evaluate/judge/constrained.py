@@ -34,9 +34,13 @@ JUDGE_MAX_TOKENS = 1024
 RETRY_TEMPERATURE = 0.3
 # Part of the judge's cache identity (with the budget and retry settings, see ``ConstrainedJudge.design``):
 # bump it when how the judge is asked changes its scores.
-JUDGE_DESIGN = "constrained-v1"
+JUDGE_DESIGN = "constrained-v2"
+# At most this many statements, claims or verdicts per reply: a short RAG answer has far fewer, and the
+# bound ends the one failure seen under the grammar (the 1.5B claim splitter repeating a claim until
+# the token budget ran out).
+MAX_LIST_ITEMS = 24
 # The rule ``judge_schema`` adds to RAGAS's output schemas: in the design, so changing it misses the cache.
-SCHEMA_RULE = "top-level arrays minItems=1"
+SCHEMA_RULE = f"top-level arrays minItems=1, maxItems={MAX_LIST_ITEMS}"
 
 # ``time.monotonic()`` after which no judge call starts (set per sample by the scorer; None: no deadline).
 call_deadline: contextvars.ContextVar[float | None] = contextvars.ContextVar("judge_call_deadline", default=None)
@@ -65,13 +69,15 @@ class JudgeStats:
 
 
 def judge_schema(model: type[BaseModel]) -> dict[str, Any]:
-    """``model``'s JSON schema with every top-level list non-empty: an empty statement or verdict
-    list is the one reply that still parses and makes RAGAS return NaN (seen: faithfulness on a
-    long answer). The judged inputs are never empty, so neither is a right reply."""
+    """``model``'s JSON schema with every top-level list non-empty and bounded: an empty statement or
+    verdict list is the one reply that still parses and makes RAGAS return NaN (seen: faithfulness on
+    a long answer), and an unbounded one can repeat an item until the budget cuts it. The judged
+    inputs are never empty, so neither is a right reply. Bounds the model sets itself are kept."""
     schema = model.model_json_schema()
     for prop in (schema.get("properties") or {}).values():
         if prop.get("type") == "array":
             prop.setdefault("minItems", 1)
+            prop.setdefault("maxItems", MAX_LIST_ITEMS)
     return schema
 
 
@@ -109,6 +115,13 @@ class ConstrainedJudge(InstructorBaseRagasLLM):
         self.stats = JudgeStats()
         self._lock = threading.Lock()
         self._replies: dict[tuple[str, str], BaseModel] = {}
+        # When a list: every reply (output model name and content) is appended, e.g. for a benchmark
+        # that keeps the judge's quotes and reasons beside its score.
+        self.transcript: list[dict[str, Any]] | None = None
+
+    def _note(self, response_model: type[BaseModel], reply: BaseModel) -> None:
+        if self.transcript is not None:
+            self.transcript.append({"output": response_model.__name__, "reply": reply.model_dump(mode="json")})
 
     @property
     def design(self) -> str:
@@ -148,6 +161,7 @@ class ConstrainedJudge(InstructorBaseRagasLLM):
     def generate(self, prompt: str, response_model: type[T]) -> T:
         key = (response_model.__name__, prompt)
         if (hit := self._replies.get(key)) is not None and isinstance(hit, response_model):
+            self._note(response_model, hit)
             return hit.model_copy(deep=True)
         reasons: list[str] = []
         deadline = call_deadline.get()
@@ -165,6 +179,7 @@ class ConstrainedJudge(InstructorBaseRagasLLM):
                 if len(self._replies) >= REPLIES_KEPT:
                     self._replies.clear()
                 self._replies[key] = reply.model_copy(deep=True)
+                self._note(response_model, reply)
                 return reply
             except Exception as exc:  # noqa: BLE001 - retried once, then raised with every reason
                 reasons.append(f"{type(exc).__name__}: {exc}"[:400])

@@ -15,6 +15,15 @@ from rag_lab.evaluate.judge.constrained import JUDGE_DESIGN, ConstrainedJudge
 JUDGE_N_CTX = 16384
 
 
+def nli_design(settings: Settings, constrained: bool) -> str:
+    """How the judge verifies statements: ``settings.judge_nli``, where "auto" is the grounded prompt
+    for a schema-constrained judge (the local model: chosen on the validation set's dev questions)
+    and RAGAS's own batch prompt for any other judge."""
+    if settings.judge_nli == "auto":
+        return "grounded" if constrained else "batch"
+    return settings.judge_nli
+
+
 def judge_id(settings: Settings) -> str:
     """The judge's name in manifests and the dry run (``settings`` = the judge's settings); judged
     scores' cache keys use ``llm_identity`` of the built judge and its design (``Scorer.judge_key``)."""
@@ -23,7 +32,8 @@ def judge_id(settings: Settings) -> str:
     base = model_id(settings)  # identity.llm_name spelling: provider[@endpoint]:model
     if settings.llm_provider == "local":
         base = f"{base}+{JUDGE_DESIGN}@{JUDGE_N_CTX}"
-    return base + ("+per-statement" if settings.judge_nli == "per_statement" else "")
+    design = nli_design(settings, constrained=settings.llm_provider == "local")
+    return base + ("" if design == "batch" else "+" + design.replace("_", "-"))
 
 
 def build_judge(settings: Settings) -> Any:

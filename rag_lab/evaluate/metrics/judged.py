@@ -24,11 +24,19 @@ def _metric(class_name: str, **kwargs):
         with warnings.catch_warnings():  # ragas 0.4 marks these imports deprecated (still its API)
             warnings.simplefilter("ignore", DeprecationWarning)
             cls = getattr(ragas.metrics, class_name)
+        from rag_lab.evaluate.judge import ConstrainedJudge
+        from rag_lab.evaluate.judge.factory import nli_design
+
         metric = cls(llm=_llm(ctx), **kwargs)
-        if ctx.settings.judge_nli == "per_statement":
+        design = nli_design(ctx.settings, constrained=isinstance(metric.llm, ConstrainedJudge))
+        if design == "per_statement":
             from rag_lab.evaluate.judge.per_statement import use_per_statement_nli
 
             use_per_statement_nli(metric)
+        elif design == "grounded":
+            from rag_lab.evaluate.judge.grounded import use_grounded_nli
+
+            use_grounded_nli(metric)
         return metric
     return build
 

@@ -1,0 +1,147 @@
+"""Grounded NLI (``RAG_LAB_JUDGE_NLI=grounded``): RAGAS's NLI prompt with an ``evidence`` field that a
+constrained judge can only fill with one of the context's passages; verdicts scored by RAGAS."""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+
+import pytest
+from llama_index.core.llms import CompletionResponse, CustomLLM, LLMMetadata
+from llama_index.core.llms.callbacks import llm_completion_callback
+from pydantic import ValidationError
+
+from rag_lab.config import Settings
+from rag_lab.evaluate.judge import judge_id
+from rag_lab.evaluate.judge.grounded import NO_EVIDENCE, grounded_output_model, passages
+from rag_lab.evaluate.scoring import Scorer, to_sample
+
+CHART = "Income limits BCY 2026\nFamily of 4 | Weekly: $1,770 | Annual: $92,041\nFamily of 5 | Weekly: $2,050"
+STATEMENTS = ["The weekly limit for a family of 4 is $1,770.", "The annual limit for a family of 4 is $95,000."]
+RECORD = {"id": "q1", "question": "What are the limits for a family of 4?",
+          "answer": "For a family of 4 the weekly limit is $1,770 and the annual limit is $95,000.",
+          "reference": "For a family of 4 the weekly limit is $1,770 and the annual limit is $92,041.",
+          "contexts": [{"text": CHART, "filename": "chart.pdf"}]}
+
+
+class QuotingLLM(CustomLLM):
+    """Splits the answer into ``STATEMENTS``; quotes the passage with the statement's family size and
+    calls a statement supported when its last number is in that passage (what a careful judge does)."""
+
+    requests: list[dict[str, Any]] = []
+
+    @property
+    def metadata(self) -> LLMMetadata:
+        return LLMMetadata(model_name="quoting-script")
+
+    @property
+    def supports_constrained_output(self) -> bool:
+        return True
+
+    @llm_completion_callback()
+    def complete(self, prompt: str, formatted: bool = False, **kwargs: Any) -> CompletionResponse:
+        self.requests.append({"prompt": prompt, **kwargs})
+        schema = kwargs["response_format"]["json_schema"]["schema"]
+        if "claims" in schema["properties"]:
+            reply = {"claims": STATEMENTS}
+        elif "evidence" not in json.dumps(schema):
+            reply = {"statements": STATEMENTS}
+        else:
+            asked = json.loads(prompt.rsplit("input: ", 1)[1].split("\nOutput:")[0].strip())["statements"]
+            quotable = schema["$defs"]["GroundedVerdictQuoted"]["properties"]["evidence"]["enum"]
+            reply = {"statements": []}
+            for statement in asked:
+                evidence = next((p for p in quotable if "Family of 4" in p), NO_EVIDENCE)
+                number = statement.rstrip(".").split()[-1]
+                reply["statements"].append({"statement": statement, "evidence": evidence, "reason": "compared",
+                                            "verdict": int(number in evidence)})
+        return CompletionResponse(text=json.dumps(reply), raw={"usage": {"prompt_tokens": 5, "completion_tokens": 5}})
+
+    @llm_completion_callback()
+    def stream_complete(self, prompt: str, formatted: bool = False, **kwargs: Any):
+        raise NotImplementedError
+
+
+def grounded() -> Settings:
+    return Settings(_env_file=None, judge_nli="grounded")
+
+
+def test_passages_are_the_contexts_lines_with_long_ones_cut_into_sentences():
+    assert passages("a | b\n\n  a |   b \nc.") == ["a | b", "c."]  # whitespace folded, blanks and repeats dropped
+    short = "One. Two."  # a short line stays whole (a table row or a short paragraph)
+    assert passages(short) == [short]
+    sentences = ["The program serves families in every county of the state of Texas, and it has for years.",
+                 "Parents pay a share of cost;", "The board sets it for each family size, e.g. for a family of 4.",
+                 "It changes every year in October when the new Board Contract Year starts, after the board has "
+                 "reviewed the federal poverty guidelines and the state median income."]
+    long_line = " ".join(sentences)
+    assert len(long_line) > 300 and passages(long_line) == sentences  # "e.g. for": no cut before lower case
+
+
+def test_the_output_model_takes_only_the_contexts_passages_and_one_verdict_per_statement():
+    model = grounded_output_model(CHART, 2)
+    row = {"statement": "s", "evidence": "Family of 5 | Weekly: $2,050", "reason": "r", "verdict": 0}
+    assert len(model.model_validate({"statements": [row, row | {"evidence": NO_EVIDENCE}]}).statements) == 2
+    with pytest.raises(ValidationError):  # a quote the context does not hold
+        model.model_validate({"statements": [row, row | {"evidence": "Family of 4 | Weekly: $1,950"}]})
+    with pytest.raises(ValidationError):  # one verdict short
+        model.model_validate({"statements": [row]})
+
+
+def test_the_judge_quotes_from_an_enum_of_the_context_and_ragas_scores_the_verdicts():
+    llm = QuotingLLM(requests=[])
+    scorer = Scorer(grounded(), judge_llm=llm, metrics=["faithfulness"])
+    scorer.judge_of("faithfulness").transcript = transcript = []
+    scores, errors = scorer.score(RECORD)
+    assert errors == {} and scores["faithfulness"] == 0.5  # the changed annual limit is caught
+    # the judge's replies are kept when asked (benchmarks/judge_validation.py records them)
+    assert [t["output"] for t in transcript] == ["StatementGeneratorOutput", "GroundedNLIOutput"]
+    assert [v["evidence"] for v in transcript[1]["reply"]["statements"]] == [
+        "Family of 4 | Weekly: $1,770 | Annual: $92,041"] * 2
+    nli = [r for r in llm.requests if "evidence" in json.dumps(r["response_format"])]
+    assert len(nli) == 1
+    schema = nli[0]["response_format"]["json_schema"]["schema"]
+    verdicts = schema["properties"]["statements"]
+    assert (verdicts["minItems"], verdicts["maxItems"]) == (2, 2)
+    assert schema["$defs"]["GroundedVerdictQuoted"]["properties"]["evidence"]["enum"] == [
+        "Income limits BCY 2026", "Family of 4 | Weekly: $1,770 | Annual: $92,041", "Family of 5 | Weekly: $2,050",
+        NO_EVIDENCE]
+    prompt = nli[0]["prompt"]
+    assert "first copy into evidence" in prompt and "Adults: $12" in prompt  # instruction and worked examples
+    assert prompt.count("Family of 5 | Weekly: $2,050") == 1  # the enum is in the grammar, not repeated in the prompt
+
+
+def test_factual_correctness_verifies_its_claims_the_same_way():
+    llm = QuotingLLM(requests=[])
+    scores, errors = Scorer(grounded(), judge_llm=llm, metrics=["factual_correctness"]).score(RECORD)
+    assert errors == {} and scores["factual_correctness"] is not None
+    assert any("evidence" in json.dumps(r["response_format"]) for r in llm.requests)
+
+
+def test_grounded_scores_are_keyed_and_named_apart():
+    sample = to_sample(RECORD)
+    keys = {nli: Scorer(Settings(_env_file=None, judge_nli=nli), judge_llm=QuotingLLM(requests=[]),
+                        metrics=["faithfulness"]) for nli in ("batch", "per_statement", "grounded")}
+    assert len({scorer.judge_key(scorer.specs[0], sample) for scorer in keys.values()}) == 3
+    assert judge_id(grounded()).endswith("+grounded")
+
+
+def test_auto_grounds_the_constrained_judge_and_leaves_provider_judges_to_ragas():
+    from llama_index.core.llms import MockLLM
+    from ragas.metrics._faithfulness import NLIStatementPrompt
+
+    from rag_lab.evaluate.judge.grounded import GroundedNLIPrompt
+    from rag_lab.evaluate.judge.per_statement import NLI_PROMPT_FIELDS
+
+    default = Settings(_env_file=None)
+    assert default.judge_nli == "auto"
+    local = Scorer(default, judge_llm=QuotingLLM(requests=[]), metrics=["faithfulness", "factual_correctness"])
+    provider = Scorer(default, judge_llm=MockLLM(), metrics=["faithfulness", "factual_correctness"])
+    def nli_prompts(scorer):  # the metrics' NLI prompts, where RAGAS keeps them
+        metrics = [scorer._metric(spec) for spec in scorer.specs]
+        return [getattr(m, NLI_PROMPT_FIELDS[type(m).__name__]) for m in metrics]
+
+    assert [type(p) for p in nli_prompts(local)] == [GroundedNLIPrompt] * 2
+    assert [type(p) for p in nli_prompts(provider)] == [NLIStatementPrompt] * 2
+    assert judge_id(Settings(_env_file=None, llm_provider="local")).endswith("+grounded")
+    assert "+" not in judge_id(Settings(_env_file=None, llm_provider="openai", llm_model="gpt-4o-mini"))

@@ -170,3 +170,15 @@ def test_the_sample_deadline_gives_the_local_judge_minutes_per_metric_and_a_prov
     assert Scorer(Settings(_env_file=None), judge_llm=MockLLM(), metrics=metrics).deadline == 300.0
     assert Scorer(Settings(_env_file=None, judge_deadline=42), judge_llm=local, metrics=metrics).deadline == 42.0
     assert judge_deadline(Settings(_env_file=None), local, 5) == 4500.0
+
+
+def test_an_output_model_may_raise_the_reply_budget():
+    from pydantic import BaseModel
+
+    class Long(BaseModel):
+        items: list[str]
+
+    Long.judge_max_tokens = 1500
+    llm = ScriptedLLM(replies=["cut", json.dumps({"items": ["a"]})], requests=[])
+    assert ConstrainedJudge(llm).generate("list", Long).items == ["a"]
+    assert [r["max_tokens"] for r in llm.requests] == [1500, 3000]  # the retry doubles it

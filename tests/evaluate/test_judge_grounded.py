@@ -13,7 +13,7 @@ from pydantic import ValidationError
 
 from rag_lab.config import Settings
 from rag_lab.evaluate.judge import judge_id
-from rag_lab.evaluate.judge.grounded import NO_EVIDENCE, grounded_output_model, passages
+from rag_lab.evaluate.judge.grounded import NO_EVIDENCE, GroundedNLIPrompt, grounded_output_model, passages
 from rag_lab.evaluate.scoring import Scorer, to_sample
 
 CHART = "Income limits BCY 2026\nFamily of 4 | Weekly: $1,770 | Annual: $92,041\nFamily of 5 | Weekly: $2,050"
@@ -66,26 +66,45 @@ def grounded() -> Settings:
     return Settings(_env_file=None, judge_nli="grounded")
 
 
-def test_passages_are_the_contexts_lines_with_long_ones_cut_into_sentences():
-    assert passages("a | b\n\n  a |   b \nc.") == ["a | b", "c."]  # whitespace folded, blanks and repeats dropped
-    short = "One. Two."  # a short line stays whole (a table row or a short paragraph)
-    assert passages(short) == [short]
-    sentences = ["The program serves families in every county of the state of Texas, and it has for years.",
-                 "Parents pay a share of cost;", "The board sets it for each family size, e.g. for a family of 4.",
-                 "It changes every year in October when the new Board Contract Year starts, after the board has "
-                 "reviewed the federal poverty guidelines and the state median income."]
-    long_line = " ".join(sentences)
-    assert len(long_line) > 300 and passages(long_line) == sentences  # "e.g. for": no cut before lower case
+def test_passages_are_table_rows_and_sentences_with_the_pdf_line_breaks_undone():
+    context = ("E-301: Required Parent Reporting\n"
+               "• Parents are required to report, within 14 calendar days of the\n"
+               "occurrence, only the following:\n"
+               "➢ Changes in family income that would cause the family to exceed 85\n"
+               "percent of the SMI\n"
+               "\n"
+               "Boards must act. They must not wait; e.g. for a family of 4 the limit is stated below.\n"
+               "Family of 4 | Weekly: $1,770 | Annual: $92,041\n"
+               "Family of 4 | Weekly: $1,770 | Annual: $92,041\n"
+               "2) Failure to report may result in fact-finding.")
+    assert passages(context) == [
+        "E-301: Required Parent Reporting",
+        "• Parents are required to report, within 14 calendar days of the occurrence, only the following:",
+        "➢ Changes in family income that would cause the family to exceed 85 percent of the SMI",
+        "Boards must act.", "They must not wait; e.g. for a family of 4 the limit is stated below.",  # no cut before lower case
+        "Family of 4 | Weekly: $1,770 | Annual: $92,041",  # a table row whole, once
+        "2) Failure to report may result in fact-finding."]
+    assert passages("  a   b  \n\n") == ["a b"] and passages("") == []
+    # a table laid out as text (no " | ", no sentence ends) is quoted line by line, not as one passage
+    table = "FAMILY SIZE 2:\n" + "\n".join(f"Monthly PSoC - {n} Child " + " ".join(f"${n * k}" for k in range(40))
+                                          for n in range(1, 4))
+    assert passages(table) == table.splitlines()
+    assert passages("x" * 500) == ["x" * 400]  # a long line is quoted by its first 400 characters
 
 
 def test_the_output_model_takes_only_the_contexts_passages_and_one_verdict_per_statement():
-    model = grounded_output_model(CHART, 2)
+    model = grounded_output_model(CHART, ["s", "t"])
     row = {"statement": "s", "evidence": "Family of 5 | Weekly: $2,050", "reason": "r", "verdict": 0}
     assert len(model.model_validate({"statements": [row, row | {"evidence": NO_EVIDENCE}]}).statements) == 2
     with pytest.raises(ValidationError):  # a quote the context does not hold
         model.model_validate({"statements": [row, row | {"evidence": "Family of 4 | Weekly: $1,950"}]})
     with pytest.raises(ValidationError):  # one verdict short
         model.model_validate({"statements": [row]})
+    with pytest.raises(ValidationError):  # a statement it was not asked about
+        model.model_validate({"statements": [row, row | {"statement": "u"}]})
+    with pytest.raises(ValidationError):  # a run-on reason
+        model.model_validate({"statements": [row, row | {"reason": "r" * 301}]})
+    assert model.judge_max_tokens == 500  # the reply's budget grows with the statements
 
 
 def test_the_judge_quotes_from_an_enum_of_the_context_and_ragas_scores_the_verdicts():
@@ -103,7 +122,10 @@ def test_the_judge_quotes_from_an_enum_of_the_context_and_ragas_scores_the_verdi
     schema = nli[0]["response_format"]["json_schema"]["schema"]
     verdicts = schema["properties"]["statements"]
     assert (verdicts["minItems"], verdicts["maxItems"]) == (2, 2)
-    assert schema["$defs"]["GroundedVerdictQuoted"]["properties"]["evidence"]["enum"] == [
+    quoted = schema["$defs"]["GroundedVerdictQuoted"]["properties"]
+    assert quoted["statement"]["enum"] == STATEMENTS and quoted["reason"]["maxLength"] == 300
+    assert nli[0]["max_tokens"] == 1024  # two statements: the judge's own budget (more statements, more)
+    assert quoted["evidence"]["enum"] == [
         "Income limits BCY 2026", "Family of 4 | Weekly: $1,770 | Annual: $92,041", "Family of 5 | Weekly: $2,050",
         NO_EVIDENCE]
     prompt = nli[0]["prompt"]
@@ -123,7 +145,7 @@ def test_grounded_scores_are_keyed_and_named_apart():
     keys = {nli: Scorer(Settings(_env_file=None, judge_nli=nli), judge_llm=QuotingLLM(requests=[]),
                         metrics=["faithfulness"]) for nli in ("batch", "per_statement", "grounded")}
     assert len({scorer.judge_key(scorer.specs[0], sample) for scorer in keys.values()}) == 3
-    assert judge_id(grounded()).endswith("+grounded")
+    assert judge_id(grounded()).endswith(f"+{GroundedNLIPrompt.design}") and "+grounded-v" in judge_id(grounded())
 
 
 def test_auto_grounds_the_constrained_judge_and_leaves_provider_judges_to_ragas():
@@ -143,5 +165,5 @@ def test_auto_grounds_the_constrained_judge_and_leaves_provider_judges_to_ragas(
 
     assert [type(p) for p in nli_prompts(local)] == [GroundedNLIPrompt] * 2
     assert [type(p) for p in nli_prompts(provider)] == [NLIStatementPrompt] * 2
-    assert judge_id(Settings(_env_file=None, llm_provider="local")).endswith("+grounded")
+    assert judge_id(Settings(_env_file=None, llm_provider="local")).endswith(f"+{GroundedNLIPrompt.design}")
     assert "+" not in judge_id(Settings(_env_file=None, llm_provider="openai", llm_model="gpt-4o-mini"))

@@ -48,14 +48,22 @@ def test_the_real_grammar_bounds_a_list_the_model_would_run_on(monkeypatch):
 
 
 def test_grounded_judge_quotes_the_context_and_catches_a_changed_number():
-    """``RAG_LAB_JUDGE_NLI=grounded`` on the real model: the quote is the context's passage, and the
-    statement's number is compared with the quote's."""
+    """``RAG_LAB_JUDGE_NLI=grounded`` (the local judge's default) on the real model: the quote is the
+    context's passage, the right number is supported and a changed one is not (a judge that calls
+    everything unsupported fails the first half)."""
     settings = Settings(_env_file=None, llm_provider="local", judge_nli="grounded")  # type: ignore[call-arg]
     scorer = Scorer(settings, judge_llm=build_judge(settings), metrics=["faithfulness"])
-    changed = RECORD | {"answer": "The weekly income limit for a family of 4 is $1,950."}
-    scores, errors = scorer.score(changed)
-    assert errors == {} and scores["faithfulness"] == 0.0
-    judge = scorer._metric(scorer.specs[0]).llm
-    quoted = [v.evidence for reply in judge._replies.values() for v in getattr(reply, "statements", [])
-              if hasattr(v, "evidence")]
-    assert quoted == [RECORD["contexts"][0]["text"]]
+    judge = scorer.judge_of("faithfulness")
+    row = "Income eligibility BCY 2026 | Family of 4 | Weekly limit: $1,770 | Annual limit: $92,041"
+    record = RECORD | {"contexts": [{"text": row, "filename": "bcy-26-income-eligibility.pdf"}]}
+    scores = {}
+    for label, answer in (("supported", RECORD["answer"]),
+                          ("changed", "The weekly income limit for a family of 4 is $1,950.")):
+        judge.transcript = []
+        found, errors = scorer.score(record | {"answer": answer})
+        assert errors == {}
+        scores[label] = found["faithfulness"]
+        quoted = [v["evidence"] for t in judge.transcript if t["output"] == "GroundedNLIOutput"
+                  for v in t["reply"]["statements"]]
+        assert quoted and set(quoted) <= {row, "none"}  # the grammar allows nothing else
+    assert scores == {"supported": 1.0, "changed": 0.0}

@@ -132,7 +132,8 @@ class ConstrainedJudge(InstructorBaseRagasLLM):
     def _once(self, prompt: str, response_model: type[T], retry: bool) -> T:
         # A greedy retry would repeat the same reply: the retry gets twice the budget (the usual
         # failure under a grammar is a reply cut at the budget) and a little temperature.
-        budget = self.max_tokens * (2 if retry else 1)
+        # an output model may ask for a larger budget (a grounded reply grows with its statements)
+        budget = max(self.max_tokens, getattr(response_model, "judge_max_tokens", 0)) * (2 if retry else 1)
         options = {"max_tokens": budget} | ({"temperature": RETRY_TEMPERATURE} if retry else {})
         started = time.perf_counter()
         try:

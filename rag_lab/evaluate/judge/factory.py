@@ -33,6 +33,10 @@ def judge_id(settings: Settings) -> str:
     if settings.llm_provider == "local":
         base = f"{base}+{JUDGE_DESIGN}@{JUDGE_N_CTX}"
     design = nli_design(settings, constrained=settings.llm_provider == "local")
+    if design == "grounded":  # with its version: a changed prompt is another judge
+        from rag_lab.evaluate.judge.grounded import GroundedNLIPrompt
+
+        design = GroundedNLIPrompt.design
     return base + ("" if design == "batch" else "+" + design.replace("_", "-"))
 
 

@@ -19,9 +19,18 @@ from ragas.metrics._faithfulness import (NLIStatementInput, NLIStatementOutput, 
                                          StatementFaithfulnessAnswer)
 
 NO_EVIDENCE = "none"
-# A passage longer than this is cut into sentences (a table row or a short paragraph stays whole).
-MAX_PASSAGE_CHARS = 300
+# A paragraph whose sentences run longer than this is a table laid out as text (numbers without
+# sentence ends): it is quoted line by line. No passage is longer than MAX_QUOTE_CHARS (a prefix of
+# a long line is still a verbatim quote), nor a reason longer than MAX_REASON_CHARS: together they
+# bound a reply (a 2,000-character "sentence" and a run-on reason each cut a reply at its budget).
+MAX_SENTENCE_CHARS = 300
+MAX_QUOTE_CHARS = 400
+MAX_REASON_CHARS = 300
+# Tokens a grounded reply may take per statement (statement, quote, reason, verdict and JSON).
+TOKENS_PER_STATEMENT = 250
 _SENTENCE_END = re.compile(r"(?<=[.!?;])\s+(?=[A-Z0-9(\"'$])")
+# A line that starts a list item (PDF bullets, dashes, "1." / "a)") starts a new passage.
+_ITEM_START = re.compile(r"^(?:[•➢◦▪●○■□►\-*–]|\(?[0-9a-zA-Z]{1,3}[.)])\s")
 
 
 class GroundedVerdict(BaseModel):
@@ -37,22 +46,44 @@ class GroundedNLIOutput(BaseModel):
 
 
 def passages(context: str) -> list[str]:
-    """The context's lines, long ones cut into sentences: what ``evidence`` may quote (in order, unique)."""
+    """What ``evidence`` may quote, in order and unique: each table row (a line with " | ") whole, and
+    the sentences of the prose around them, with the line breaks of the PDF's layout undone (a
+    sentence wrapped over three lines is one passage; a list item starts a new one)."""
     found: list[str] = []
+    paragraph: list[str] = []
+
+    def flush() -> None:
+        sentences = [s.strip() for s in _SENTENCE_END.split(" ".join(paragraph)) if s.strip()]
+        found.extend(paragraph if any(len(s) > MAX_SENTENCE_CHARS for s in sentences) else sentences)
+        paragraph.clear()
+
     for line in context.splitlines():
         line = " ".join(line.split())
-        parts = _SENTENCE_END.split(line) if len(line) > MAX_PASSAGE_CHARS else [line]
-        found.extend(p.strip() for p in parts if p.strip())
-    return list(dict.fromkeys(found))
+        if not line or " | " in line or _ITEM_START.match(line):
+            flush()
+        if " | " in line:
+            found.append(line)
+        elif line:
+            paragraph.append(line)
+    flush()
+    return list(dict.fromkeys(p[:MAX_QUOTE_CHARS].strip() for p in found))
 
 
-def grounded_output_model(context: str, statements: int) -> type[BaseModel]:
-    """``GroundedNLIOutput`` whose ``evidence`` is one of ``context``'s passages and whose list has one
-    verdict per statement (what the constrained judge turns into its grammar)."""
+def grounded_output_model(context: str, statements: list[str]) -> type[BaseModel]:
+    """``GroundedNLIOutput`` as the constrained judge's grammar: one verdict per statement, each naming
+    one of ``statements``, quoting one of ``context``'s passages, with a bounded reason; its
+    ``judge_max_tokens`` is the reply's token budget (it grows with the statements)."""
     quotable = tuple(passages(context)) + (NO_EVIDENCE,)
-    verdict = create_model("GroundedVerdictQuoted", __base__=GroundedVerdict,
-                           evidence=(Literal[quotable], Field(..., description=GroundedVerdict.model_fields["evidence"].description)))
-    return create_model("GroundedNLIOutput", statements=(conlist(verdict, min_length=statements, max_length=statements), ...))
+    fields = GroundedVerdict.model_fields
+    verdict = create_model(
+        "GroundedVerdictQuoted", __base__=GroundedVerdict,
+        statement=(Literal[tuple(dict.fromkeys(statements))], Field(..., description=fields["statement"].description)),
+        evidence=(Literal[quotable], Field(..., description=fields["evidence"].description)),
+        reason=(str, Field(..., max_length=MAX_REASON_CHARS, description=fields["reason"].description)))
+    model = create_model("GroundedNLIOutput",
+                         statements=(conlist(verdict, min_length=len(statements), max_length=len(statements)), ...))
+    model.judge_max_tokens = TOKENS_PER_STATEMENT * len(statements)
+    return model
 
 
 def _example(statement: str, evidence: str, reason: str, verdict: int) -> GroundedVerdict:
@@ -69,7 +100,10 @@ _MUSEUM = "Hours | Tuesday-Sunday | 9:00 a.m.-5:00 p.m.\nAdmission | Adults: $12
 class GroundedNLIPrompt(NLIStatementPrompt):
     """RAGAS's ``NLIStatementPrompt`` with an ``evidence`` quote before each reason (see the module)."""
 
-    design = "grounded-v1"  # part of judged scores' cache keys: bump when the prompt or rule changes
+    # part of judged scores' cache keys: bump when the prompt or the passage rule changes
+    # (v1 quoted lines: a PDF's wrapped prose gave line fragments, and the judge quoted the first)
+    # v2 joined a table laid out as text into one 2,000-character passage; v3 bounds quotes and reasons
+    design = "grounded-v3"
     instruction = (NLIStatementPrompt.instruction + " For each statement, first copy into evidence the one sentence "
                    "or table row of the context that the statement's facts would come from (\"none\" if no passage "
                    "does), then compare every number, date, year and name of the statement with that evidence: the "
@@ -100,7 +134,7 @@ class GroundedNLIPrompt(NLIStatementPrompt):
         prompt = self
         if isinstance(llm, ConstrainedJudge):  # the grammar holds the context's passages; the prompt text does not
             prompt = self.__class__()
-            prompt.output_model = grounded_output_model(data.context, len(data.statements))
+            prompt.output_model = grounded_output_model(data.context, data.statements)
         reply = await super(GroundedNLIPrompt, prompt).generate(llm, data, *args, **kwargs)
         return NLIStatementOutput(statements=[
             StatementFaithfulnessAnswer(statement=v.statement, reason=f"{v.reason} (evidence: {v.evidence})",

@@ -7,41 +7,26 @@ import json
 from typing import Any
 
 import pytest
-from llama_index.core.llms import CompletionResponse, CustomLLM, LLMMetadata
+from llama_index.core.llms import CompletionResponse
 from llama_index.core.llms.callbacks import llm_completion_callback
 
 from rag_lab.config import Settings
 from rag_lab.evaluate.judge import ConstrainedJudge, JudgeCallError, judge_llm_for_ragas
 from rag_lab.evaluate.scoring import Scorer
+from tests.evaluate.judge_doubles import ConstrainedLLM
 
 RECORD = {"id": "q1", "question": "What is the weekly limit for a family of 4?",
           "answer": "The weekly limit is $1,770.", "reference": "The weekly limit for a family of 4 is $1,770.",
           "contexts": [{"text": "Family of 4: weekly income limit $1,770.", "filename": "chart.pdf"}]}
 
 
-class ScriptedLLM(CustomLLM):
+class ScriptedLLM(ConstrainedLLM):
     """Answers each call with the next scripted reply (the last one repeats); records the requests."""
 
     replies: list[str]
-    requests: list[dict[str, Any]] = []
 
-    @property
-    def metadata(self) -> LLMMetadata:
-        return LLMMetadata(model_name="scripted")
-
-    @property
-    def supports_constrained_output(self) -> bool:
-        return True
-
-    @llm_completion_callback()
-    def complete(self, prompt: str, formatted: bool = False, **kwargs: Any) -> CompletionResponse:
-        self.requests.append({"prompt": prompt, **kwargs})
-        reply = self.replies[min(len(self.requests) - 1, len(self.replies) - 1)]
-        return CompletionResponse(text=reply, raw={"usage": {"prompt_tokens": 50, "completion_tokens": 10}})
-
-    @llm_completion_callback()
-    def stream_complete(self, prompt: str, formatted: bool = False, **kwargs: Any):
-        raise NotImplementedError
+    def reply(self, prompt: str, **kwargs: Any) -> str:
+        return self.replies[min(len(self.requests) - 1, len(self.replies) - 1)]
 
 
 def _scorer(llm) -> Scorer:  # RAGAS's own NLI prompt (the scripted replies are its output model)

@@ -7,14 +7,13 @@ import json
 from typing import Any
 
 import pytest
-from llama_index.core.llms import CompletionResponse, CustomLLM, LLMMetadata
-from llama_index.core.llms.callbacks import llm_completion_callback
 from pydantic import ValidationError
 
 from rag_lab.config import Settings
 from rag_lab.evaluate.judge import judge_id
 from rag_lab.evaluate.judge.grounded import NO_EVIDENCE, GroundedNLIPrompt, grounded_output_model, passages
 from rag_lab.evaluate.scoring import Scorer, to_sample
+from tests.evaluate.judge_doubles import ConstrainedLLM
 
 CHART = "Income limits BCY 2026\nFamily of 4 | Weekly: $1,770 | Annual: $92,041\nFamily of 5 | Weekly: $2,050"
 STATEMENTS = ["The weekly limit for a family of 4 is $1,770.", "The annual limit for a family of 4 is $95,000."]
@@ -24,42 +23,27 @@ RECORD = {"id": "q1", "question": "What are the limits for a family of 4?",
           "contexts": [{"text": CHART, "filename": "chart.pdf"}]}
 
 
-class QuotingLLM(CustomLLM):
+class QuotingLLM(ConstrainedLLM):
     """Splits the answer into ``STATEMENTS``; quotes the passage with the statement's family size and
     calls a statement supported when its last number is in that passage (what a careful judge does)."""
 
-    requests: list[dict[str, Any]] = []
+    name = "quoting-script"
 
-    @property
-    def metadata(self) -> LLMMetadata:
-        return LLMMetadata(model_name="quoting-script")
-
-    @property
-    def supports_constrained_output(self) -> bool:
-        return True
-
-    @llm_completion_callback()
-    def complete(self, prompt: str, formatted: bool = False, **kwargs: Any) -> CompletionResponse:
-        self.requests.append({"prompt": prompt, **kwargs})
+    def reply(self, prompt: str, **kwargs: Any) -> str:
         schema = kwargs["response_format"]["json_schema"]["schema"]
         if "claims" in schema["properties"]:
-            reply = {"claims": STATEMENTS}
-        elif "evidence" not in json.dumps(schema):
-            reply = {"statements": STATEMENTS}
-        else:
-            asked = json.loads(prompt.rsplit("input: ", 1)[1].split("\nOutput:")[0].strip())["statements"]
-            quotable = schema["$defs"]["GroundedVerdictQuoted"]["properties"]["evidence"]["enum"]
-            reply = {"statements": []}
-            for statement in asked:
-                evidence = next((p for p in quotable if "Family of 4" in p), NO_EVIDENCE)
-                number = statement.rstrip(".").split()[-1]
-                reply["statements"].append({"statement": statement, "evidence": evidence, "reason": "compared",
-                                            "verdict": int(number in evidence)})
-        return CompletionResponse(text=json.dumps(reply), raw={"usage": {"prompt_tokens": 5, "completion_tokens": 5}})
-
-    @llm_completion_callback()
-    def stream_complete(self, prompt: str, formatted: bool = False, **kwargs: Any):
-        raise NotImplementedError
+            return json.dumps({"claims": STATEMENTS})
+        if "evidence" not in json.dumps(schema):
+            return json.dumps({"statements": STATEMENTS})
+        asked = json.loads(prompt.rsplit("input: ", 1)[1].split("\nOutput:")[0].strip())["statements"]
+        quotable = schema["$defs"]["GroundedVerdictQuoted"]["properties"]["evidence"]["enum"]
+        verdicts = []
+        for statement in asked:
+            evidence = next((p for p in quotable if "Family of 4" in p), NO_EVIDENCE)
+            number = statement.rstrip(".").split()[-1]
+            verdicts.append({"statement": statement, "evidence": evidence, "reason": "compared",
+                             "verdict": int(number in evidence)})
+        return json.dumps({"statements": verdicts})
 
 
 def grounded() -> Settings:

@@ -6,12 +6,11 @@ from __future__ import annotations
 import json
 from typing import Any
 
-from llama_index.core.llms import CompletionResponse, CustomLLM, LLMMetadata
-from llama_index.core.llms.callbacks import llm_completion_callback
 
 from rag_lab.config import Settings
 from rag_lab.evaluate.judge import judge_id
 from rag_lab.evaluate.scoring import Scorer
+from tests.evaluate.judge_doubles import ConstrainedLLM
 
 STATEMENTS = ["The weekly limit is $1,770.", "The limit applies to a family of 4.", "The program started in 1990."]
 RECORD = {"id": "q1", "question": "What is the weekly limit for a family of 4?",
@@ -20,36 +19,21 @@ RECORD = {"id": "q1", "question": "What is the weekly limit for a family of 4?",
           "contexts": [{"text": "Family of 4: weekly income limit $1,770.", "filename": "chart.pdf"}]}
 
 
-class NliLLM(CustomLLM):
+class NliLLM(ConstrainedLLM):
     """Splits the answer into ``STATEMENTS``; judges a statement supported unless it names 1990."""
 
-    prompts: list[str] = []
+    name = "nli-script"
 
-    @property
-    def metadata(self) -> LLMMetadata:
-        return LLMMetadata(model_name="nli-script")
-
-    @property
-    def supports_constrained_output(self) -> bool:
-        return True
-
-    @llm_completion_callback()
-    def complete(self, prompt: str, formatted: bool = False, **kwargs: Any) -> CompletionResponse:
-        self.prompts.append(prompt)
+    def reply(self, prompt: str, **kwargs: Any) -> str:
         name = kwargs["response_format"]["json_schema"]["name"]
         if name == "StatementGeneratorOutput":
-            reply = {"statements": STATEMENTS}
-        elif name == "ClaimDecompositionOutput":
-            reply = {"claims": STATEMENTS}
-        else:  # NLIStatementOutput: one verdict per statement of the prompt's input (after the examples)
-            asked = json.loads(prompt.rsplit("input: ", 1)[1].split("\nOutput:")[0].strip())["statements"]
-            reply = {"statements": [{"statement": s, "reason": "checked", "verdict": int("1990" not in s)}
-                                    for s in asked]}
-        return CompletionResponse(text=json.dumps(reply), raw={"usage": {"prompt_tokens": 5, "completion_tokens": 5}})
-
-    @llm_completion_callback()
-    def stream_complete(self, prompt: str, formatted: bool = False, **kwargs: Any):
-        raise NotImplementedError
+            return json.dumps({"statements": STATEMENTS})
+        if name == "ClaimDecompositionOutput":
+            return json.dumps({"claims": STATEMENTS})
+        # NLIStatementOutput: one verdict per statement of the prompt's input (after the examples)
+        asked = json.loads(prompt.rsplit("input: ", 1)[1].split("\nOutput:")[0].strip())["statements"]
+        return json.dumps({"statements": [{"statement": s, "reason": "checked", "verdict": int("1990" not in s)}
+                                          for s in asked]})
 
 
 def _nli_inputs(llm: NliLLM) -> list[list[str]]:
@@ -58,7 +42,7 @@ def _nli_inputs(llm: NliLLM) -> list[list[str]]:
 
 
 def test_each_statement_is_judged_in_its_own_call_and_scored_by_ragas():
-    llm = NliLLM(prompts=[])
+    llm = NliLLM(requests=[])
     scorer = Scorer(Settings(_env_file=None, judge_nli="per_statement"), judge_llm=llm, metrics=["faithfulness"])
     scores, errors = scorer.score(RECORD)
     assert errors == {}
@@ -67,7 +51,7 @@ def test_each_statement_is_judged_in_its_own_call_and_scored_by_ragas():
 
 
 def test_batch_is_ragas_one_call_with_the_same_score():
-    llm = NliLLM(prompts=[])
+    llm = NliLLM(requests=[])
     scorer = Scorer(Settings(_env_file=None, judge_nli="batch"), judge_llm=llm, metrics=["faithfulness"])
     scores, _ = scorer.score(RECORD)
     assert _nli_inputs(llm) == [STATEMENTS]
@@ -75,7 +59,7 @@ def test_batch_is_ragas_one_call_with_the_same_score():
 
 
 def test_factual_correctness_verifies_claims_one_per_call():
-    llm = NliLLM(prompts=[])
+    llm = NliLLM(requests=[])
     scorer = Scorer(Settings(_env_file=None, judge_nli="per_statement"), judge_llm=llm,
                     metrics=["factual_correctness"])
     scores, errors = scorer.score(RECORD)
@@ -84,8 +68,8 @@ def test_factual_correctness_verifies_claims_one_per_call():
 
 
 def test_per_statement_scores_are_keyed_and_named_apart():
-    batch = Scorer(Settings(_env_file=None, judge_nli="batch"), judge_llm=NliLLM(prompts=[]), metrics=["faithfulness"])
-    per = Scorer(Settings(_env_file=None, judge_nli="per_statement"), judge_llm=NliLLM(prompts=[]),
+    batch = Scorer(Settings(_env_file=None, judge_nli="batch"), judge_llm=NliLLM(requests=[]), metrics=["faithfulness"])
+    per = Scorer(Settings(_env_file=None, judge_nli="per_statement"), judge_llm=NliLLM(requests=[]),
                  metrics=["faithfulness"])
     from rag_lab.evaluate.scoring import to_sample
 

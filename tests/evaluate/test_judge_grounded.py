@@ -151,3 +151,12 @@ def test_auto_grounds_the_constrained_judge_and_leaves_provider_judges_to_ragas(
     assert [type(p) for p in nli_prompts(provider)] == [NLIStatementPrompt] * 2
     assert judge_id(Settings(_env_file=None, llm_provider="local")).endswith(f"+{GroundedNLIPrompt.design}")
     assert "+" not in judge_id(Settings(_env_file=None, llm_provider="openai", llm_model="gpt-4o-mini"))
+
+
+def test_a_new_grounded_prompt_version_is_rescored(monkeypatch):
+    scorer = Scorer(grounded(), judge_llm=QuotingLLM(requests=[]), metrics=["faithfulness"])
+    sample = to_sample(RECORD)
+    before = scorer.judge_key(scorer.specs[0], sample)
+    monkeypatch.setattr(GroundedNLIPrompt, "design", "grounded-v0")
+    assert scorer.judge_key(scorer.specs[0], sample) != before
+    assert judge_id(grounded()).endswith("+grounded-v0")

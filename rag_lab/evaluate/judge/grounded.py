@@ -150,10 +150,7 @@ class GroundedNLIPrompt(NLIStatementPrompt):
 
 
 def use_grounded_nli(metric: Any) -> Any:
-    """``metric`` with its NLI prompt grounded (metrics without one are returned as is)."""
-    from rag_lab.evaluate.judge.per_statement import NLI_PROMPT_FIELDS
+    """``metric`` with its NLI prompt grounded."""
+    from rag_lab.evaluate.judge.per_statement import use_nli_prompt
 
-    field = NLI_PROMPT_FIELDS.get(type(metric).__name__)
-    if field is not None:
-        setattr(metric, field, GroundedNLIPrompt())
-    return metric
+    return use_nli_prompt(metric, GroundedNLIPrompt())

@@ -31,9 +31,14 @@ class PerStatementNLIPrompt(NLIStatementPrompt):
         return NLIStatementOutput(statements=verdicts)
 
 
-def use_per_statement_nli(metric: Any) -> Any:
-    """``metric`` with its NLI prompt asked per statement (metrics without one are returned as is)."""
+def use_nli_prompt(metric: Any, prompt: Any) -> Any:
+    """``metric`` with ``prompt`` as its NLI prompt (metrics without one are returned as is)."""
     field = NLI_PROMPT_FIELDS.get(type(metric).__name__)
     if field is not None:
-        setattr(metric, field, PerStatementNLIPrompt())
+        setattr(metric, field, prompt)
     return metric
+
+
+def use_per_statement_nli(metric: Any) -> Any:
+    """``metric`` with its NLI prompt asked per statement."""
+    return use_nli_prompt(metric, PerStatementNLIPrompt())

@@ -17,6 +17,7 @@ retry after it, see ``judge.constrained.call_deadline``), and once the judge ref
 from __future__ import annotations
 
 import asyncio
+import hashlib
 import math
 import os
 import threading
@@ -157,8 +158,11 @@ class Scorer:
             inputs["judge_settings"] = self.judge_settings
         if (design := getattr(getattr(metric, "llm", None), "design", None)) is not None:
             inputs["judge_design"] = design
-        # a RAGAS prompt replaced by one of ours (e.g. per-statement NLI) asks differently
-        replaced = {name: f"{type(p).__module__}.{type(p).__qualname__}" + (f"@{p.design}" if getattr(p, "design", None) else "")
+        # a RAGAS prompt replaced by one of ours (e.g. per-statement NLI) asks differently: keyed by its
+        # class, its version (rules outside the text, e.g. what may be quoted) and its text (instruction,
+        # schema, examples), so an edited prompt misses even if nobody bumped the version
+        replaced = {name: f"{type(p).__module__}.{type(p).__qualname__}@{getattr(p, 'design', '')}#"
+                          + hashlib.sha256(p.to_string().encode()).hexdigest()[:16]
                     for name, p in metric.get_prompts().items()
                     if not type(p).__module__.startswith("ragas.")}
         if replaced:

@@ -160,3 +160,8 @@ def test_a_new_grounded_prompt_version_is_rescored(monkeypatch):
     monkeypatch.setattr(GroundedNLIPrompt, "design", "grounded-v0")
     assert scorer.judge_key(scorer.specs[0], sample) != before
     assert judge_id(grounded()).endswith("+grounded-v0")
+    monkeypatch.undo()
+    assert scorer.judge_key(scorer.specs[0], sample) == before
+    # an edited instruction misses too, version bumped or not
+    monkeypatch.setattr(GroundedNLIPrompt, "instruction", GroundedNLIPrompt.instruction + " Be strict.")
+    assert scorer.judge_key(scorer.specs[0], sample) != before

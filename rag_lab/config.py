@@ -83,6 +83,10 @@ class Settings(BaseSettings):
     # context before each verdict ("grounded"); "auto": grounded for the schema-constrained local
     # judge, RAGAS's own batch prompt for provider judges. Measured in benchmarks/judge_validation.py.
     judge_nli: Literal["auto", "batch", "per_statement", "grounded"] = "auto"
+    # How faithfulness splits the answer into statements: RAGAS's prompt ("ragas") or sentence by
+    # sentence, every sentence of the answer with its own statements ("by_sentence": none skipped);
+    # "auto": RAGAS's prompt. Measured in benchmarks/judge_validation.py.
+    judge_statements: Literal["auto", "ragas", "by_sentence"] = "auto"
     # Requests per minute to one provider endpoint (generator and judge alike, retries included),
     # shared by every worker of a run (a token bucket); None: no limit.
     llm_rpm: float | None = Field(None, gt=0)

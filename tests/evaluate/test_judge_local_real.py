@@ -67,3 +67,20 @@ def test_grounded_judge_quotes_the_context_and_catches_a_changed_number():
                   for v in t["reply"]["statements"]]
         assert quoted and set(quoted) <= {row, "none"}  # the grammar allows nothing else
     assert scores == {"supported": 1.0, "changed": 0.0}
+
+
+def test_statements_by_sentence_on_the_real_grammar_split_every_sentence():
+    """``RAG_LAB_JUDGE_STATEMENTS=by_sentence`` on the real model: the grammar (a tuple of constant
+    sentences, llguidance's prefixItems) makes the splitter give the added sentence its own statements,
+    which the judge then finds unsupported (RAGAS's prompt can drop such a sentence: nothing to catch)."""
+    settings = Settings(_env_file=None, llm_provider="local", judge_statements="by_sentence")  # type: ignore[call-arg]
+    scorer = Scorer(settings, judge_llm=build_judge(settings), metrics=["faithfulness"])
+    judge = scorer.judge_of("faithfulness")
+    judge.transcript = []
+    added = "This rule was first adopted by the Texas Legislature in 1987."
+    found, errors = scorer.score(RECORD | {"answer": f"{RECORD['answer']} {added}"})
+    assert errors == {}
+    split = next(t["reply"]["sentences"] for t in judge.transcript if t["output"] == "StatementsBySentence")
+    assert [s["sentence"] for s in split] == [RECORD["answer"], added]
+    assert all(s["statements"] for s in split) and any("1987" in s for s in split[1]["statements"])
+    assert found["faithfulness"] < 1.0

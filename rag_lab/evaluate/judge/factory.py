@@ -24,6 +24,12 @@ def nli_design(settings: Settings, constrained: bool) -> str:
     return settings.judge_nli
 
 
+def statement_design(settings: Settings, constrained: bool) -> str:
+    """How faithfulness splits answers into statements: ``settings.judge_statements``, where "auto"
+    is RAGAS's own prompt."""
+    return "ragas" if settings.judge_statements == "auto" else settings.judge_statements
+
+
 def judge_id(settings: Settings) -> str:
     """The judge's name in manifests and the dry run (``settings`` = the judge's settings); judged
     scores' cache keys use ``llm_identity`` of the built judge and its design (``Scorer.judge_key``)."""
@@ -37,7 +43,13 @@ def judge_id(settings: Settings) -> str:
         from rag_lab.evaluate.judge.grounded import GroundedNLIPrompt
 
         design = GroundedNLIPrompt.design
-    return base + ("" if design == "batch" else "+" + design.replace("_", "-"))
+    if design != "batch":
+        base += "+" + design.replace("_", "-")
+    if statement_design(settings, constrained=settings.llm_provider == "local") == "by_sentence":
+        from rag_lab.evaluate.judge.by_sentence import SentenceStatementPrompt
+
+        base += "+" + SentenceStatementPrompt.design
+    return base
 
 
 def build_judge(settings: Settings) -> Any:

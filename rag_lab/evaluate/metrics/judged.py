@@ -25,7 +25,7 @@ def _metric(class_name: str, **kwargs):
             warnings.simplefilter("ignore", DeprecationWarning)
             cls = getattr(ragas.metrics, class_name)
         from rag_lab.evaluate.judge import ConstrainedJudge
-        from rag_lab.evaluate.judge.factory import nli_design
+        from rag_lab.evaluate.judge.factory import nli_design, statement_design
 
         metric = cls(llm=_llm(ctx), **kwargs)
         design = nli_design(ctx.settings, constrained=isinstance(metric.llm, ConstrainedJudge))
@@ -37,6 +37,10 @@ def _metric(class_name: str, **kwargs):
             from rag_lab.evaluate.judge.grounded import use_grounded_nli
 
             use_grounded_nli(metric)
+        if statement_design(ctx.settings, constrained=isinstance(metric.llm, ConstrainedJudge)) == "by_sentence":
+            from rag_lab.evaluate.judge.by_sentence import use_statements_by_sentence
+
+            use_statements_by_sentence(metric)
         return metric
     return build
 

@@ -19,6 +19,8 @@ from pydantic import BaseModel, Field, StringConstraints, conlist, create_model
 from ragas.metrics._faithfulness import (StatementGeneratorInput, StatementGeneratorOutput,
                                          StatementGeneratorPrompt)
 
+from rag_lab.evaluate.judge.input_grammar import InputGrammarPrompt
+
 # A sentence rarely holds more facts than this; the bound keeps a reply from repeating a statement
 # until its budget runs out (the failure ``MAX_LIST_ITEMS`` ends for the flat lists).
 MAX_STATEMENTS_PER_SENTENCE = 6
@@ -76,7 +78,7 @@ def anchored_output_model(sentences: list[str]) -> type[BaseModel]:
 _EINSTEIN = StatementGeneratorPrompt.examples[0]
 
 
-class SentenceStatementPrompt(StatementGeneratorPrompt):
+class SentenceStatementPrompt(InputGrammarPrompt, StatementGeneratorPrompt):
     """RAGAS's ``StatementGeneratorPrompt`` answered sentence by sentence (see the module)."""
 
     # part of judged scores' cache keys (with the prompt's text): bump when the sentence rule changes
@@ -96,25 +98,15 @@ class SentenceStatementPrompt(StatementGeneratorPrompt):
 
     async def generate(self, llm: Any, data: StatementGeneratorInput, *args: Any,
                        **kwargs: Any) -> StatementGeneratorOutput:
-        from rag_lab.evaluate.judge.constrained import ConstrainedJudge
-
-        sentences = answer_sentences(data.answer)
-        if not sentences or len(sentences) > MAX_SENTENCES:
+        if not 0 < len(answer_sentences(data.answer)) <= MAX_SENTENCES:
             return await StatementGeneratorPrompt().generate(llm, data, *args, **kwargs)
-        prompt = self
-        if isinstance(llm, ConstrainedJudge):  # the grammar holds the answer's sentences
-            prompt = self.__class__()
-            prompt.output_model = anchored_output_model(sentences)
-        reply = await super(SentenceStatementPrompt, prompt).generate(llm, data, *args, **kwargs)
-        return StatementGeneratorOutput(statements=[s for item in reply.sentences for s in item.statements])
+        return await super().generate(llm, data, *args, **kwargs)
 
-    def _generate_output_signature(self, indent: int = 4) -> str:
-        # the schema shown is the static one (the anchored one would repeat the answer in the prompt)
-        asked, self.output_model = self.output_model, StatementsBySentence
-        try:
-            return super()._generate_output_signature(indent)
-        finally:
-            self.output_model = asked
+    def grammar_model(self, data: StatementGeneratorInput) -> type[BaseModel]:
+        return anchored_output_model(answer_sentences(data.answer))
+
+    def to_ragas(self, reply: Any) -> StatementGeneratorOutput:
+        return StatementGeneratorOutput(statements=[s for item in reply.sentences for s in item.statements])
 
 
 def use_statements_by_sentence(metric: Any) -> Any:

@@ -18,6 +18,8 @@ from pydantic import BaseModel, Field, conlist, create_model
 from ragas.metrics._faithfulness import (NLIStatementInput, NLIStatementOutput, NLIStatementPrompt,
                                          StatementFaithfulnessAnswer)
 
+from rag_lab.evaluate.judge.input_grammar import InputGrammarPrompt
+
 NO_EVIDENCE = "none"
 # A paragraph whose sentences run longer than this is a table laid out as text (numbers without
 # sentence ends): it is quoted line by line. No passage is longer than MAX_QUOTE_CHARS (a prefix of
@@ -97,7 +99,7 @@ _JOHN = ("John is a student at XYZ University. He is pursuing a degree in Comput
 _MUSEUM = "Hours | Tuesday-Sunday | 9:00 a.m.-5:00 p.m.\nAdmission | Adults: $12 | Children under 12: free\nThe museum opened in 1998."
 
 
-class GroundedNLIPrompt(NLIStatementPrompt):
+class GroundedNLIPrompt(InputGrammarPrompt, NLIStatementPrompt):
     """RAGAS's ``NLIStatementPrompt`` with an ``evidence`` quote before each reason (see the module)."""
 
     # part of judged scores' cache keys: bump when the prompt or the passage rule changes
@@ -128,25 +130,13 @@ class GroundedNLIPrompt(NLIStatementPrompt):
                       "The evidence says Tuesday to Sunday, which leaves out Monday.", 0)])),
     ]
 
-    async def generate(self, llm: Any, data: NLIStatementInput, *args: Any, **kwargs: Any) -> NLIStatementOutput:
-        from rag_lab.evaluate.judge.constrained import ConstrainedJudge
+    def grammar_model(self, data: NLIStatementInput) -> type[BaseModel]:
+        return grounded_output_model(data.context, data.statements)
 
-        prompt = self
-        if isinstance(llm, ConstrainedJudge):  # the grammar holds the context's passages; the prompt text does not
-            prompt = self.__class__()
-            prompt.output_model = grounded_output_model(data.context, data.statements)
-        reply = await super(GroundedNLIPrompt, prompt).generate(llm, data, *args, **kwargs)
+    def to_ragas(self, reply: Any) -> NLIStatementOutput:
         return NLIStatementOutput(statements=[
             StatementFaithfulnessAnswer(statement=v.statement, reason=f"{v.reason} (evidence: {v.evidence})",
                                         verdict=v.verdict) for v in reply.statements])
-
-    def _generate_output_signature(self, indent: int = 4) -> str:
-        # the schema shown is the static one: the enum of passages would repeat the context in the prompt
-        asked, self.output_model = self.output_model, GroundedNLIOutput
-        try:
-            return super()._generate_output_signature(indent)
-        finally:
-            self.output_model = asked
 
 
 def use_grounded_nli(metric: Any) -> Any:

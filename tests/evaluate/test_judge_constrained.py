@@ -91,6 +91,25 @@ def test_a_repeated_prompt_is_asked_once():
     assert len(llm.requests) == 1
 
 
+def test_a_statement_repeated_by_the_judge_is_verified_and_counted_once():
+    # seen: the 1.5B claim splitter wrote one claim 23 times; RAGAS would verify all 24 and count each
+    statement, other = "A family of 3 has a monthly income of $3,411.", "The family is at 45% SMI."
+    split = json.dumps({"statements": [statement] + [other] * 23})
+    verdicts = json.dumps({"statements": [{"statement": statement, "reason": "stated", "verdict": 1},
+                                          {"statement": other, "reason": "not stated", "verdict": 0}]})
+    llm = ScriptedLLM(replies=[split, verdicts], requests=[])
+    scores, errors = _scorer(llm).score(RECORD)
+    assert errors == {} and scores["faithfulness"] == 0.5
+    asked = json.loads(llm.requests[1]["prompt"].rsplit("input: ", 1)[1].split("\nOutput:")[0].strip())
+    assert asked["statements"] == [statement, other]
+    # lists of objects are the verdicts, one per statement asked: never thinned
+    from ragas.metrics._faithfulness import NLIStatementOutput
+
+    same = json.dumps({"statements": [{"statement": other, "reason": "r", "verdict": 0}] * 2})
+    judge = ConstrainedJudge(ScriptedLLM(replies=[same], requests=[]))
+    assert len(judge.generate("verify", NLIStatementOutput).statements) == 2
+
+
 def test_an_empty_list_is_not_a_reply_ragas_turns_into_nan():
     # faithfulness returns NaN (no exception) for an empty statement list: the schema forbids it
     llm = ScriptedLLM(replies=['{"statements": []}'], requests=[])

@@ -34,13 +34,15 @@ JUDGE_MAX_TOKENS = 1024
 RETRY_TEMPERATURE = 0.3
 # Part of the judge's cache identity (with the budget and retry settings, see ``ConstrainedJudge.design``):
 # bump it when how the judge is asked changes its scores.
-JUDGE_DESIGN = "constrained-v2"
+# v3: a string repeated in a list of the reply is kept once (the 1.5B claim splitter can write one claim
+# 24 times: RAGAS would then verify and count it 24 times, and a judgment took 10 minutes)
+JUDGE_DESIGN = "constrained-v3"
 # At most this many statements, claims or verdicts per reply: a short RAG answer has far fewer, and the
 # bound ends the one failure seen under the grammar (the 1.5B claim splitter repeating a claim until
 # the token budget ran out).
 MAX_LIST_ITEMS = 24
 # The rule ``judge_schema`` adds to RAGAS's output schemas: in the design, so changing it misses the cache.
-SCHEMA_RULE = f"top-level arrays minItems=1, maxItems={MAX_LIST_ITEMS}"
+SCHEMA_RULE = f"top-level arrays minItems=1, maxItems={MAX_LIST_ITEMS}; repeated strings dropped"
 
 # ``time.monotonic()`` after which no judge call starts (set per sample by the scorer; None: no deadline).
 call_deadline: contextvars.ContextVar[float | None] = contextvars.ContextVar("judge_call_deadline", default=None)
@@ -92,6 +94,16 @@ def _usage(response: Any) -> tuple[int, int]:
     if isinstance(usage, dict):
         return int(usage.get("prompt_tokens") or 0), int(usage.get("completion_tokens") or 0)
     return int(getattr(usage, "prompt_tokens", 0) or 0), int(getattr(usage, "completion_tokens", 0) or 0)
+
+
+def _without_repeats(reply: T) -> T:
+    """``reply`` with every top-level list of strings (statements, claims) kept once per string, in
+    order: a repeated statement adds no fact, but RAGAS would verify it again and count it again.
+    Lists of objects (verdicts, one per statement asked) are left alone."""
+    for name, value in reply:
+        if isinstance(value, list) and all(isinstance(item, str) for item in value) and len(set(value)) < len(value):
+            setattr(reply, name, list(dict.fromkeys(value)))
+    return reply
 
 
 # Replies kept per judge: greedy decoding gives a repeated prompt the same reply, and RAGAS repeats
@@ -157,7 +169,7 @@ class ConstrainedJudge(InstructorBaseRagasLLM):
         if empty:  # the schema forbids it; an LLM that ignores schemas may still send one
             raise ValueError(f"reply is not a valid {response_model.__name__}: List should have at least 1 item "
                              f"({', '.join(empty)})")
-        return reply
+        return _without_repeats(reply)
 
     def generate(self, prompt: str, response_model: type[T]) -> T:
         key = (response_model.__name__, prompt)

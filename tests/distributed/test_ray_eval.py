@@ -15,7 +15,7 @@ from rag_lab.evaluate.sample_worker import SampleWorker
 from tests.evaluate.test_judged_metrics import judge_or_quote
 from tests.models.fake_openai_server import run_within
 
-BOUND = 300.0  # seconds: the machine's 2 cores are shared
+BOUND = 600.0  # seconds: a hang guard, not a speed claim (the 2 cores may be shared with other jobs)
 METRICS = ["faithfulness", "rouge_l"]
 JUDGE = "openai_compatible:fake-judge"
 VOLATILE = ("latency", "cached")  # timings, and whether the answer came from the cache

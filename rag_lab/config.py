@@ -87,6 +87,9 @@ class Settings(BaseSettings):
     # sentence, every sentence of the answer with its own statements ("by_sentence": none skipped);
     # "auto": RAGAS's prompt. Measured in benchmarks/judge_validation.py.
     judge_statements: Literal["auto", "ragas", "by_sentence"] = "auto"
+    # A local model (name or alias) that splits answers and references into statements and claims,
+    # the judge keeping the verdicts; None: the judge splits. Measured in benchmarks/judge_validation.py.
+    judge_splitter: str | None = None
     # Requests per minute to one provider endpoint (generator and judge alike, retries included),
     # shared by every worker of a run (a token bucket); None: no limit.
     llm_rpm: float | None = Field(None, gt=0)

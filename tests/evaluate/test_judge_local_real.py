@@ -84,3 +84,25 @@ def test_statements_by_sentence_on_the_real_grammar_split_every_sentence():
     assert [s["sentence"] for s in split] == [RECORD["answer"], added]
     assert all(s["statements"] for s in split) and any("1987" in s for s in split[1]["statements"])
     assert found["faithfulness"] < 1.0
+
+
+def test_a_smaller_splitter_on_the_real_models_splits_and_the_judge_verifies():
+    """``RAG_LAB_JUDGE_SPLITTER=qwen-0.5b``: the 0.5B model splits the answer into statements (its
+    reply parses under the grammar), the 1.5B judge gives the verdicts; the right number is supported
+    and a changed one is not."""
+    settings = Settings(_env_file=None, llm_provider="local", judge_splitter="qwen-0.5b")  # type: ignore[call-arg]
+    scorer = Scorer(settings, judge_llm=build_judge(settings), metrics=["faithfulness"])
+    judge = scorer.judge_of("faithfulness")
+    splitter = scorer._metric(scorer.specs[0]).statement_generator_prompt.splitter
+    assert isinstance(splitter, ConstrainedJudge) and "0.5B" in splitter.llm.metadata.model_name
+    scores = {}
+    for label, answer in (("supported", RECORD["answer"]),
+                          ("changed", "The weekly income limit for a family of 4 is $1,950.")):
+        judge.transcript = []
+        found, errors = scorer.score(RECORD | {"answer": answer})
+        assert errors == {}
+        scores[label] = found["faithfulness"]
+        assert [t["output"] for t in judge.transcript][0] == "StatementGeneratorOutput"  # the split, kept
+    assert scores == {"supported": 1.0, "changed": 0.0}
+    assert splitter.stats.calls == 2 and splitter.stats.failures == 0  # one split per answer
+    assert judge.stats.calls == 2  # verdicts only

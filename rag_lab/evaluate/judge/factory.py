@@ -49,6 +49,10 @@ def judge_id(settings: Settings) -> str:
         from rag_lab.evaluate.judge.by_sentence import SentenceStatementPrompt
 
         base += "+" + SentenceStatementPrompt.design
+    if settings.judge_splitter:
+        from rag_lab.evaluate.judge.splitter import splitter_name
+
+        base += f"+split-by:{splitter_name(settings)}"
     return base
 
 

@@ -41,6 +41,10 @@ def _metric(class_name: str, **kwargs):
             from rag_lab.evaluate.judge.by_sentence import use_statements_by_sentence
 
             use_statements_by_sentence(metric)
+        if ctx.settings.judge_splitter:
+            from rag_lab.evaluate.judge.splitter import use_splitter
+
+            use_splitter(metric, ctx.settings)
         return metric
     return build
 

@@ -193,3 +193,25 @@ def test_a_forced_call_with_a_run_away_argument_is_cut_and_still_parses(llm):
     calls = llm.get_tool_calls_from_response(reply, error_on_no_tool_call=True)
     assert calls[0].tool_name == "set_limit" and isinstance(calls[0].tool_kwargs.get("value"), (int, float))
     assert FORCED_CALL_MAX_TOKENS - 5 <= usage.completion_tokens <= FORCED_CALL_MAX_TOKENS  # it ran to the cap
+
+
+def test_literals_with_quotes_are_stood_in_and_written_back():
+    schema = {"type": "object", "properties": {
+        "quote": {"enum": ['say "yes" here', "none"]}, "tag": {"const": 'a "b"'}, "free": {"type": "string"},
+        "enum": {"type": "string", "description": 'a property named "enum" is not a literal'}}}
+    stood, changed = chatml_tools.quotes_stood_in(schema)
+    assert changed and "\\\"" not in json.dumps(stood["properties"]["quote"]) and '"' not in stood["properties"]["tag"]["const"]
+    assert stood["properties"]["free"] == schema["properties"]["free"]
+    assert stood["properties"]["enum"] == schema["properties"]["enum"]  # a property's schema, walked, not replaced
+    reply = json.dumps({"quote": stood["properties"]["quote"]["enum"][0]}, ensure_ascii=False)
+    assert json.loads(chatml_tools.quotes_restored(reply)) == {"quote": 'say "yes" here'}
+    assert chatml_tools.quotes_stood_in({"enum": ["no quotes"]}) == ({"enum": ["no quotes"]}, False)
+
+
+def test_an_enum_string_with_quotes_is_written_whole(llm):
+    """llguidance cuts a constrained string at an escaped quote ('"a \\"b"'); the stand-in keeps it whole."""
+    passage = 'You can designate additional "sponsors" (such as relatives or neighbors) to report attendance.'
+    schema = {"type": "object", "properties": {"evidence": {"enum": [passage, "none"]}}, "required": ["evidence"]}
+    reply = llm.complete(f'Copy this JSON exactly: {json.dumps({"evidence": passage})}', json_schema=schema,
+                         max_tokens=60).text
+    assert json.loads(reply) == {"evidence": passage}

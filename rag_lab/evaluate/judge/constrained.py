@@ -36,7 +36,9 @@ RETRY_TEMPERATURE = 0.3
 # bump it when how the judge is asked changes its scores.
 # v3: a string repeated in a list of the reply is kept once (the 1.5B claim splitter can write one claim
 # 24 times: RAGAS would then verify and count it 24 times, and a judgment took 10 minutes)
-JUDGE_DESIGN = "constrained-v3"
+# v4: enum and const strings with a double quote asked with a stand-in (llguidance cut them at an escaped
+# quote: a grounded quote of such a passage, or a verdict naming such a statement, failed to parse)
+JUDGE_DESIGN = "constrained-v4"
 # At most this many statements, claims or verdicts per reply: a short RAG answer has far fewer, and the
 # bound ends the one failure seen under the grammar (the 1.5B claim splitter repeating a claim until
 # the token budget ran out).

@@ -111,6 +111,42 @@ def json_grammar(schema: dict[str, Any]) -> str:
     return "%llguidance {}\nstart: %json " + json.dumps({**schema, "x-guidance": _COMPACT})
 
 
+# llguidance (xllamacpp 2026.10) lets a string held to an enum or const end anywhere after an escaped
+# quote: under ``{"enum": ['a "b" c']}`` the 1.5B wrote "a \"b" (a judge quoting a passage with
+# quotes in it failed twice, then was recorded as a failure). Such literals are asked with this
+# stand-in for '"' and the reply's stand-ins written back as \" (tests/models/test_llm_local.py).
+QUOTE_STAND_IN = "\u2033"  # ″ (double prime): one character, never in RAG text we saw
+
+
+def quotes_stood_in(schema: Any) -> tuple[Any, bool]:
+    """``schema`` with '"' replaced by ``QUOTE_STAND_IN`` in every enum and const string, and whether
+    any was (then the reply goes through ``quotes_restored``)."""
+    changed = False
+
+    def stand_in(value: Any) -> Any:
+        nonlocal changed
+        if isinstance(value, list):
+            return [stand_in(item) for item in value]
+        if isinstance(value, str) and '"' in value:
+            changed = True
+            return value.replace('"', QUOTE_STAND_IN)
+        return value
+
+    def walk(node: Any) -> Any:
+        if isinstance(node, list):
+            return [walk(item) for item in node]
+        if isinstance(node, dict):
+            return {key: stand_in(value) if key in ("enum", "const") else walk(value) for key, value in node.items()}
+        return node
+
+    return walk(schema), changed
+
+
+def quotes_restored(text: str) -> str:
+    """A JSON reply written under ``quotes_stood_in``, with each stand-in an escaped quote again."""
+    return text.replace(QUOTE_STAND_IN, '\\"')
+
+
 def schema_of(response_format: Any) -> dict[str, Any] | None:
     """The JSON schema inside an OpenAI-style ``response_format`` (None for text or json_object)."""
     if isinstance(response_format, dict) and response_format.get("type") == "json_schema":

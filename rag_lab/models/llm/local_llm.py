@@ -40,6 +40,8 @@ from rag_lab.models.llm.chatml_tools import (
     interpret_reply,
     json_grammar,
     parse_arguments,
+    quotes_restored,
+    quotes_stood_in,
     resolve_tool_choice,
     schema_of,
     to_chat_response,
@@ -100,14 +102,20 @@ class LocalLLM(FunctionCallingLLM):
         request: dict[str, Any] = {"temperature": kwargs.get("temperature", self.temperature)}
         request.update({k: kwargs[k] for k in _PASS_THROUGH if k in kwargs})
         schema = request.pop("json_schema", None) or schema_of(request.get("response_format"))
+        stood_in = False
         if schema is not None:  # a schema becomes a compact-JSON grammar (see chatml_tools)
             request.pop("response_format", None)
+            schema, stood_in = quotes_stood_in(schema)
             request["grammar"] = json_grammar(schema)
         choice = tool_choice or "auto"
         if not tools or choice == "none":
             request["messages"] = to_llama_messages(messages, with_tools=False)
             request["max_tokens"] = budget
-            return to_chat_response(self.runtime.chat(request))
+            raw = self.runtime.chat(request)
+            if stood_in:
+                message = raw["choices"][0]["message"]
+                message["content"] = quotes_restored(message.get("content") or "")
+            return to_chat_response(raw)
         rendered = to_llama_messages(messages, with_tools=True)
         rendered[0] = {**rendered[0], "content": rendered[0]["content"] + "\n" + describe_tools(tools, choice)}
         limit = FORCED_CALL_MAX_TOKENS if forced_name(tools, choice) else max(budget, TOOL_CALL_MIN_TOKENS)

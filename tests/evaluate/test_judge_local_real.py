@@ -17,6 +17,22 @@ RECORD = {"id": "q1", "question": "What is the weekly income limit for a family 
                         "filename": "bcy-26-income-eligibility.pdf"}]}
 
 
+def right_and_changed(scorer: Scorer, record: dict) -> list[list[dict]]:
+    """Faithfulness of ``record`` with the right number (must be 1.0) and a changed one (must be 0.0):
+    the judge's transcript of each."""
+    judge = scorer.judge_of("faithfulness")
+    scores, transcripts = {}, []
+    for label, answer in (("supported", RECORD["answer"]),
+                          ("changed", "The weekly income limit for a family of 4 is $1,950.")):
+        judge.transcript = []
+        found, errors = scorer.score(record | {"answer": answer})
+        assert errors == {}
+        scores[label] = found["faithfulness"]
+        transcripts.append(judge.transcript)
+    assert scores == {"supported": 1.0, "changed": 0.0}
+    return transcripts
+
+
 def test_local_judge_scores_a_sample_through_ragas_with_every_call_parsed():
     settings = Settings(_env_file=None, llm_provider="local")  # type: ignore[call-arg]
     assert judge_id(settings).startswith("local:Qwen2.5-Coder-1.5B-Instruct-Q4_K_M+constrained-v")
@@ -53,20 +69,11 @@ def test_grounded_judge_quotes_the_context_and_catches_a_changed_number():
     everything unsupported fails the first half)."""
     settings = Settings(_env_file=None, llm_provider="local", judge_nli="grounded")  # type: ignore[call-arg]
     scorer = Scorer(settings, judge_llm=build_judge(settings), metrics=["faithfulness"])
-    judge = scorer.judge_of("faithfulness")
     row = "Income eligibility BCY 2026 | Family of 4 | Weekly limit: $1,770 | Annual limit: $92,041"
     record = RECORD | {"contexts": [{"text": row, "filename": "bcy-26-income-eligibility.pdf"}]}
-    scores = {}
-    for label, answer in (("supported", RECORD["answer"]),
-                          ("changed", "The weekly income limit for a family of 4 is $1,950.")):
-        judge.transcript = []
-        found, errors = scorer.score(record | {"answer": answer})
-        assert errors == {}
-        scores[label] = found["faithfulness"]
-        quoted = [v["evidence"] for t in judge.transcript if t["output"] == "GroundedNLIOutput"
-                  for v in t["reply"]["statements"]]
+    for transcript in right_and_changed(scorer, record):
+        quoted = [v["evidence"] for t in transcript if t["output"] == "GroundedNLIOutput" for v in t["reply"]["statements"]]
         assert quoted and set(quoted) <= {row, "none"}  # the grammar allows nothing else
-    assert scores == {"supported": 1.0, "changed": 0.0}
 
 
 def test_statements_by_sentence_on_the_real_grammar_split_every_sentence():
@@ -95,14 +102,7 @@ def test_a_smaller_splitter_on_the_real_models_splits_and_the_judge_verifies():
     judge = scorer.judge_of("faithfulness")
     splitter = scorer._metric(scorer.specs[0]).statement_generator_prompt.splitter
     assert isinstance(splitter, ConstrainedJudge) and "0.5B" in splitter.llm.metadata.model_name
-    scores = {}
-    for label, answer in (("supported", RECORD["answer"]),
-                          ("changed", "The weekly income limit for a family of 4 is $1,950.")):
-        judge.transcript = []
-        found, errors = scorer.score(RECORD | {"answer": answer})
-        assert errors == {}
-        scores[label] = found["faithfulness"]
-        assert [t["output"] for t in judge.transcript][0] == "StatementGeneratorOutput"  # the split, kept
-    assert scores == {"supported": 1.0, "changed": 0.0}
+    for transcript in right_and_changed(scorer, RECORD):
+        assert [t["output"] for t in transcript][0] == "StatementGeneratorOutput"  # the split, kept
     assert splitter.stats.calls == 2 and splitter.stats.failures == 0  # one split per answer
     assert judge.stats.calls == 2  # verdicts only

@@ -83,6 +83,6 @@ def use_splitter(metric: Any, settings: Settings) -> Any:
     prompt = _split_class(type(current))()
     prompt.__dict__.update(current.__dict__)  # the replaced prompt's state (e.g. a by-sentence grammar's)
     prompt.splitter = _splitter_judge(split)
-    prompt.design = "+".join(filter(None, [getattr(current, "design", ""), f"split-by:{splitter_name(settings)}"]))
+    prompt.design = "+".join(filter(None, [getattr(current, "design", ""), f"split-by:{split.llm_model}"]))
     setattr(metric, field, prompt)
     return metric

@@ -83,11 +83,14 @@ def test_the_splitter_splits_and_the_judge_verifies(scripted_splitter, metric, s
     assert scripted_splitter.transcript is None  # lent to the judge's transcript for the call only
 
 
-def test_splitter_scores_are_keyed_and_named_apart(scripted_splitter):
+def test_splitter_scores_are_keyed_and_named_apart(scripted_splitter, monkeypatch):
+    other = splitter_module.splitter_settings(settings("smollm2"))  # another splitter model: another key
+    monkeypatch.setitem(splitter_module._JUDGES, (str(other.llm_model), str(other.data_dir), other.llm_threads),
+                        ConstrainedJudge(Splitter(requests=[])))
     sample = to_sample(RECORD)
     keys = {s: (sc := Scorer(settings(s), judge_llm=Judge(requests=[]), metrics=["faithfulness"])).judge_key(
-        sc.specs[0], sample) for s in (None, "qwen-0.5b")}
-    assert keys[None] != keys["qwen-0.5b"]
+        sc.specs[0], sample) for s in (None, "qwen-0.5b", "smollm2")}
+    assert len(set(keys.values())) == 3
     local = Settings(_env_file=None, llm_provider="local", judge_splitter="qwen-0.5b")  # type: ignore[call-arg]
     assert judge_id(local).endswith(f"+split-by:{SPLITTER}")
     assert "split-by" not in judge_id(Settings(_env_file=None, llm_provider="local"))  # type: ignore[call-arg]

@@ -76,11 +76,12 @@ def test_http_500_is_retried_max_retries_times_per_call_and_each_retry_is_shown(
     notes = [line for line in stream.getvalue().splitlines() if "retry" in line]
     assert notes and notes[0].startswith("bm25: OpenAI gpt-4o-mini at http://127.0.0.1:")
     assert "retry 1 of 2 after HTTP 500" in notes[0]
-    # every shown retry was sent; the last retry of a call can race the end of the scoring window (its
-    # note lands after the sample's bar closed), so the counts are compared as a bound, not for equality
+    # the last retries are shown and sent, at most one note per call. Shown and sent are not compared
+    # with each other: the note is written as the client starts the request, and a call cancelled with
+    # its metric can be shown but never reach the server, or reach it after the sample's bar closed.
     shown = sum("retry 2 of 2 after HTTP 500" in n for n in notes)
     sent = sum(r.retry_count == 2 for r in server.requests)
-    assert 1 <= shown <= sent
+    assert 1 <= shown <= server.first_attempts and sent >= 1
 
 
 def test_http_401_fails_at_once_with_the_providers_message(fake_server, lab_settings):

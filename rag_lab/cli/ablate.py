@@ -131,15 +131,17 @@ def _run_contextual(args, dataset, settings, spec, out, variants) -> int:
     if not axis.empty:
         shown = axis[axis["metric"].isin(sorted(axis["metric"].unique())[:4])]
         shown = shown.drop(columns=["family"], errors="ignore")
-        print(f"--- contextual axis (each variant vs {variants[0]}, baseline configurations; Holm within each "
-              f"configuration × metric: a family of {len(variants) - 1} comparison(s))")
+        print(f"--- contextual axis (each variant vs {variants[0]}, baseline configurations; significant = "
+              f"family-wise error ≤ 0.05 over the {int(axis['marked_set'].sum())} comparisons of the headline metric "
+              f"at the largest top-k, Holm over them together; p_student_holm = exploratory, within each "
+              f"configuration × metric)")
         print(shown.to_string(index=False, float_format=lambda v: f"{v:.4f}"))
     print(f"wrote {out / CONTEXTUAL_FILE}")
     return 0
 
 
 def render_summary(result) -> str:
-    from rag_lab.evaluate.ablation.significance import family_summary
+    from rag_lab.evaluate.ablation.significance import family_summary, marked_set_text
     from rag_lab.report.tables import best_configs, display, main_metric, significant_rows
 
     m = result.manifest
@@ -154,16 +156,23 @@ def render_summary(result) -> str:
              + ("equals the grid's" if check["equal"] else
                 f"DIFFERS from the grid's for {check['config']} question {check['qid']} (see manifest.json)")]
     lines.append(best_configs(result.results, metric).to_string(index=False))
-    lines.append("significance: paired Student's t (Wilcoxon beside it), Holm-corrected within each family — one "
-                 "axis moved at the baseline's other settings, per mode × top-k × metric:")
+    if "marked_set" in result.results:
+        lines.append(f"significance: {marked_set_text(result.results)}. Decision test: paired Student's t "
+                     "(exact sign-flip where t cannot speak: ≤ 16 non-zero differences or a constant difference; "
+                     "column decided_by), Wilcoxon beside it. Exploratory per-family view (Holm within one axis "
+                     "moved at the baseline's other settings, per mode × top-k × metric):")
+    else:  # a run summarised before the marked set existed
+        lines.append("significance: paired Student's t (Wilcoxon beside it), Holm-corrected within each family — one "
+                     "axis moved at the baseline's other settings, per mode × top-k × metric:")
     lines += [f"  {line}" for line in family_summary(result.results)]
     significant = significant_rows(result.results[result.results["metric"] == metric], limit=20)
     if len(significant):
-        lines.append(f"significant on {metric} (one setting moved first, then the largest interactions; "
-                     "the last column names the family the correction ran over and its size):")
+        lines.append(f"significant on {metric} (family-wise error ≤ 0.05 over every row that can be marked; "
+                     "largest |Δ| first):")
         lines.append(display(significant).to_string(index=False))
     else:
-        lines.append(f"no configuration differs significantly from its baseline on {metric} within its family")
+        lines.append(f"no configuration differs significantly from its baseline on {metric} "
+                     "(family-wise error ≤ 0.05 over the marked set)")
     lines.append(f"wrote {result.run_dir}/ (results.csv, per_query.csv.gz, manifest.json); "
                  f"HTML: rag-lab report {result.run_dir} -o reports/{result.run_dir.name}.html")
     return "\n".join(lines)

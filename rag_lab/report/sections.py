@@ -70,7 +70,7 @@ def manifest_section(manifest: dict):
 
 
 def ablation_sections(result) -> list:
-    results, manifest = result.results, result.manifest
+    results, manifest = T.one_recall(result.results), result.manifest
     sections = [manifest_section(manifest)]
     metrics = list(dict.fromkeys(results["metric"]))
     main_metric = T.main_metric(results)
@@ -89,18 +89,22 @@ def ablation_sections(result) -> list:
     significant = T.significant_rows(results)
     body += "<h3>Significant differences from the baseline</h3>"
     families = (manifest.get("significance") or {}).get("families") or {}
+    body += "<p>" + html.escape(_significance_text(manifest)) + "</p>"
     if families:
-        body += "<p>Families the Holm correction ran over (one per mode × top-k × metric of each):</p><ul>" + "".join(
+        body += ("<p>Families of the exploratory per-family Holm view (one per mode × top-k × metric of each; "
+                 "its p-values are shown for orientation and never called significant):</p><ul>") + "".join(
             f"<li><b>{html.escape(axis)}</b>: {info['families']} families of "
             f"{'/'.join(str(v) for v in info['comparisons_per_family'])} comparisons — {html.escape(info['question'])}; "
-            f"{info['significant']} significant</li>" for axis, info in families.items()) + "</ul>"
+            f"{info['significant']} significant"
+            + (f", {info['exploratory_below_alpha']} below α in the exploratory view" if "exploratory_below_alpha" in info
+               else "") + "</li>" for axis, info in families.items()) + "</ul>"
     body += (table_html(T.display(significant)) if len(significant)
              else "<p>No configuration differs significantly from its baseline ("
              + html.escape(_significance_text(manifest)) + ").</p>")
     sections.append(_section("Best configurations and significance", body))
 
     body = ""
-    for metric in [m for m in (main_metric, "id_context_recall") if m in metrics]:
+    for metric in [m for m in (main_metric, "recall@top_k") if m in metrics]:
         body += figure_html(F.fusion_k_lines(results, metric), f"{F.metric_label(metric)} vs RRF k, 95 % CI bands")
     for mode in dict.fromkeys(results["mode"]):
         body += figure_html(F.prefetch_topk_heatmap(results, mode, main_metric),
@@ -116,6 +120,9 @@ def ablation_sections(result) -> list:
 
 def _significance_text(manifest: dict) -> str:
     sig = manifest.get("significance") or {}
+    if "error_rate" in sig:
+        return (f"{sig['significant']} (decision test: {sig['decision_test']}; {sig.get('check_test', '')} "
+                "reported beside it).")
     if "decision_test" in sig:
         return (f"{sig['decision_test']}, Holm-corrected within each family (the comparisons answering one "
                 f"question, e.g. “does k matter?”, for one mode, top-k and metric; the family is named in each "

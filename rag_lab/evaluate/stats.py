@@ -8,6 +8,11 @@
 - ``paired_p_value(..., "wilcoxon")``: the Wilcoxon signed-rank test (scipy; zero differences
   dropped), analytic like Student's t, so its p-value can go as low as the data allow — a
   randomization test with N permutations cannot go below 1/(N + 1).
+- ``paired_test``: the p-value and the test that decided it. No test speaks where its statistic is
+  undefined or its approximation unfounded: at most 16 non-zero differences (tiny folders, sparse
+  changes, all ties) or a constant non-zero difference get the exact sign-flip p
+  (:func:`sign_flip_exact`, ≥ 2/2^n, never 0); ``paired_tests_many`` does the same for many pairs
+  in one scipy call.
 - ``holm_within``: Holm's correction run separately inside each family of a tidy frame (the
   ablation grid corrects within the question a table answers, e.g. "does k matter?").
 - ``bootstrap_ci``: a seeded percentile bootstrap 95 % interval of a mean (per-sample scores, NaN

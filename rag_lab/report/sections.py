@@ -256,7 +256,9 @@ def ir_sections(data: dict, manifest: dict) -> list:
              "packages": manifest.get("packages")}
     sections = [_section("Run manifest", kv_table(shown))]
     body = (f"<p>Means with seeded 95 % bootstrap intervals; ▲/▼ = significant against {html.escape(baseline)} "
-            "by both paired tests (Student's t and Fisher's randomization) after Holm correction.</p>"
+            "by both paired tests (Student's t and Fisher's randomization) after Holm correction over every mode × "
+            "metric of the table: family-wise error ≤ 0.05 over every mark. judged@10 is a coverage figure (how much "
+            "of what was retrieved carries a judgement), shown but never tested.</p>"
             + "".join(f"<p><b>{html.escape(name)}</b>: {html.escape(text)}</p>"
                       for name, text in (data.get("metric_definitions") or {}).items())
             + table_html(C.wide_table(table).reset_index()) + table_html(C.significance_table(table)))

@@ -62,7 +62,8 @@ def mode_table(per_query: Mapping[str, Mapping[str, Mapping[str, float]]], basel
     table["significant"] = False
     if len(per_query) < 2 or table.empty:
         return table[TABLE_COLUMNS]
-    tested = {mode: {m: s for m, s in metrics.items() if m not in COVERAGE_METRICS} for mode, metrics in per_query.items()}
+    tested = {mode: {m: s for m, s in metrics.items() if m not in COVERAGE_METRICS}
+              for mode, metrics in per_query.items()}
     sig = compare_to_baseline(tested, baseline, alpha=alpha, n_permutations=n_permutations, seed=seed)
     for _, row in sig.iterrows():
         mask = (table["mode"] == row["system"]) & (table["metric"] == row["metric"])

@@ -3,7 +3,7 @@
 Flow: open the index → retrieve each question's legs once at the largest prefetch (cached in the
 run folder, resumable) → every configuration of the grid from those lists (vectorised RRF) →
 ranx metrics at each configuration's top-k + RAGAS ID-based context metrics → bootstrap CIs and
-paired tests, Holm-corrected within each family (:mod:`.significance`) → live queries compared
+paired tests, FWER ≤ 0.05 over every row that can be marked (:mod:`.significance`) → live queries compared
 with their grid configurations at every prefetch (:mod:`.spot_check`) → tidy frames written into
 the run folder.
 

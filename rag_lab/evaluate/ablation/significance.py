@@ -227,7 +227,8 @@ def correct_over_marked_set(table: "pandas.DataFrame", spec: GridSpec,  # noqa: 
     return correct_over_rows(table, marked, alpha)
 
 
-def correct_over_rows(table: "pandas.DataFrame", marked, alpha: float = DEFAULT_ALPHA) -> "pandas.DataFrame":  # noqa: F821
+def correct_over_rows(table: "pandas.DataFrame", marked,  # noqa: F821
+                      alpha: float = DEFAULT_ALPHA) -> "pandas.DataFrame":  # noqa: F821
     """``marked_set`` = ``marked`` (a boolean Series), ``p_adjusted`` = Holm over those rows'
     decision p-values together, ``significant`` = marked and ``p_adjusted`` < α; nothing else."""
     table["marked_set"] = marked.astype(bool)
@@ -280,5 +281,5 @@ def family_summary(results) -> list[str]:
         exploratory = info.get("exploratory_below_alpha")
         lines.append(f"{axis}: {info['families']} families of {sizes} comparisons "
                      f"({info['question']}); {info['significant']} significant"
-                     + (f" ({exploratory} below α in the exploratory per-family view)" if exploratory is not None else ""))
+                     + ("" if exploratory is None else f" ({exploratory} below α in the exploratory per-family view)"))
     return lines

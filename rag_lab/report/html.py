@@ -72,6 +72,9 @@ def build_report(run_dir: Path) -> str:
     except json.JSONDecodeError as exc:
         raise DatasetError(f"{manifest_path}: line {exc.lineno} is not JSON ({exc.msg})",
                            "re-run the command that wrote it") from None
+    if not isinstance(manifest, dict):
+        raise DatasetError(f"{manifest_path}: line 1: expected a JSON object, got {type(manifest).__name__} "
+                           "(the run manifest is damaged)", "re-run the command that wrote it")
     if manifest.get("kind") == "ablation":
         from rag_lab.evaluate.ablation import load_ablation
 

@@ -138,7 +138,12 @@ class Scorer:
         return scores, errors
 
     def _run(self, spec: MetricSpec, sample) -> float:
-        return self._await(self._metric(spec).single_turn_ascore(sample))
+        metric = self._metric(spec)
+        if getattr(metric, "embeddings", None) is None and getattr(metric, "llm", None) is None and not _in_a_loop():
+            # pure CPU (ROUGE, key facts, citations …): in this sample's own thread. On the shared loop it
+            # held up the judge requests of every other sample in flight while it ran (--concurrency).
+            return asyncio.run(metric.single_turn_ascore(sample))
+        return self._await(metric.single_turn_ascore(sample))  # a model client: bound to the shared loop
 
     def _await(self, coro):
         return self._loop.run(coro)
@@ -207,6 +212,14 @@ class _Deadline:
 
     def at(self) -> float:
         return self._at + self.waits.seconds
+
+
+def _in_a_loop() -> bool:
+    try:
+        asyncio.get_running_loop()
+    except RuntimeError:
+        return False
+    return True
 
 
 async def _before(deadline: _Deadline, coro):

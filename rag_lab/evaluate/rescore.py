@@ -1,8 +1,9 @@
 """What ``eval --resume`` runs again: samples whose answer or judged metric failed for a reason that
-may pass (a server error, a timeout, the judge deadline, a rate limit, a lost connection). Failures
-that will not change on their own — a refused key or model (HTTP 401/403/404), a request the provider
-rejected (400), an answer the judge could not parse even after its retry — are kept as recorded unless
-``--retry-failed`` asks for them too.
+may pass — a server error, a timeout, the judge deadline, a rate limit, a lost connection, or any error
+not known to be final. Failures that will not change on their own — a refused key or model (HTTP
+401/403/404, and the later metrics "not asked" after such a refusal), a request the provider rejected
+(400), a judgement that could not be parsed even after its retry (or came back NaN), a response body
+that is not JSON — are kept as recorded unless ``--retry-failed`` asks for them too.
 
 A sample run again keeps what succeeded: its answer comes from the answer cache and its judged scores
 that succeeded from the judge cache (NaN is never cached), so only the failed metrics call the judge;
@@ -14,20 +15,17 @@ from __future__ import annotations
 import re
 from typing import Any
 
-# Error texts of failures that may pass: what rag_lab.models.llm._openai_sdk, the Bedrock classifier and
-# the scorer write (provider errors after their retries, the judge deadline), and raw transport errors.
-_TRANSIENT = re.compile(
-    r"HTTP 5\d\d|HTTP 429|HTTP 408|server error|rate limit|throttl|timed out|timeout|could not reach|"
-    r"connection|judge deadline|ServiceUnavailable|temporarily|overloaded",
+# Error texts (as rag_lab.models.llm._openai_sdk, the Bedrock classifier, RAGAS and the scorer write them)
+# of failures that will not change by asking again. A 408 or 429 is not among them: those pass.
+_FINAL = re.compile(
+    r"refused access|authentication failed|access ?denied|HTTP 40[0134]\b|request rejected|model or endpoint not "
+    r"found|OutputParser|failed to parse|not valid JSON|malformed response|NaN score|Invalid JSON",
     re.IGNORECASE)
-# ... unless the same text says it will not change (a refusal is final even if a timeout came before it)
-_PERMANENT = re.compile(r"refused access|authentication failed|HTTP 40[0134]\b|request rejected|not found",
-                        re.IGNORECASE)
 
 
 def is_transient(error: str | None) -> bool:
     """Does this recorded error (an answer's, or a judged metric's) say it may pass on a later try?"""
-    return bool(error) and _TRANSIENT.search(error) is not None and _PERMANENT.search(error) is None
+    return bool(error) and _FINAL.search(error) is None
 
 
 def failures(record: dict[str, Any]) -> list[str]:

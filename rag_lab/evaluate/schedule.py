@@ -51,7 +51,8 @@ def failure_signature(text: str) -> str:
 
 def _advice(text: str) -> str:
     """What to do, and whether a plain ``--resume`` runs these samples again (a failure that may pass:
-    server error, timeout, rate limit, connection) or only ``--resume --retry-failed`` does (a refusal)."""
+    server error, timeout, rate limit, connection …) or only ``--resume --retry-failed`` does (a refusal,
+    see :mod:`rag_lab.evaluate.rescore`)."""
     status = _STATUS.search(text)
     code = int(status.group(1)) if status else None
     again = " (it runs again the samples that failed this way, keeping what succeeded)"
@@ -70,8 +71,7 @@ def _advice(text: str) -> str:
         return "raise RAG_LAB_REQUEST_TIMEOUT or lower --concurrency; then rag-lab eval --resume" + again
     if "could not reach" in text:
         return "check that the provider is reachable; then rag-lab eval --resume" + again
-    return ("check that the provider is reachable and configured; then rag-lab eval --resume --retry-failed "
-            "(a plain --resume runs again only server errors, timeouts, rate limits and lost connections)")
+    return "check that the provider is reachable and configured; then rag-lab eval --resume" + again
 
 
 @dataclass

@@ -116,7 +116,9 @@ def attach_rate_limit(client: httpx.Client, aclient: httpx.AsyncClient, bucket: 
             time.sleep(delay)
 
     async def aon_request(request: httpx.Request) -> None:
-        if (delay := bucket.reserve()) > 0:
+        # a shared bucket asks another process (Ray): not on the event loop, which serves every sample
+        delay = bucket.reserve() if isinstance(bucket, TokenBucket) else await asyncio.to_thread(bucket.reserve)
+        if delay > 0:
             _waiting(endpoint or str(request.url.host), rpm, delay)
             await asyncio.sleep(delay)
 

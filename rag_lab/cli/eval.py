@@ -119,6 +119,13 @@ def run_eval(args) -> int:
         print("error: --retry-failed continues a run: use it with --resume", file=sys.stderr)
         return 2
     metrics = [m.strip() for m in args.metrics.split(",")] if args.metrics is not None else None
+    if metrics and not args.judge:
+        from rag_lab.evaluate.metrics import all_specs
+
+        if needs_judge := [s.name for s in all_specs() if s.judged and s.name in metrics]:
+            print(f"error: {', '.join(needs_judge)} {'is' if len(needs_judge) == 1 else 'are'} judged by an LLM, and "
+                  "this run has no judge\n  → add --judge PROVIDER[:MODEL], or choose other --metrics", file=sys.stderr)
+            return 2
     run = run_evaluation(dataset, settings, modes, out, limit=args.limit, resume=args.resume, judge=args.judge,
                          metrics=metrics, retry_failed=args.retry_failed,
                          rerank=rerank_default(args.rerank, settings), conversations=args.conversations,

@@ -122,7 +122,7 @@ def run_evaluation(
                           f"choose from {', '.join(EVAL_MODES)}")
     out = Path(out)
     pairs = questions(dataset, limit)
-    metrics = chosen_metrics(metrics, out, resume, judged=judge is not None or judge_llm is not None)
+    metrics = chosen_metrics(metrics, out, resume)
     judge_cfg = judge_settings(settings, judge) if judge else None
     judge_id = None
     if judge_cfg is not None:
@@ -254,9 +254,10 @@ def _count_resumed(resumed: dict[str, Any], mode: str, done: dict[str, dict[str,
         resumed["kept_failures"][mode] = kept
 
 
-def chosen_metrics(metrics: Sequence[str] | None, out: Path, resume: bool, *, judged: bool) -> list[str] | None:
+def chosen_metrics(metrics: Sequence[str] | None, out: Path, resume: bool) -> list[str] | None:
     """The run's metrics in the registry's order (None: all); a resumed run without a choice keeps its own.
-    Unknown names, and judged metrics without a judge, are refused."""
+    Unknown names are refused; a judged metric is computed only with a judge (`eval --metrics` refuses it
+    without one)."""
     from rag_lab.evaluate.metrics import all_specs
     from rag_lab.evaluate.scoring import IR_METRICS
 
@@ -274,9 +275,6 @@ def chosen_metrics(metrics: Sequence[str] | None, out: Path, resume: bool, *, ju
     if unknown or not wanted:
         raise ConfigError(f"Unknown or missing metric(s): {', '.join(unknown) or '(none)'}",
                           f"choose from {', '.join(known)}")
-    if not judged and (needs_judge := [m for m in wanted if m in specs and specs[m].judged]):
-        raise ConfigError(f"{', '.join(needs_judge)} {'is' if len(needs_judge) == 1 else 'are'} judged by an LLM, "
-                          "and this run has no judge", "add --judge PROVIDER[:MODEL], or choose other --metrics")
     return [m for m in known if m in wanted]
 
 

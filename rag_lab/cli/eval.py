@@ -15,7 +15,16 @@ def add_eval(sub, common) -> None:
                    help="comma-separated: dense,bm25,fusion,hybrid,agent,kendra")
     p.add_argument("--out", default=None, help="run folder (default runs/<dataset>)")
     p.add_argument("--limit", type=positive_int, default=None, help="N questions spread over the source documents (round-robin)")
-    p.add_argument("--resume", action="store_true", help="skip samples already in the run folder")
+    p.add_argument("--resume", action="store_true",
+                   help="continue the run in --out: run the samples not yet there, and again those whose answer or "
+                        "judged metric failed for a reason that may pass (server error, timeout, judge deadline, rate "
+                        "limit, connection), keeping what succeeded")
+    p.add_argument("--retry-failed", action="store_true",
+                   help="with --resume, also run again the failures that will not change on their own (a refused "
+                        "key or model, a judgement the judge could not parse)")
+    p.add_argument("--metrics", default=None, metavar="M1,M2",
+                   help="comma-separated metrics to compute, judged and not (default all; judged ones need --judge), "
+                        "e.g. faithfulness,factual_correctness,rouge_l,ndcg@10")
     p.add_argument("--judge", default=None, metavar="PROVIDER[:MODEL]",
                    help="LLM judge for the judged RAGAS metrics: local[:MODEL] (the offline GGUF model, every "
                         "call constrained to RAGAS's JSON schema) or e.g. openai:gpt-5-mini")
@@ -106,7 +115,19 @@ def run_eval(args) -> int:
     if args.max_cost is not None and not args.max_cost >= 0:
         print(f"error: --max-cost must be a number ≥ 0 (USD), got {args.max_cost}", file=sys.stderr)
         return 2
+    if args.retry_failed and not args.resume:
+        print("error: --retry-failed continues a run: use it with --resume", file=sys.stderr)
+        return 2
+    metrics = [m.strip() for m in args.metrics.split(",")] if args.metrics is not None else None
+    if metrics and not args.judge:
+        from rag_lab.evaluate.metrics import all_specs
+
+        if needs_judge := [s.name for s in all_specs() if s.judged and s.name in metrics]:
+            print(f"error: {', '.join(needs_judge)} {'is' if len(needs_judge) == 1 else 'are'} judged by an LLM, and "
+                  "this run has no judge\n  → add --judge PROVIDER[:MODEL], or choose other --metrics", file=sys.stderr)
+            return 2
     run = run_evaluation(dataset, settings, modes, out, limit=args.limit, resume=args.resume, judge=args.judge,
+                         metrics=metrics, retry_failed=args.retry_failed,
                          rerank=rerank_default(args.rerank, settings), conversations=args.conversations,
                          progress=True, concurrency=args.concurrency, max_cost=args.max_cost,
                          dry_run=args.dry_run, ray=ray_cluster(args), **params)

@@ -51,13 +51,13 @@ def budget_for(settings, mode, rerank, params, judge_cfg, scorer, answerer, mode
 
 
 def plan_run(dataset, settings: Settings, modes: list[str], out: Path, pairs, *, resume: bool, judge_cfg,
-             rerank: bool, metrics, llm, concurrency: int, params: dict):
+             rerank: bool, metrics, llm, concurrency: int, params: dict, retry_failed: bool = False):
     """The :class:`EvalPlan` of a run: samples left (after --resume), answers already cached, calls,
     tokens, time and cost. Reads the run folder and the cache; writes nothing, calls nothing."""
     from rag_lab.evaluate.answering import manifest_model_name, mode_answerer, pending
     from rag_lab.evaluate.judge import judge_id
     from rag_lab.evaluate.metrics import all_specs
-    from rag_lab.evaluate.plan import CallEstimate, EvalPlan, SampleCosts, estimate_seconds
+    from rag_lab.evaluate.plan import CallEstimate, EvalPlan, SampleCosts, estimate_seconds, rate_limited_seconds
     from rag_lab.evaluate.store import SAMPLES, read_samples
     from rag_lab.models.llm.disk_cache import DiskCache
     from rag_lab.models.llm.factory import resolve_model
@@ -73,7 +73,7 @@ def plan_run(dataset, settings: Settings, modes: list[str], out: Path, pairs, *,
         for mode in modes:
             path = out / mode / SAMPLES
             done = {r["id"]: r for r in read_samples(path)} if resume and path.exists() else {}
-            todo = [p for p, _ in pending(pairs, done)]
+            todo = [p for p, _ in pending(pairs, done, retry_failed)]
             answerer = mode_answerer(mode, lambda: None, settings, rerank=rerank, params=params,
                                      index=_fingerprint(mode, dataset, settings), cache=cache, llm=llm)
             hits = {p.id for p in todo if cache is not None and cache.get(answerer.key(p.question)) is not None}
@@ -91,7 +91,10 @@ def plan_run(dataset, settings: Settings, modes: list[str], out: Path, pairs, *,
     generator = manifest_model_name(settings, llm=llm)
     judge = judge_id(judge_cfg) if judge_cfg is not None else None  # as the run's manifest names it
     seconds = estimate_seconds(settings.llm_provider == "local" and llm is None, answers, judging, concurrency)
-    return EvalPlan(samples, cached, generator, judge, answers, judging, answer_cost, judge_cost, seconds, concurrency)
+    # RAG_LAB_LLM_RPM: the calls cannot go faster than the limit; the wait is part of the run's time
+    limited = rate_limited_seconds(settings if llm is None else None, judge_cfg, answers, judging)
+    return EvalPlan(samples, cached, generator, judge, answers, judging, answer_cost, judge_cost,
+                    max(seconds, limited), concurrency, rate_limit_seconds=max(0.0, limited - seconds))
 
 
 def _fingerprint(mode: str, dataset, settings: Settings) -> str | None:

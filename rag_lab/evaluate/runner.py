@@ -93,6 +93,7 @@ def run_evaluation(
     dry_run: bool = False,
     ray: Any = None,
     ray_workers: int | None = None,
+    retry_failed: bool = False,
     **params: Any,
 ):
     """Evaluate ``modes`` on ``dataset``; returns :func:`load_run` of ``out``.
@@ -106,6 +107,10 @@ def run_evaluation(
     ``ray`` (an address, ``"local"`` or a :class:`rag_lab.distributed.cluster.RayCluster`) answers and
     scores the samples on ``ray_workers`` Ray actors (each loads its models once); this process
     still writes every result, so resume and the tables are as without Ray.
+    ``metrics`` (names; default all) chooses the judged and non-judged metrics; a resumed run keeps its own.
+    ``resume`` runs again every sample whose answer or judged metric failed for a reason that may pass
+    (server error, timeout, deadline, rate limit, connection), keeping what succeeded; ``retry_failed``
+    also runs again those that will not change on their own (a refused key, an unparsable judgement).
     """
     settings = settings or get_settings()
     if isinstance(dataset, (str, Path)):
@@ -117,6 +122,7 @@ def run_evaluation(
                           f"choose from {', '.join(EVAL_MODES)}")
     out = Path(out)
     pairs = questions(dataset, limit)
+    metrics = chosen_metrics(metrics, out, resume)
     judge_cfg = judge_settings(settings, judge) if judge else None
     judge_id = None
     if judge_cfg is not None:
@@ -132,7 +138,7 @@ def run_evaluation(
         from rag_lab.evaluate.dry_run import plan_run
 
         return plan_run(dataset, settings, modes, out, pairs, resume=resume, judge_cfg=judge_cfg, rerank=rerank,
-                        metrics=metrics, llm=llm, concurrency=concurrency, params=params)
+                        metrics=metrics, llm=llm, concurrency=concurrency, params=params, retry_failed=retry_failed)
     cluster = None
     if ray is not None:
         from rag_lab.distributed.cluster import as_cluster
@@ -147,12 +153,12 @@ def run_evaluation(
                            judge_cfg=judge_cfg, judge_llm=judge_llm, rerank=rerank,
                            conversations=conversations, progress=progress, llm=llm, agent_llm=agent_llm,
                            metrics=metrics, concurrency=concurrency, max_cost=max_cost, params=params,
-                           cluster=cluster)
+                           cluster=cluster, retry_failed=retry_failed)
 
 
 def _run_locked(dataset: Dataset, settings: Settings, modes: list[str], out: Path, pairs, *, limit, resume, judge_id,
                 judge_cfg, judge_llm, rerank, conversations, progress, llm, agent_llm, metrics, concurrency,
-                max_cost, params, cluster=None):
+                max_cost, params, cluster=None, retry_failed=False):
     from rag_lab.evaluate.answering import prompt_version
     from rag_lab.evaluate.frames import load_run
     from rag_lab.models import embed_model_id
@@ -196,10 +202,12 @@ def _run_locked(dataset: Dataset, settings: Settings, modes: list[str], out: Pat
             logs: dict[str, SampleLog] = {}
             costs: dict[str, Any] = {}
             items: list[tuple[str, tuple]] = []
+            resumed = {"retry_failed": retry_failed, "rescored": {}, "kept_failures": {}}
             for mode in modes:
                 logs[mode] = SampleLog(out / mode, resume=resume)
-                # finished = recorded without an error; a failed sample is retried (its new line wins)
-                todo = pending(pairs, logs[mode].done)
+                # finished = recorded without a failure that may pass; a sample run again: its new line wins
+                todo = pending(pairs, logs[mode].done, retry_failed)
+                _count_resumed(resumed, mode, logs[mode].done, todo)
                 if not todo:
                     continue
                 if max_cost is not None:
@@ -209,12 +217,15 @@ def _run_locked(dataset: Dataset, settings: Settings, modes: list[str], out: Pat
             if costs:
                 guard.estimate = lambda entry: costs[entry[0]].estimate(entry[1])
                 guard.spent = lambda record, estimate: costs[record["mode"]].spent(record, estimate)
+            if previous is not None:  # what this resume runs again, and the failures it keeps
+                manifest["resumes"] = [*(previous.get("resumes") or []), {"at": manifest["created_at"], **resumed}]
+                write_json_atomic(manifest_path, manifest)
             # One pool for every mode: the next mode's samples start while the last ones of a mode finish
             # (a pool per mode idled its workers at every mode boundary).
             started = list(dict.fromkeys(mode for mode, _ in items))
             with progress_bar(total=len(items), desc="+".join(started) or "samples", unit="sample",
                               enabled=progress) as bar:
-                run_in_flight(items, lambda entry: run_sample(*entry), lambda record: logs[record["mode"]].append(record),
+                run_in_flight(items, lambda entry: run_sample(*entry), lambda record: _write(logs[record["mode"]], record),
                               concurrency=in_flight, guard=guard, on_done=bar.update)
         if conversations:
             from rag_lab.evaluate.conversations import run_conversations
@@ -224,6 +235,47 @@ def _run_locked(dataset: Dataset, settings: Settings, modes: list[str], out: Pat
     finally:
         worker.close()
     return load_run(out)
+
+
+def _write(log: SampleLog, record: dict[str, Any]) -> None:
+    """Append a finished sample; one run again by --resume keeps the scores its earlier line had."""
+    from rag_lab.evaluate.rescore import keep_scored
+
+    log.append(keep_scored(log.done.get(record["id"]), record))
+
+
+def _count_resumed(resumed: dict[str, Any], mode: str, done: dict[str, dict[str, Any]], todo: list) -> None:
+    from rag_lab.evaluate.rescore import kept_failures
+
+    again = {pair.id for pair, _ in todo}
+    if rescored := sum(1 for sample_id in again if sample_id in done):
+        resumed["rescored"][mode] = rescored
+    if kept := sum(1 for sample_id, record in done.items() if sample_id not in again and kept_failures(record)):
+        resumed["kept_failures"][mode] = kept
+
+
+def chosen_metrics(metrics: Sequence[str] | None, out: Path, resume: bool) -> list[str] | None:
+    """The run's metrics in the registry's order (None: all); a resumed run without a choice keeps its own.
+    Unknown names are refused; a judged metric is computed only with a judge (`eval --metrics` refuses it
+    without one)."""
+    from rag_lab.evaluate.metrics import all_specs
+    from rag_lab.evaluate.scoring import IR_METRICS
+
+    if metrics is None and resume and (out / MANIFEST).exists():
+        from rag_lab.evaluate.store import read_manifest
+
+        previous = read_manifest(out / MANIFEST, hint="drop --resume to start the run over in this folder")
+        metrics = (previous.get("config") or {}).get("metrics")
+    if metrics is None:
+        return None
+    specs = {s.name: s for s in all_specs()}
+    known = [*specs, *IR_METRICS]
+    wanted = [m.strip() for m in metrics if m and m.strip()]
+    unknown = [m for m in wanted if m not in known]
+    if unknown or not wanted:
+        raise ConfigError(f"Unknown or missing metric(s): {', '.join(unknown) or '(none)'}",
+                          f"choose from {', '.join(known)}")
+    return [m for m in known if m in wanted]
 
 
 @contextmanager

@@ -72,6 +72,9 @@ def build_report(run_dir: Path) -> str:
     except json.JSONDecodeError as exc:
         raise DatasetError(f"{manifest_path}: line {exc.lineno} is not JSON ({exc.msg})",
                            "re-run the command that wrote it") from None
+    if not isinstance(manifest, dict):
+        raise DatasetError(f"{manifest_path}: line 1: expected a JSON object, got {type(manifest).__name__} "
+                           "(the run manifest is damaged)", "re-run the command that wrote it")
     if manifest.get("kind") == "ablation":
         from rag_lab.evaluate.ablation import load_ablation
 
@@ -84,6 +87,10 @@ def build_report(run_dir: Path) -> str:
         return render_document(f"rag-lab mode comparison: {data['dataset']}",
                                f"{data['queries']['evaluated']} of {data['queries']['available']} judged queries, "
                                f"ranx, document level", S.ir_sections(data, manifest))
+    from rag_lab.evaluate.store import read_manifest
+
+    # an evaluation run: its manifest's sections checked (a list where an object belongs is named, not a traceback)
+    manifest = read_manifest(manifest_path, hint="re-run the command that wrote it")
     return render_document(f"rag-lab run: {run_dir.name}", run_subtitle(manifest), S.generic_sections(run_dir, manifest))
 
 

@@ -2,7 +2,7 @@
 
 Each actor holds one :class:`rag_lab.evaluate.sample_worker.SampleWorker` — the same per-sample
 work as a run without Ray — and so loads its generator, judge and index once. The driver's
-:func:`rag_lab.evaluate.schedule.run_in_flight` is unchanged: its threads each wait on one actor
+:func:`rag_lab.schedule.run_in_flight` is unchanged: its threads each wait on one actor
 call, and the driver alone appends and fsyncs the records that come back, so ``--resume``, the
 budget and the failure streak work exactly as without Ray.
 """

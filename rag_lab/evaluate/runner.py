@@ -26,9 +26,10 @@ from rag_lab.errors import ConfigError
 from rag_lab.evaluate.answering import index_fingerprint, manifest_model_name, pending
 from rag_lab.evaluate.manifest import build_manifest
 from rag_lab.evaluate.run_lock import run_lock
-from rag_lab.evaluate.dry_run import budget_for, resolve_concurrency
+from rag_lab.evaluate.dry_run import budget_for
+from rag_lab.models.concurrency import resolve_concurrency
 from rag_lab.evaluate.sample_worker import SampleSpec, SampleWorker, evaluate_sample  # noqa: F401 - re-exported
-from rag_lab.evaluate.schedule import RunGuard, run_in_flight
+from rag_lab.schedule import RunGuard, run_in_flight
 from rag_lab.evaluate.store import MANIFEST, SampleLog, write_json_atomic
 from rag_lab.progress import progress_bar
 

@@ -48,6 +48,26 @@ def ray_cluster(args):
     return as_cluster(args.ray, args.ray_workers)
 
 
+def ray_build_executor(args, settings):
+    """``--ray``: the index build's parsing and embedding on Ray (None: in this process)."""
+    cluster = ray_cluster(args)
+    if cluster is None:
+        return None
+    from rag_lab.distributed.ingest import ray_executor
+
+    return ray_executor(cluster, settings)
+
+
+def ray_sample_executor(args):
+    """``--ray``: a run's samples answered and scored on Ray actors (None: in this process)."""
+    cluster = ray_cluster(args)
+    if cluster is None:
+        return None
+    from rag_lab.distributed.samples import ray_sample_executor
+
+    return ray_sample_executor(cluster)
+
+
 def run_index(args) -> int:
     from rag_lab.index import build_index
 
@@ -57,7 +77,7 @@ def run_index(args) -> int:
     # progress: rag_lab.progress — a bar on a TTY, plain lines otherwise
     result = build_index(_dataset(args.dataset), settings, force=args.force, progress=True,
                          contextual=args.contextual or "none", yes=args.yes, context_in_prompt=args.context_in_prompt,
-                         ray=ray_cluster(args))
+                         executor=ray_build_executor(args, settings))
     print(result.summary())
     for skipped in result.manifest.skipped:
         print(f"  skipped {skipped['path']}: {skipped['reason']}")

@@ -94,7 +94,7 @@ def run_eval(args) -> int:
     from pathlib import Path
 
     from rag_lab.cli.ask import rerank_default
-    from rag_lab.cli.commands import ray_cluster
+    from rag_lab.cli.commands import ray_sample_executor
     from rag_lab.datasets import resolve_dataset
     from rag_lab.evaluate import run_evaluation
 
@@ -109,7 +109,7 @@ def run_eval(args) -> int:
     run = run_evaluation(dataset, settings, modes, out, limit=args.limit, resume=args.resume, judge=args.judge,
                          rerank=rerank_default(args.rerank, settings), conversations=args.conversations,
                          progress=True, concurrency=args.concurrency, max_cost=args.max_cost,
-                         dry_run=args.dry_run, ray=ray_cluster(args), **params)
+                         dry_run=args.dry_run, executor=ray_sample_executor(args), **params)
     if args.dry_run:
         print(run.summary())
         return 0

@@ -13,11 +13,12 @@ import math
 import queue
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
+from functools import partial
 from typing import Any
 
 from rag_lab.distributed.cluster import RayCluster, import_ray
 from rag_lab.errors import RagLabError
-from rag_lab.evaluate.sample_worker import SampleSpec
+from rag_lab.evaluate.sample_worker import SampleExecutor, SampleSpec
 
 
 class _SampleActor:
@@ -63,3 +64,8 @@ def ray_samples(cluster: RayCluster, spec: SampleSpec,
         finally:
             for actor in actors:
                 ray.kill(actor)
+
+
+def ray_sample_executor(cluster: RayCluster) -> SampleExecutor:
+    """The ``executor`` that :func:`rag_lab.evaluate.run_evaluation` takes, on ``cluster``'s actors."""
+    return partial(ray_samples, cluster)

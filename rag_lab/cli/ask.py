@@ -37,10 +37,10 @@ def add_ask(sub, common) -> None:
 
 def run_ask(args) -> int:
     from rag_lab.answer import make_answerer
-    from rag_lab.cli.commands import _dataset
+    from rag_lab.cli.options import resolve_dataset_arg
 
     settings = get_settings()
-    dataset = _dataset(args.dataset) if args.mode != "kendra" else None
+    dataset = resolve_dataset_arg(args.dataset) if args.mode != "kendra" else None
     params = {k: v for k, v in (("top_k", args.top_k), ("top_n", args.top_n)) if v is not None}
     answerer = make_answerer(args.mode, settings, dataset, rerank=rerank_default(args.rerank, settings),
                              explain=args.explain, **params)

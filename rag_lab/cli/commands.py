@@ -4,13 +4,9 @@ from __future__ import annotations
 
 import json
 
+from rag_lab.cli.options import add_dataset_argument, add_ray_options, ray_build_executor
+from rag_lab.cli.options import resolve_dataset_arg as _dataset
 from rag_lab.cli.settings import get_settings, non_negative_float, non_negative_int, positive_int
-
-
-def _dataset(name: str):
-    from rag_lab.datasets import resolve_dataset
-
-    return resolve_dataset(name, get_settings().datasets_dir)
 
 
 def add_index(sub, common) -> None:
@@ -27,45 +23,6 @@ def add_index(sub, common) -> None:
     add_ray_options(p, "parse the PDFs and embed the chunks on Ray (the index written is the same)")
     common(p)
     p.set_defaults(handler=run_index)
-
-
-def add_ray_options(p, what: str) -> None:
-    p.add_argument("--ray", nargs="?", const="local", default=None, metavar="ADDRESS",
-                   help=f"{what}: a local Ray instance, or the cluster at ADDRESS (auto, HOST:6379, "
-                        "ray://HOST:10001); needs `pip install -e .[ray]`")
-    p.add_argument("--ray-workers", type=positive_int, default=None, metavar="N",
-                   help="with --ray: Ray actors (each loads its models once; default: one per CPU of the cluster)")
-
-
-def ray_cluster(args):
-    """``--ray [ADDRESS]`` / ``--ray-workers N`` as a :class:`RayCluster` (None without --ray)."""
-    if args.ray is None:
-        if args.ray_workers is not None:
-            raise ValueError("--ray-workers needs --ray [ADDRESS]")
-        return None
-    from rag_lab.distributed.cluster import as_cluster
-
-    return as_cluster(args.ray, args.ray_workers)
-
-
-def ray_build_executor(args, settings):
-    """``--ray``: the index build's parsing and embedding on Ray (None: in this process)."""
-    cluster = ray_cluster(args)
-    if cluster is None:
-        return None
-    from rag_lab.distributed.ingest import ray_executor
-
-    return ray_executor(cluster, settings)
-
-
-def ray_sample_executor(args):
-    """``--ray``: a run's samples answered and scored on Ray actors (None: in this process)."""
-    cluster = ray_cluster(args)
-    if cluster is None:
-        return None
-    from rag_lab.distributed.samples import ray_sample_executor
-
-    return ray_sample_executor(cluster)
 
 
 def run_index(args) -> int:
@@ -270,3 +227,4 @@ from rag_lab.cli.ask import add_ask; REGISTRY.append(add_ask)  # noqa: E402,E702
 from rag_lab.cli.chat import add_chat; REGISTRY.append(add_chat)  # noqa: E402,E702  (rag-lab chat)
 from rag_lab.cli.eval import add_eval; REGISTRY.append(add_eval)  # noqa: E402,E702  (rag-lab eval)
 from rag_lab.cli.ablate import add_ablate, add_report; REGISTRY += [add_ablate, add_report]  # noqa: E402,E702
+from rag_lab.cli.split import add_split; REGISTRY.append(add_split)  # noqa: E402,E702  (rag-lab split)

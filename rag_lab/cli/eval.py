@@ -33,7 +33,7 @@ def add_eval(sub, common) -> None:
     p.add_argument("--dry-run", action="store_true",
                    help="print the LLM calls, tokens, time and cost the run would take; call nothing")
     p.add_argument("--json", action="store_true", help="print the summary as JSON")
-    from rag_lab.cli.commands import add_ray_options
+    from rag_lab.cli.options import add_ray_options
 
     add_ray_options(p, "answer and score the samples on Ray actors, each loading its models once (this process "
                        "still writes every result)")
@@ -94,7 +94,7 @@ def run_eval(args) -> int:
     from pathlib import Path
 
     from rag_lab.cli.ask import rerank_default
-    from rag_lab.cli.commands import ray_sample_executor
+    from rag_lab.cli.options import ray_sample_executor
     from rag_lab.datasets import resolve_dataset
     from rag_lab.evaluate import run_evaluation
 

@@ -4,15 +4,26 @@ from __future__ import annotations
 
 import html
 import json
+from dataclasses import dataclass
 from pathlib import Path
 
 from rag_lab.report import figures as F
 from rag_lab.report import tables as T
 
 
-def _section(title: str, body: str):
-    from rag_lab.report.html import Section
+@dataclass
+class Section:
+    """One titled part of a report page (``render_document`` in :mod:`rag_lab.report.html` lays them out)."""
 
+    title: str
+    body: str
+
+    @property
+    def anchor(self) -> str:
+        return "".join(c if c.isalnum() else "-" for c in self.title.lower()).strip("-")
+
+
+def _section(title: str, body: str) -> Section:
     return Section(title, body)
 
 

@@ -21,6 +21,31 @@ def resolve_dataset_arg(name: str):
     return resolve_dataset(name, get_settings().datasets_dir)
 
 
+TOP_K_HELP = "chunks the retriever returns per query"  # one meaning of --top-k in every command
+TOP_N_HELP = "chunks given to the LLM (default 7; kendra: all it retrieved)"
+
+
+def add_json_option(p, what: str) -> None:
+    """``--json [FILE]``: ``what`` as JSON on stdout (no FILE; the text output is left out), or into FILE."""
+    p.add_argument("--json", nargs="?", const="-", default=None, metavar="FILE",
+                   help=f"{what} as JSON: on stdout, or written to FILE")
+
+
+def emit_json(target: str, data) -> None:
+    """``--json``'s output: stdout for ``-``, else FILE (its folder made), with a note on stderr."""
+    import json
+    import sys
+    from pathlib import Path
+
+    text = json.dumps(data, indent=2, ensure_ascii=False, default=str)
+    if target == "-":
+        print(text)
+        return
+    Path(target).parent.mkdir(parents=True, exist_ok=True)
+    Path(target).write_text(text + "\n", encoding="utf-8")
+    print(f"wrote {target}", file=sys.stderr)
+
+
 def add_ray_options(p, what: str) -> None:
     p.add_argument("--ray", nargs="?", const="local", default=None, metavar="ADDRESS",
                    help=f"{what}: a local Ray instance, or the cluster at ADDRESS (auto, HOST:6379, "

@@ -83,7 +83,7 @@ def run_evaluation(
     resume: bool = False,
     judge: str | None = None,
     judge_llm: Any = None,
-    rerank: bool = True,
+    rerank: bool | None = None,
     conversations: bool = False,
     progress: bool = True,
     llm: Any = None,
@@ -109,6 +109,10 @@ def run_evaluation(
     as without it. It plugs in from above: evaluation knows no Ray.
     """
     settings = settings or get_settings()
+    if rerank is None:  # the CLI's default: off for the local model, on for remote providers
+        from rag_lab.answer.engine import default_rerank
+
+        rerank = default_rerank(settings)
     if isinstance(dataset, (str, Path)):
         dataset = resolve_dataset(dataset, settings.datasets_dir)
     modes = list(modes)

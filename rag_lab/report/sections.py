@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import html
-import json
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -53,10 +52,10 @@ def figure_html(fig, caption: str) -> str:
 
 
 def kv_table(pairs: dict) -> str:
-    rows = "".join(
-        f"<tr><th>{html.escape(str(k))}</th><td>{html.escape(v if isinstance(v, str) else json.dumps(v, ensure_ascii=False))}</td></tr>"
-        for k, v in pairs.items())
-    return f"<table><tbody>{rows}</tbody></table>"
+    """A manifest (or any mapping) as readable nested tables (:mod:`rag_lab.report.manifest_table`)."""
+    from rag_lab.report.manifest_table import kv_table as readable
+
+    return readable(pairs)
 
 
 def manifest_section(manifest: dict):

@@ -11,7 +11,7 @@ from datetime import datetime, timezone
 from pathlib import Path
 
 from rag_lab.report import sections as S
-from rag_lab.report.sections import Section
+from rag_lab.report.page import Section
 
 CSS = """
 body{font:14px/1.45 system-ui,-apple-system,"Segoe UI",Roboto,sans-serif;margin:0;color:#1d232a;background:#fafbfc}

@@ -8,6 +8,8 @@ import json
 from collections.abc import Mapping
 from typing import Any
 
+from rag_lab.report.page import Section
+
 MAX_DEPTH = 3  # deeper than this, a value is shown as compact JSON (rare: per-item details)
 MAX_ROWS = 50
 
@@ -50,3 +52,25 @@ def records_table(records: list[Mapping[str, Any]], depth: int = 0) -> str:
                    for r in records[:MAX_ROWS])
     more = f"<caption>first {MAX_ROWS} of {len(records)}</caption>" if len(records) > MAX_ROWS else ""
     return f"<table>{more}<thead><tr>{head}</tr></thead><tbody>{body}</tbody></table>"
+
+
+def manifest_section(manifest: dict) -> Section:
+    """An ablation run's manifest (its main keys) and its spot check of the grid against live retrievers."""
+    keys = ["dataset", "dataset_root", "n_queries", "n_configs", "grid", "baseline", "rrf", "metrics", "document_key",
+            "significance", "ci", "index_fingerprint", "embed_model", "created", "git_commit", "versions"]
+    shown = {k: manifest[k] for k in keys if k in manifest}
+    check = manifest.get("spot_check")
+    body = kv_table(shown)
+    if check:
+        status = ('<span class="ok">equal</span>' if check.get("equal")
+                  else '<span class="bad">DIFFERENT</span> (ties or a changed index: see the lists)')
+        checks = check.get("checks") or [check]
+        body += (f"<h3>Spot check</h3><p>{len(checks)} live queries through {html.escape(check.get('what', check['mode']))} "
+                 f"at prefetch {html.escape(', '.join(str(v) for v in check.get('prefetch_values', ['?'])))}, "
+                 f"{sum(bool(c['equal']) for c in checks)} equal to the grid; shown: "
+                 f"<code>{html.escape(check['config'])}</code>, question {html.escape(str(check['qid']))} "
+                 f"(“{html.escape(check.get('query', '')[:160])}”), against the ranking the grid computed from the "
+                 f"cached candidate lists: {status}.</p>"
+                 f"<details><summary>both rankings (chunk ids)</summary><pre>live: {html.escape(', '.join(check['live']))}"
+                 f"\ngrid: {html.escape(', '.join(check['grid']))}</pre></details>")
+    return Section("Run manifest", body)

@@ -74,7 +74,7 @@ def answerer(dataset: Any, *, mode: str = ASK_MODE, rerank: bool | None = None, 
     from rag_lab.answer import make_answerer
 
     s = settings or load_settings()
-    ds = None if mode == "kendra" else load_dataset(dataset, s)
+    ds = None if mode == "kendra" or dataset is None else load_dataset(dataset, s)
     options = {k: v for k, v in {"top_k": top_k, "top_n": top_n, **params}.items() if v is not None}
     return make_answerer(mode, s, ds, rerank=rerank, explain=explain, llm=llm, **options)
 

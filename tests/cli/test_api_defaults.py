@@ -7,6 +7,7 @@ import inspect
 
 import pytest
 from llama_index.core.llms import MockLLM
+from llama_index.core.retrievers import BaseRetriever
 
 from rag_lab import api
 from rag_lab.answer import build_engine, make_answerer
@@ -17,8 +18,11 @@ from rag_lab.cli.main import build_parser
 from rag_lab.evaluate.runner import run_evaluation
 
 
-class _NoRetriever:
+class _NoRetriever(BaseRetriever):
     """build_engine only stores the retriever; these tests never query."""
+
+    def _retrieve(self, query_bundle):
+        return []
 
 
 @pytest.fixture(params=["local", "openai"])

@@ -113,11 +113,13 @@ def ir(dataset: Any, modes=IR_MODES, *, settings=None, limit: int | None = None,
 
 def ablate(dataset: Any, out: str | Path | None = None, *, grid: str | Path | dict | None = None,
            settings=None, limit: int | None = None, seed: int = 42, split: str = "all",
-           answer_configs=None, answer_limit: int = 5, concurrency: int | None = None, **axes: Any):
+           answer_configs: str | None = None, answer_limit: int = 5, concurrency: int | None = None, **axes: Any):
     """``rag-lab ablate DATASET``: the retrieval grid (an ``AblationResult``; ``results.csv`` in ``out``,
     default ``runs/ablation-<dataset>``). The grid: ``grid`` (a YAML/TOML file or a dict, as
     ``--grid``) and/or ``axes`` (modes, fusion_k, prefetch, top_k, weights, max_per_doc as lists);
-    the command's defaults otherwise. ``answer_configs`` None answers no configuration."""
+    the command's defaults otherwise. ``answer_configs`` is ``--answer-configs``' text: None answers
+    top-k 3/5/7 at the default k and prefetch (as the command does), ``"none"`` answers nothing."""
+    from rag_lab.evaluate.ablation.answers import parse_answer_configs
     from rag_lab.evaluate.ablation.grid_file import grid_spec
     from rag_lab.evaluate.ablation.runner import run_ablation
 
@@ -125,8 +127,9 @@ def ablate(dataset: Any, out: str | Path | None = None, *, grid: str | Path | di
     ds = load_dataset(dataset, s)
     index(ds, settings=s)
     spec = grid_spec(grid, **axes)
+    answered = None if (answer_configs or "").strip().lower() == "none" else parse_answer_configs(answer_configs, spec)
     return run_ablation(ds, s, spec, Path(out) if out else Path(f"runs/ablation-{ds.name}"), limit=limit,
-                        progress=False, seed=seed, answer_configs=answer_configs, answer_limit=answer_limit,
+                        progress=False, seed=seed, answer_configs=answered, answer_limit=answer_limit,
                         split=split, concurrency=concurrency)
 
 

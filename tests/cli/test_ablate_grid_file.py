@@ -75,3 +75,12 @@ def test_ablate_with_a_grid_file_writes_the_same_results_csv(lab_cli, texas_inde
     from_file = pd.read_csv(tmp_path / "file" / "results.csv")
     assert len(from_flags) == 2 * 2 * 2 * 2 * 2 * 2 * 6  # configurations × metrics
     pd.testing.assert_frame_equal(from_flags, from_file)
+    # and from Python, the same grid as a mapping, the same defaults
+    from rag_lab import api
+    from rag_lab.config import get_settings
+
+    api.ablate("texas_childcare", tmp_path / "python", grid={"modes": ["fusion", "hybrid"], "fusion_k": [1, 60],
+                                                            "prefetch": [5, 20], "top_k": [3, 5],
+                                                            "weights": ["1:1", "0.7:1.3"], "max_per_doc": [0, 2]},
+               settings=get_settings(), limit=6, seed=7, answer_configs="none")
+    pd.testing.assert_frame_equal(from_flags, pd.read_csv(tmp_path / "python" / "results.csv"))

@@ -5,6 +5,7 @@ from __future__ import annotations
 import sys
 from pathlib import Path
 
+from rag_lab.cli.options import add_dataset_argument
 from rag_lab.cli.settings import get_settings, positive_int  # lazy: --help must not load pydantic-settings
 from rag_lab.errors import ConfigError
 
@@ -35,14 +36,19 @@ def parse_weights(text: str) -> tuple[tuple[float, float], ...]:
 
 def add_ablate(sub, common) -> None:
     p = sub.add_parser("ablate", help="fusion/hybrid ablation grid from cached candidate lists (ranx, RAGAS, significance)")
-    p.add_argument("dataset", help="a name under datasets/ or a folder path")
-    p.add_argument("--modes", default="fusion,hybrid", help="fused modes to ablate (fusion, hybrid)")
-    p.add_argument("--fusion-k", default="1,2,5,10,20,60,100", help="RRF k values (ranks from 1)")
-    p.add_argument("--prefetch", default="10,25,50,100", help="candidates per leg")
-    p.add_argument("--top-k", default="3,5,7,10", help="results kept")
-    p.add_argument("--weights", default="1:1", help="dense:sparse leg weight pairs, e.g. 0.7:1.3,1:1,1.3:0.7")
-    p.add_argument("--max-per-doc", default="0",
-                   help="caps of chunks per document in the top-k (0 = no cap, the baseline), e.g. 0,1,2,3")
+    add_dataset_argument(p, " with judgements")
+    p.add_argument("--grid", default=None, metavar="FILE",
+                   help="the grid as a YAML or TOML file (keys: modes, fusion_k, prefetch, top_k, weights, "
+                        "max_per_doc; see rag_lab/evaluate/ablation/grid_file.py); a flag below overrides its key")
+    p.add_argument("--modes", default=None, help="fused modes to ablate (default fusion,hybrid)")
+    p.add_argument("--fusion-k", default=None, help="RRF k values, ranks from 1 (default 1,2,5,10,20,60,100)")
+    p.add_argument("--prefetch", default=None, help="candidates per leg (default 10,25,50,100)")
+    p.add_argument("--top-k", default=None,
+                   help="top-k values: chunks the fused retriever returns, the depth the metrics read (default 3,5,7,10)")
+    p.add_argument("--weights", default=None,
+                   help="dense:sparse leg weight pairs, e.g. 0.7:1.3,1:1,1.3:0.7 (default 1:1)")
+    p.add_argument("--max-per-doc", default=None,
+                   help="caps of chunks per document in the top-k (0 = no cap, the baseline), e.g. 0,1,2,3 (default 0)")
     p.add_argument("--out", default=None, help="run folder (default runs/ablation-<dataset>); reruns resume from its leg cache")
     p.add_argument("--limit", type=int, default=None, help="N questions spread over the source documents (round-robin)")
     p.add_argument("--seed", type=int, default=42, help="seed of the bootstrap confidence intervals")
@@ -63,6 +69,22 @@ def add_ablate(sub, common) -> None:
     p.set_defaults(handler=run_ablate)
 
 
+def grid_from_args(args):
+    """The grid of ``--grid FILE`` and the axis flags (a flag given wins over the file's key; an axis
+    neither names keeps the default): the same :class:`GridSpec` either way."""
+    from rag_lab.evaluate.ablation.grid_file import grid_spec
+
+    flags = {
+        "modes": tuple(m.strip() for m in args.modes.split(",") if m.strip()) if args.modes is not None else None,
+        "fusion_k": _numbers(args.fusion_k, "--fusion-k") if args.fusion_k is not None else None,
+        "prefetch": _numbers(args.prefetch, "--prefetch") if args.prefetch is not None else None,
+        "top_k": _numbers(args.top_k, "--top-k") if args.top_k is not None else None,
+        "weights": parse_weights(args.weights) if args.weights is not None else None,
+        "max_per_doc": _numbers(args.max_per_doc, "--max-per-doc") if args.max_per_doc is not None else None,
+    }
+    return grid_spec(args.grid, **flags)
+
+
 def add_split_option(p) -> None:
     """``--split``: the dataset's declared dev split (dev_split.txt), the other questions, or all."""
     from rag_lab.splits import SPLITS
@@ -74,18 +96,11 @@ def add_split_option(p) -> None:
 
 def run_ablate(args) -> int:
     from rag_lab.datasets import resolve_dataset
-    from rag_lab.evaluate.ablation.grid import GridSpec
     from rag_lab.evaluate.ablation.runner import run_ablation
     from rag_lab.index import build_index
 
     settings = get_settings()
-    modes = tuple(m.strip() for m in args.modes.split(",") if m.strip())
-    try:
-        spec = GridSpec(modes=modes, fusion_k=_numbers(args.fusion_k, "--fusion-k"),
-                        prefetch=_numbers(args.prefetch, "--prefetch"), top_k=_numbers(args.top_k, "--top-k"),
-                        weights=parse_weights(args.weights), max_per_doc=_numbers(args.max_per_doc, "--max-per-doc"))
-    except ValueError as exc:
-        raise ConfigError(str(exc), "fix the grid options (see rag-lab ablate --help)") from None
+    spec = grid_from_args(args)
     if args.limit is not None and args.limit < 1:
         raise ConfigError(f"--limit must be ≥ 1, got {args.limit}", "drop --limit to use every question")
     dataset = resolve_dataset(args.dataset, settings.datasets_dir)

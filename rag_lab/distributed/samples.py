@@ -2,7 +2,7 @@
 
 Each actor holds one :class:`rag_lab.evaluate.sample_worker.SampleWorker` — the same per-sample
 work as a run without Ray — and so loads its generator, judge and index once. The driver's
-:func:`rag_lab.evaluate.schedule.run_in_flight` is unchanged: its threads each wait on one actor
+:func:`rag_lab.schedule.run_in_flight` is unchanged: its threads each wait on one actor
 call, and the driver alone appends and fsyncs the records that come back, so ``--resume``, the
 budget and the failure streak work exactly as without Ray.
 
@@ -17,11 +17,12 @@ import math
 import queue
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
+from functools import partial
 from typing import Any
 
 from rag_lab.distributed.cluster import RayCluster, import_ray
 from rag_lab.errors import RagLabError
-from rag_lab.evaluate.sample_worker import SampleSpec
+from rag_lab.evaluate.sample_worker import SampleExecutor, SampleSpec
 
 
 class _BucketActor:
@@ -97,3 +98,8 @@ def ray_samples(cluster: RayCluster, spec: SampleSpec,
         finally:
             for actor in [*actors, *([buckets] if buckets is not None else [])]:
                 ray.kill(actor)
+
+
+def ray_sample_executor(cluster: RayCluster) -> SampleExecutor:
+    """The ``executor`` that :func:`rag_lab.evaluate.run_evaluation` takes, on ``cluster``'s actors."""
+    return partial(ray_samples, cluster)

@@ -1,6 +1,6 @@
 """`eval --dry-run` and `--max-cost`: what a run will call and cost, from the same questions, resume
-state and answer cache the run would use, without loading or calling a model; and how many samples
-may be in flight (``--concurrency``)."""
+state and answer cache the run would use, without loading or calling a model. How many samples may be in
+flight (``--concurrency``) is :mod:`rag_lab.models.concurrency`'s (re-exported here)."""
 
 from __future__ import annotations
 
@@ -9,25 +9,7 @@ from typing import Any
 
 from rag_lab.config import Settings
 from rag_lab.errors import ConfigError
-
-REMOTE_CONCURRENCY = 8
-
-
-def resolve_concurrency(concurrency: int | None, settings: Settings, judge_cfg: Settings | None, llm: Any) -> int:
-    """1 for the in-process local model (one llama.cpp context answers one prompt at a time), 8 for
-    remote providers; an explicit value > 1 with a local generator or judge is refused."""
-    local = [what for what, cfg in (("generator", settings if llm is None else None), ("judge", judge_cfg))
-             if cfg is not None and cfg.llm_provider == "local"]
-    if concurrency is None:
-        return 1 if local or llm is not None else REMOTE_CONCURRENCY
-    if concurrency < 1:
-        raise ConfigError(f"--concurrency must be ≥ 1, got {concurrency}", "use --concurrency 1 or more")
-    if concurrency > 1 and local:
-        raise ConfigError(f"--concurrency {concurrency}: the local model ({' and '.join(local)}) answers one prompt "
-                          "at a time (one llama.cpp context in this process)",
-                          "use --concurrency 1, or a remote provider (RAG_LAB_LLM_PROVIDER=openai_compatible, "
-                          "openai, groq, bedrock; --judge PROVIDER:MODEL)")
-    return concurrency
+from rag_lab.models.concurrency import REMOTE_CONCURRENCY, resolve_concurrency  # noqa: F401 - re-exported
 
 
 def budget_for(settings, mode, rerank, params, judge_cfg, scorer, answerer, models, llm):

@@ -26,9 +26,10 @@ from rag_lab.errors import ConfigError
 from rag_lab.evaluate.answering import index_fingerprint, manifest_model_name, pending
 from rag_lab.evaluate.manifest import build_manifest
 from rag_lab.evaluate.run_lock import run_lock
-from rag_lab.evaluate.dry_run import budget_for, resolve_concurrency
-from rag_lab.evaluate.sample_worker import SampleSpec, SampleWorker, evaluate_sample  # noqa: F401 - re-exported
-from rag_lab.evaluate.schedule import RunGuard, run_in_flight
+from rag_lab.evaluate.dry_run import budget_for
+from rag_lab.models.concurrency import resolve_concurrency
+from rag_lab.evaluate.sample_worker import SampleExecutor, SampleSpec, SampleWorker, evaluate_sample  # noqa: F401 - re-exported
+from rag_lab.schedule import RunGuard, run_in_flight
 from rag_lab.evaluate.store import MANIFEST, SampleLog, write_json_atomic
 from rag_lab.progress import progress_bar
 
@@ -82,7 +83,7 @@ def run_evaluation(
     resume: bool = False,
     judge: str | None = None,
     judge_llm: Any = None,
-    rerank: bool = True,
+    rerank: bool | None = None,
     conversations: bool = False,
     progress: bool = True,
     llm: Any = None,
@@ -91,8 +92,7 @@ def run_evaluation(
     concurrency: int | None = None,
     max_cost: float | None = None,
     dry_run: bool = False,
-    ray: Any = None,
-    ray_workers: int | None = None,
+    executor: SampleExecutor | None = None,
     retry_failed: bool = False,
     **params: Any,
 ):
@@ -104,15 +104,20 @@ def run_evaluation(
     ``concurrency`` samples are in flight at once (default: 1 for the local model, 8 for remote
     providers); ``max_cost`` (USD) stops the run before the estimate would pass it; ``dry_run``
     returns the :class:`EvalPlan` (calls, tokens, time, cost) without calling any model.
-    ``ray`` (an address, ``"local"`` or a :class:`rag_lab.distributed.cluster.RayCluster`) answers and
-    scores the samples on ``ray_workers`` Ray actors (each loads its models once); this process
-    still writes every result, so resume and the tables are as without Ray.
+    ``executor`` answers and scores the samples elsewhere (a :data:`SampleExecutor`, e.g.
+    ``rag_lab.distributed.samples.ray_sample_executor(cluster)``: Ray actors, each loading its
+    models once); this process still writes every result, so resume and the tables are
+    as without it. It plugs in from above: evaluation knows no Ray.
     ``metrics`` (names; default all) chooses the judged and non-judged metrics; a resumed run keeps its own.
     ``resume`` runs again every sample whose answer or judged metric failed for a reason that may pass
     (server error, timeout, deadline, rate limit, connection), keeping what succeeded; ``retry_failed``
     also runs again those that will not change on their own (a refused key, an unparsable judgement).
     """
     settings = settings or get_settings()
+    if rerank is None:  # the CLI's default: off for the local model, on for remote providers
+        from rag_lab.answer.engine import default_rerank
+
+        rerank = default_rerank(settings)
     if isinstance(dataset, (str, Path)):
         dataset = resolve_dataset(dataset, settings.datasets_dir)
     modes = list(modes)
@@ -139,26 +144,21 @@ def run_evaluation(
 
         return plan_run(dataset, settings, modes, out, pairs, resume=resume, judge_cfg=judge_cfg, rerank=rerank,
                         metrics=metrics, llm=llm, concurrency=concurrency, params=params, retry_failed=retry_failed)
-    cluster = None
-    if ray is not None:
-        from rag_lab.distributed.cluster import as_cluster
-
-        if any(x is not None for x in (llm, agent_llm, judge_llm)):
-            raise ConfigError("--ray builds the generator and the judge on each Ray actor from the settings; "
-                              "LLM objects passed in cannot be used there",
-                              "configure the models through settings (RAG_LAB_LLM_PROVIDER …), or drop ray")
-        cluster = as_cluster(ray, ray_workers)
+    if executor is not None and any(x is not None for x in (llm, agent_llm, judge_llm)):
+        raise ConfigError("--ray builds the generator and the judge on each Ray actor from the settings; "
+                          "LLM objects passed in cannot be used there",
+                          "configure the models through settings (RAG_LAB_LLM_PROVIDER …), or drop ray")
     with run_lock(out):  # one writer per run folder
         return _run_locked(dataset, settings, modes, out, pairs, limit=limit, resume=resume, judge_id=judge_id,
                            judge_cfg=judge_cfg, judge_llm=judge_llm, rerank=rerank,
                            conversations=conversations, progress=progress, llm=llm, agent_llm=agent_llm,
                            metrics=metrics, concurrency=concurrency, max_cost=max_cost, params=params,
-                           cluster=cluster, retry_failed=retry_failed)
+                           executor=executor, retry_failed=retry_failed)
 
 
 def _run_locked(dataset: Dataset, settings: Settings, modes: list[str], out: Path, pairs, *, limit, resume, judge_id,
                 judge_cfg, judge_llm, rerank, conversations, progress, llm, agent_llm, metrics, concurrency,
-                max_cost, params, cluster=None, retry_failed=False):
+                max_cost, params, executor=None, retry_failed=False):
     from rag_lab.evaluate.answering import prompt_version
     from rag_lab.evaluate.frames import load_run
     from rag_lab.models import embed_model_id
@@ -166,7 +166,7 @@ def _run_locked(dataset: Dataset, settings: Settings, modes: list[str], out: Pat
     manifest_path = out / MANIFEST
     previous = _previous_manifest(manifest_path, dataset, resume)
     # On Ray the actors load the judge; the driver needs it only to price samples (--max-cost).
-    if judge_cfg is not None and judge_llm is None and (cluster is None or max_cost is not None):
+    if judge_cfg is not None and judge_llm is None and (executor is None or max_cost is not None):
         from rag_lab.evaluate.judge import build_judge
 
         judge_llm = build_judge(judge_cfg)
@@ -197,7 +197,8 @@ def _run_locked(dataset: Dataset, settings: Settings, modes: list[str], out: Pat
     # This process's worker answers and scores the samples (without Ray), and prices them (--max-cost).
     worker = SampleWorker(spec, llm=llm, agent_llm=agent_llm, judge_llm=judge_llm, build_judge=False)
     try:
-        with _samples_on(cluster, spec, worker, concurrency) as (run_sample, in_flight):
+        samples_on = executor or _here(worker)
+        with samples_on(spec, concurrency) as (run_sample, in_flight):
             guard = RunGuard(max_failures=settings.max_consecutive_failures, max_cost=max_cost)
             logs: dict[str, SampleLog] = {}
             costs: dict[str, Any] = {}
@@ -278,16 +279,12 @@ def chosen_metrics(metrics: Sequence[str] | None, out: Path, resume: bool) -> li
     return [m for m in known if m in wanted]
 
 
-@contextmanager
-def _samples_on(cluster, spec: SampleSpec, worker: SampleWorker, concurrency: int):
-    """``(run_sample(mode, item) -> record, samples in flight)``: here, or on Ray actors."""
-    if cluster is None:
+def _here(worker: SampleWorker) -> SampleExecutor:
+    """The default executor: this process's worker, ``concurrency`` samples in flight on threads."""
+    @contextmanager
+    def samples_here(spec: SampleSpec, concurrency: int):
         yield worker, concurrency
-        return
-    from rag_lab.distributed.samples import ray_samples
-
-    with ray_samples(cluster, spec, concurrency) as on_ray:
-        yield on_ray
+    return samples_here
 
 
 # What must be equal for a run to be resumed: (label shown to the user, manifest section, key).

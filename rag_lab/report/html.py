@@ -7,11 +7,11 @@ from __future__ import annotations
 
 import html
 import json
-from dataclasses import dataclass
 from datetime import datetime, timezone
 from pathlib import Path
 
 from rag_lab.report import sections as S
+from rag_lab.report.page import Section
 
 CSS = """
 body{font:14px/1.45 system-ui,-apple-system,"Segoe UI",Roboto,sans-serif;margin:0;color:#1d232a;background:#fafbfc}
@@ -31,16 +31,6 @@ details{margin:6px 0}summary{cursor:pointer}pre{white-space:pre-wrap;font-size:1
 .answer{background:#fff;border:1px solid #dde3ea;padding:8px 12px;margin:6px 0 14px}
 nav a{margin-right:12px;color:#2457a6;text-decoration:none}
 """
-
-
-@dataclass
-class Section:
-    title: str
-    body: str
-
-    @property
-    def anchor(self) -> str:
-        return "".join(c if c.isalnum() else "-" for c in self.title.lower()).strip("-")
 
 
 def render_document(title: str, subtitle: str, sections: list[Section]) -> str:

@@ -3,16 +3,15 @@
 from __future__ import annotations
 
 import html
-import json
 from pathlib import Path
 
 from rag_lab.report import figures as F
 from rag_lab.report import tables as T
+from rag_lab.report.manifest_table import kv_table, manifest_section
+from rag_lab.report.page import Section
 
 
-def _section(title: str, body: str):
-    from rag_lab.report.html import Section
-
+def _section(title: str, body: str) -> Section:
     return Section(title, body)
 
 
@@ -39,34 +38,6 @@ def table_html(frame, caption: str | None = None, max_rows: int = 200) -> str:
 
 def figure_html(fig, caption: str) -> str:
     return f"<figure>{F.to_svg(fig)}<figcaption>{html.escape(caption)}</figcaption></figure>"
-
-
-def kv_table(pairs: dict) -> str:
-    rows = "".join(
-        f"<tr><th>{html.escape(str(k))}</th><td>{html.escape(v if isinstance(v, str) else json.dumps(v, ensure_ascii=False))}</td></tr>"
-        for k, v in pairs.items())
-    return f"<table><tbody>{rows}</tbody></table>"
-
-
-def manifest_section(manifest: dict):
-    keys = ["dataset", "dataset_root", "n_queries", "n_configs", "grid", "baseline", "rrf", "metrics", "document_key",
-            "significance", "ci", "index_fingerprint", "embed_model", "created", "git_commit", "versions"]
-    shown = {k: manifest[k] for k in keys if k in manifest}
-    check = manifest.get("spot_check")
-    body = kv_table(shown)
-    if check:
-        status = ('<span class="ok">equal</span>' if check.get("equal")
-                  else '<span class="bad">DIFFERENT</span> (ties or a changed index: see the lists)')
-        checks = check.get("checks") or [check]
-        body += (f"<h3>Spot check</h3><p>{len(checks)} live queries through {html.escape(check.get('what', check['mode']))} "
-                 f"at prefetch {html.escape(', '.join(str(v) for v in check.get('prefetch_values', ['?'])))}, "
-                 f"{sum(bool(c['equal']) for c in checks)} equal to the grid; shown: "
-                 f"<code>{html.escape(check['config'])}</code>, question {html.escape(str(check['qid']))} "
-                 f"(“{html.escape(check.get('query', '')[:160])}”), against the ranking the grid computed from the "
-                 f"cached candidate lists: {status}.</p>"
-                 f"<details><summary>both rankings (chunk ids)</summary><pre>live: {html.escape(', '.join(check['live']))}"
-                 f"\ngrid: {html.escape(', '.join(check['grid']))}</pre></details>")
-    return _section("Run manifest", body)
 
 
 def ablation_sections(result) -> list:

@@ -6,6 +6,7 @@ RAGAS on a local Ray instance."""
 from __future__ import annotations
 
 from rag_lab.distributed.cluster import RayCluster
+from rag_lab.distributed.samples import ray_sample_executor
 from rag_lab.evaluate import load_run, run_evaluation
 from tests.builders import write_folder_dataset
 from tests.evaluate.test_judged_metrics import judge_or_quote
@@ -44,7 +45,7 @@ def test_two_ray_workers_share_one_requests_per_minute_budget(local_ray, fake_op
     out = tmp_path / "run"
     run_within(BOUND, run_evaluation, zoo, settings, ["bm25"], out, judge="openai_compatible:judge-ray-rpm",
                rerank=False, progress=False, metrics=["faithfulness", "rouge_l"], concurrency=4,
-               ray=RayCluster(workers=2))
+               executor=ray_sample_executor(RayCluster(workers=2)))
     records = load_run(out).records["bm25"]
     assert len(records) == len(ANIMALS)
     assert all(r["error"] is None and r["scores"]["faithfulness"] is not None for r in records)  # slower, not NaN

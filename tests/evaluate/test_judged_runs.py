@@ -16,7 +16,7 @@ import json
 import pytest
 
 from rag_lab.evaluate import load_run, run_evaluation
-from rag_lab.evaluate.schedule import RunStopped
+from rag_lab.schedule import RunStopped
 from rag_lab.evaluate.store import read_samples
 from tests.builders import write_folder_dataset
 from tests.evaluate.test_judged_metrics import judge_or_quote

@@ -22,7 +22,7 @@ def add_ask(sub, common) -> None:
     p = sub.add_parser("ask", help="answer a question with cited sources")
     p.add_argument("dataset", help="a name under datasets/ or a folder path (ignored by kendra)")
     p.add_argument("question")
-    p.add_argument("--mode", choices=ASK_MODES, default="hybrid")
+    p.add_argument("--mode", choices=ASK_MODES, default=None, help="default hybrid, or the --config file's mode")
     p.add_argument("--rerank", action=argparse.BooleanOptionalAction, default=None,
                    help="LLM rerank of the retrieved chunks (default: on with a remote LLM provider, off with "
                         "the local model: its listwise JSON rerank costs one more long prompt on CPU and lowered nDCG@10 "
@@ -31,6 +31,9 @@ def add_ask(sub, common) -> None:
     p.add_argument("--json", action="store_true", help="print the Answer as JSON")
     p.add_argument("--top-k", type=positive_int, default=None, help="chunks retrieved (default 30; kendra: KENDRA_TOP_K, default 5)")
     p.add_argument("--top-n", type=positive_int, default=None, help="chunks given to the LLM (default 7; kendra: all it retrieved)")
+    from rag_lab.tuned_config import add_config_option
+
+    add_config_option(p)
     common(p)
     p.set_defaults(handler=run_ask)
 
@@ -39,9 +42,17 @@ def run_ask(args) -> int:
     from rag_lab.answer import make_answerer
     from rag_lab.cli.commands import _dataset
 
+    from rag_lab.cli.commands import tuned_config
+    from rag_lab.tuned_config import merged
+
     settings = get_settings()
+    config = tuned_config(args)
+    args.mode = args.mode or (config.mode if config else "hybrid")
+    if args.mode in ("agent", "kendra"):  # they take no fused-retrieval settings
+        config = None
     dataset = _dataset(args.dataset) if args.mode != "kendra" else None
-    params = {k: v for k, v in (("top_k", args.top_k), ("top_n", args.top_n)) if v is not None}
+    params = merged({"top_k": args.top_k, "top_n": args.top_n}, config, config.answer_params() if config else {})
+    params = {k: v for k, v in params.items() if v is not None}
     answerer = make_answerer(args.mode, settings, dataset, rerank=rerank_default(args.rerank, settings),
                              explain=args.explain, **params)
     answer = answerer.query(args.question)

@@ -91,18 +91,41 @@ def add_fusion_options(p) -> None:
     p.add_argument("--year-boost", type=non_negative_float, default=None, metavar="W",
                    help="fusion/hybrid: a result whose document (file name) carries a program year or legislature "
                         "the question names gains W × the first result's score (default off)")
+    from rag_lab.tuned_config import add_config_option
+
+    add_config_option(p)
 
 
 def fusion_params(args) -> dict:
-    """The options of :func:`add_fusion_options` as retriever parameters (None = the default)."""
-    return {"rrf_k": args.fusion_k, "prefetch": args.prefetch,
-            "dense_weight": args.dense_weight, "sparse_weight": args.sparse_weight,
-            "max_per_doc": args.max_per_doc or None,  # 0 = off: the same run (and IR checkpoint) as no flag
-            "year_boost": args.year_boost}
+    """The options of :func:`add_fusion_options` as retriever parameters (None = the default);
+    ``--config FILE`` fills the ones not given."""
+    from rag_lab.tuned_config import merged
+
+    explicit = {"rrf_k": args.fusion_k, "prefetch": args.prefetch,
+                "dense_weight": args.dense_weight, "sparse_weight": args.sparse_weight,
+                "max_per_doc": args.max_per_doc, "year_boost": args.year_boost}
+    config = tuned_config(args)
+    params = merged(explicit, config, config.retrieval_params() if config else {})
+    params["max_per_doc"] = params.get("max_per_doc") or None  # 0 = off: the same run (and IR checkpoint) as no flag
+    return params
+
+
+def tuned_config(args):
+    """The ``--config FILE`` configuration (read once per command), or None."""
+    path = getattr(args, "config", None)
+    if not path:
+        return None
+    if getattr(args, "_tuned_config", None) is None:
+        from rag_lab.tuned_config import read_tuned_config
+
+        args._tuned_config = read_tuned_config(path)
+    return args._tuned_config
 
 
 def retrieval_params(args, explain: bool = False) -> dict:
-    return {"top_k": args.top_k, "explain": explain or None, **fusion_params(args)}
+    config = tuned_config(args)
+    top_k = args.top_k if args.top_k is not None or config is None else config.top_k
+    return {"top_k": top_k, "explain": explain or None, **fusion_params(args)}
 
 
 def add_search(sub, common) -> None:
@@ -111,7 +134,7 @@ def add_search(sub, common) -> None:
     p = sub.add_parser("search", help="ranked chunks for a query")
     p.add_argument("dataset")
     p.add_argument("query")
-    p.add_argument("--mode", choices=ALL_MODES, default="hybrid")
+    p.add_argument("--mode", choices=ALL_MODES, default=None, help="default hybrid, or the --config file's mode")
     add_retrieval_options(p)
     p.add_argument("--explain", action="store_true", help="show each leg's rank, score and RRF term (fusion, hybrid)")
     p.add_argument("--json", action="store_true", help="print JSON")
@@ -128,6 +151,8 @@ def run_search(args) -> int:
     from rag_lab.retrieve import build_retriever
 
     settings = get_settings()
+    config = tuned_config(args)
+    args.mode = args.mode or (config.mode if config else "hybrid")
     dataset = _dataset(args.dataset) if args.mode != "kendra" else None
     params = retrieval_params(args, explain=args.explain)
     params["top_k"] = 5 if params["top_k"] is None else params["top_k"]  # --top-k 0 is an error, not 5
@@ -250,3 +275,4 @@ from rag_lab.cli.ask import add_ask; REGISTRY.append(add_ask)  # noqa: E402,E702
 from rag_lab.cli.chat import add_chat; REGISTRY.append(add_chat)  # noqa: E402,E702  (rag-lab chat)
 from rag_lab.cli.eval import add_eval; REGISTRY.append(add_eval)  # noqa: E402,E702  (rag-lab eval)
 from rag_lab.cli.ablate import add_ablate, add_report; REGISTRY += [add_ablate, add_report]  # noqa: E402,E702
+from rag_lab.cli.tune import add_tune; REGISTRY.append(add_tune)  # noqa: E402,E702  (rag-lab tune)

@@ -1,0 +1,67 @@
+"""`rag-lab tune`: a thin wrapper over rag_lab.evaluate.tune."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from rag_lab.cli.settings import get_settings, positive_int
+from rag_lab.errors import ConfigError
+
+
+def add_tune(sub, common) -> None:
+    from rag_lab.evaluate.tune.run import TUNE_SPEC
+
+    s = TUNE_SPEC
+    p = sub.add_parser("tune", help="choose a retrieval configuration on the dev split, confirm it on the rest, "
+                                    "write it as a --config file")
+    p.add_argument("dataset", help="a name under datasets/ or a folder path")
+    p.add_argument("--metric", choices=("chunk_hit@5", "ndcg@10"), default=None,
+                   help="selection metric (default chunk_hit@5 for Q&A datasets: the source document among the "
+                        "first five chunks; nDCG@10 for BEIR qrels)")
+    p.add_argument("--modes", default=",".join(s.modes), help="fused modes (fusion, hybrid)")
+    p.add_argument("--fusion-k", default=",".join(map(str, s.fusion_k)), help="RRF k values (ranks from 1)")
+    p.add_argument("--prefetch", default=",".join(map(str, s.prefetch)), help="candidates per leg")
+    p.add_argument("--top-k", default=",".join(map(str, s.top_k)), help="chunks kept (the generator's context)")
+    p.add_argument("--weights", default=",".join(f"{d:g}:{w:g}" for d, w in s.weights),
+                   help="dense:sparse leg weight pairs")
+    p.add_argument("--max-per-doc", default=",".join(map(str, s.max_per_doc)),
+                   help="per-document caps in the top-k (0 = no cap)")
+    p.add_argument("--out", default=None, help="run folder (default runs/tune-<dataset>); reruns reuse its leg caches")
+    p.add_argument("--config-out", default=None, metavar="FILE",
+                   help="where the recommended configuration goes (default <run folder>/recommended.toml)")
+    p.add_argument("--answers", type=int, default=0, metavar="N",
+                   help="also answer N dev questions with the chosen, the best and the default configurations "
+                        "(key-fact recall/precision; slow with the local model: its cost is printed first; default 0 = off)")
+    p.add_argument("--answer-top", type=positive_int, default=3, help="configurations answered besides the default")
+    p.add_argument("--concurrency", type=positive_int, default=None, metavar="N", help="answers in flight at once")
+    p.add_argument("--write-split", action="store_true",
+                   help="when a dev split is drawn, also write it into the dataset folder (dev_split.txt)")
+    p.add_argument("--seed", type=int, default=42, help="seed of the bootstrap intervals")
+    common(p)
+    p.set_defaults(handler=run_tune)
+
+
+def run_tune(args) -> int:
+    from rag_lab.cli.ablate import _numbers, parse_weights
+    from rag_lab.datasets import resolve_dataset
+    from rag_lab.evaluate.ablation.grid import GridSpec
+    from rag_lab.evaluate.tune import tune
+    from rag_lab.evaluate.tune.report import render_tune
+    from rag_lab.index import build_index
+
+    settings = get_settings()
+    try:
+        spec = GridSpec(modes=tuple(m.strip() for m in args.modes.split(",") if m.strip()),
+                        fusion_k=_numbers(args.fusion_k, "--fusion-k"), prefetch=_numbers(args.prefetch, "--prefetch"),
+                        top_k=_numbers(args.top_k, "--top-k"), weights=parse_weights(args.weights),
+                        max_per_doc=_numbers(args.max_per_doc, "--max-per-doc"))
+    except ValueError as exc:
+        raise ConfigError(str(exc), "fix the grid options (see rag-lab tune --help)") from None
+    dataset = resolve_dataset(args.dataset, settings.datasets_dir)
+    build_index(dataset, settings)  # no-op when up to date
+    out = Path(args.out or f"runs/tune-{dataset.name}")
+    result = tune(dataset, settings, out, spec, metric=args.metric, answers=args.answers, answer_top=args.answer_top,
+                  concurrency=args.concurrency, seed=args.seed, write_split=args.write_split,
+                  config_path=args.config_out, progress=True, on_step=lambda m: print(f"· {m}", flush=True))
+    print(render_tune(result))
+    return 0

@@ -119,6 +119,12 @@ def tuned_config(args):
         from rag_lab.tuned_config import read_tuned_config
 
         args._tuned_config = read_tuned_config(path)
+        if args._tuned_config.num_queries > 1:
+            from rag_lab.errors import ConfigError
+
+            raise ConfigError(f"--config {path}: num_queries = {args._tuned_config.num_queries} (LLM query rewrites) "
+                              "is measured by `rag-lab tune` but not yet run by the live retrievers",
+                              "set num_queries = 1 in the file, or rerun tune without --num-queries")
     return args._tuned_config
 
 

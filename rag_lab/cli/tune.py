@@ -34,6 +34,10 @@ def add_tune(sub, common) -> None:
                         "(key-fact recall/precision; slow with the local model: its cost is printed first; default 0 = off)")
     p.add_argument("--answer-top", type=positive_int, default=3, help="configurations answered besides the default")
     p.add_argument("--concurrency", type=positive_int, default=None, metavar="N", help="answers in flight at once")
+    p.add_argument("--num-queries", type=positive_int, default=1, metavar="N",
+                   help="also try QueryFusionRetriever's LLM query generation: N queries (N − 1 rewrites by the "
+                        "generator, one call per question) fused by RRF, for the chosen and best configurations; "
+                        "kept only under the same one-SE rule as the dearest lever (default 1 = off)")
     p.add_argument("--write-split", action="store_true",
                    help="when a dev split is drawn, also write it into the dataset folder (dev_split.txt)")
     p.add_argument("--seed", type=int, default=42, help="seed of the bootstrap intervals")
@@ -62,6 +66,7 @@ def run_tune(args) -> int:
     out = Path(args.out or f"runs/tune-{dataset.name}")
     result = tune(dataset, settings, out, spec, metric=args.metric, answers=args.answers, answer_top=args.answer_top,
                   concurrency=args.concurrency, seed=args.seed, write_split=args.write_split,
-                  config_path=args.config_out, progress=True, on_step=lambda m: print(f"· {m}", flush=True))
+                  config_path=args.config_out, progress=True, on_step=lambda m: print(f"· {m}", flush=True),
+                  num_queries=args.num_queries)
     print(render_tune(result))
     return 0

@@ -86,3 +86,19 @@ def test_the_config_file_reproduces_the_confirmed_number_live(result, texas, lab
         pytest.approx(result.confirmation.chosen.mean)
     report = json.loads((result.run_dir / "tune.json").read_text())
     assert report["confirmation"]["chosen"]["mean"] == pytest.approx(result.confirmation.chosen.mean)
+
+
+def test_query_rewrites_are_measured_with_their_cost_and_dropped_when_they_add_nothing(texas, lab_settings, tmp_path):
+    import re
+
+    from tests.answer.conftest import ScriptedLLM
+
+    echo = ScriptedLLM(script=lambda prompt: re.search(r"Query: (.*)\n", prompt).group(1))  # a rewrite = the question
+    small = GridSpec(modes=("fusion",), fusion_k=(60,), prefetch=(100,), top_k=(5,), max_per_doc=(0, 1))
+    result = tune(texas, lab_settings, tmp_path / "rw", small, progress=False, num_queries=2, llm=echo)
+    assert len(echo.prompts) == result.n_dev  # one LLM call per dev question; the confirmation needs none
+    rewrites = result.rewrites
+    assert rewrites["cost_per_question"]["llm_calls"] == 1.0 and "LLM call" in rewrites["cost"]
+    for row in rewrites["dev"]:  # the same query twice ranks as once: the same score, at a higher cost
+        assert row["mean"] == pytest.approx(row["without_rewrites"])
+    assert rewrites["kept"] is False and result.config.num_queries == 1

@@ -71,9 +71,10 @@ def single_config_spec(config: Config) -> GridSpec:
 
 def confirm_on_rest(index, rest_queries: Mapping[str, str], dev: frozenset[str], qrels, run_dir: Path,
                     chosen: Config, defaults: Sequence[Config], metric: str, depth: int,
-                    progress: bool = True, seed: int = 42) -> Confirmation:
+                    progress: bool = True, seed: int = 42, num_queries: int = 1, llm=None) -> Confirmation:
     """Scores of ``chosen`` and ``defaults`` on the rest questions, and the paired test of
-    ``chosen`` against its mode's default."""
+    ``chosen`` against its mode's default. ``num_queries`` > 1: ``chosen`` searches with that many
+    queries (LLM rewrites of the rest questions, :mod:`.query_gen`)."""
     seen = sorted(set(rest_queries) & set(dev))
     if seen:
         raise ValueError(f"the confirmation must not see dev questions, got {len(seen)} (e.g. {seen[:3]})")
@@ -81,14 +82,20 @@ def confirm_on_rest(index, rest_queries: Mapping[str, str], dev: frozenset[str],
     questions, _ = retrieve_legs(index, dict(rest_queries), run_dir, modes, depth, progress=progress)
     qids = list(rest_queries)
 
-    def score(config: Config) -> Scored:
-        grid = compute_grid(questions, single_config_spec(config))
-        per_q = selection_scores(metric, grid, questions, qrels)[config.id]
+    def score(config: Config, queries_per_question: int = 1) -> Scored:
+        if queries_per_question > 1:
+            from rag_lab.evaluate.tune.query_gen import rewrite_scores
+
+            per_q = rewrite_scores(index, llm, rest_queries, questions, [config], queries_per_question, run_dir,
+                                   metric, qrels, depth, progress=progress)[0][config]
+        else:
+            grid = compute_grid(questions, single_config_spec(config))
+            per_q = selection_scores(metric, grid, questions, qrels)[config.id]
         values = np.array([per_q.get(q, 0.0) for q in qids], dtype=float)
         ci = bootstrap_ci(values, seed=seed)
         return Scored(config, values, (ci["ci_low"], ci["ci_high"]))
 
-    picked = score(chosen)
+    picked = score(chosen, num_queries)
     scored_defaults = [score(d) for d in defaults]
     against = next(d for d in scored_defaults if d.config.mode == chosen.mode)
     diff = picked.scores - against.scores

@@ -28,6 +28,12 @@ def render_tune(result) -> str:
     lines.append(f"  Δ vs default {conf.against.config.mode}: {conf.delta:+.4f} [{conf.delta_ci[0]:+.4f}, "
                  f"{conf.delta_ci[1]:+.4f}]; paired Student's t p = {conf.p_student:.3g} (Wilcoxon p = "
                  f"{conf.p_wilcoxon:.3g}): {verdict} at α = {conf.alpha}")
+    if result.rewrites:
+        r = result.rewrites
+        lines += ["", f"query rewrites (num_queries={r['num_queries']}, QueryFusionRetriever's generation; "
+                      f"cost {r['cost']}): " + ("KEPT" if r["kept"] else "dropped (not better by one SE)")]
+        lines += [f"  {d['config']}: {d['mean']:.4f} with rewrites, {d['without_rewrites']:.4f} without"
+                  for d in r["dev"]]
     if result.answers is not None:
         lines += ["", f"answers on dev ({result.answer_cost}):",
                   result.answers.to_string(index=False, float_format=lambda v: f"{v:.3f}")]

@@ -59,12 +59,15 @@ class TuneResult:
     timing: dict[str, float] = field(default_factory=dict)
     answers: "pandas.DataFrame | None" = None  # noqa: F821 - per config: key-fact recall/precision on dev
     answer_cost: str = ""
+    rewrites: dict | None = None  # the num_queries lever: its configurations' dev means and LLM cost
+
 
     def to_dict(self) -> dict:
         return {"dataset": self.dataset, "metric": self.metric, "split": self.split_note, "n_dev": self.n_dev,
                 "n_rest": self.n_rest, "selection": self.selection.to_dict(),
                 "confirmation": self.confirmation.to_dict(), "config": self.config.settings(),
                 "config_path": str(self.config_path), "timing_s": self.timing, "answer_cost": self.answer_cost,
+                "rewrites": self.rewrites,
                 "answers": None if self.answers is None else self.answers.to_dict(orient="records")}
 
 
@@ -105,9 +108,12 @@ def default_config(spec: GridSpec, mode: str, metric: str) -> Config:
 def tune(dataset: Dataset, settings: Settings, out_dir: Path | str, spec: GridSpec = TUNE_SPEC,
          metric: str | None = None, answers: int = 0, answer_top: int = 3, llm=None,
          concurrency: int | None = None, seed: int = 42, split_seed: int = 0, write_split: bool = False,
-         config_path: Path | str | None = None, progress: bool = True, on_step=None) -> TuneResult:
+         config_path: Path | str | None = None, progress: bool = True, on_step=None,
+         num_queries: int = 1) -> TuneResult:
     """The whole tune (see the module doc). ``answers``: dev questions answered per configuration
-    (0 = no answer-level step); ``on_step(message)`` hears each step as it starts."""
+    (0 = no answer-level step); ``on_step(message)`` hears each step as it starts. ``num_queries`` > 1:
+    the chosen and the best configurations are also measured with LLM query rewrites (``llm``, else
+    the settings' generator) and compete under the same rule as the dearest lever."""
     from rag_lab.index import CorpusIndex
 
     say = on_step or (lambda message: None)
@@ -138,15 +144,38 @@ def tune(dataset: Dataset, settings: Settings, out_dir: Path | str, spec: GridSp
     started = time.perf_counter()
     by_id = {c.id: c for c in grid.configs}
     candidates = candidates_from({by_id[cid]: per_q for cid, per_q in scores.items()}, list(dev_queries))
-    selection = select_one_se(candidates, spec.baseline(spec.modes[0], max(spec.top_k)))
+    reference = spec.baseline(spec.modes[0], max(spec.top_k))
+    selection = select_one_se(candidates, reference)
     timing["select_s"] = time.perf_counter() - started
+    rewrites = None
+    if num_queries > 1:
+        from rag_lab.evaluate.tune.query_gen import rewrite_scores
+
+        tried = list(dict.fromkeys([selection.chosen.config, selection.best.config]))
+        say(f"query rewrites: {len(tried)} configuration(s) with num_queries={num_queries} on dev "
+            f"({len(dev_queries)} LLM calls, one per question)")
+        started = time.perf_counter()
+        if llm is None:
+            from rag_lab.models.llm import get_llm
+
+            llm = get_llm(settings)
+        scored, cost = rewrite_scores(index, llm, dev_queries, dev_questions, tried, num_queries, out / "dev", metric,
+                                      qrels, spec.depth, progress=progress)
+        extra = candidates_from(scored, list(dev_queries), {c: num_queries for c in scored})
+        selection = select_one_se(candidates + extra, reference)
+        rewrites = {"num_queries": num_queries, "cost_per_question": cost.per_question(), "cost": cost.describe(),
+                    "dev": [{"config": c.config.id, "mean": c.mean, "without_rewrites": next(
+                        x.mean for x in candidates if x.config == c.config)} for c in extra],
+                    "kept": selection.chosen.num_queries > 1}
+        timing["rewrites_s"] = time.perf_counter() - started
     chosen = selection.chosen.config
 
     say(f"confirm: {chosen.id} against the defaults on {len(rest_queries)} rest questions (paired test)")
     started = time.perf_counter()
     defaults = [default_config(spec, mode, metric) for mode in spec.modes]
     confirmation = confirm_on_rest(index, rest_queries, dev, qrels, out / "rest", chosen, defaults, metric,
-                                   spec.depth, progress=progress, seed=seed)
+                                   spec.depth, progress=progress, seed=seed,
+                                   num_queries=selection.chosen.num_queries, llm=llm)
     timing["confirm_s"] = time.perf_counter() - started
 
     answer_frame, answer_cost = None, ""
@@ -157,6 +186,7 @@ def tune(dataset: Dataset, settings: Settings, out_dir: Path | str, spec: GridSp
 
     config = TunedConfig(mode=chosen.mode, rrf_k=chosen.k, prefetch=chosen.prefetch, dense_weight=chosen.dense_weight,
                          sparse_weight=chosen.sparse_weight, max_per_doc=chosen.max_per_doc, top_k=chosen.top_k,
+                         num_queries=selection.chosen.num_queries,
                          provenance={"dataset": dataset.name, "metric": metric, "chosen_on": f"dev ({len(dev_queries)} questions)",
                                      "dev_mean": round(selection.chosen.mean, 4),
                                      "rest_mean": round(confirmation.chosen.mean, 4),
@@ -168,7 +198,7 @@ def tune(dataset: Dataset, settings: Settings, out_dir: Path | str, spec: GridSp
               f"Use it: rag-lab search|ir|ask|eval {dataset.name} --config {path}")
     write_tuned_config(path, config, header)
     result = TuneResult(dataset.name, metric, split_note, len(dev_queries), len(rest_queries), selection,
-                        confirmation, config, path, out, timing, answer_frame, answer_cost)
+                        confirmation, config, path, out, timing, answer_frame, answer_cost, rewrites)
     (out / REPORT_FILE).write_text(json.dumps(result.to_dict(), indent=2, default=str, ensure_ascii=False))
     return result
 

@@ -31,7 +31,7 @@ def add_ask(sub, common) -> None:
     p.add_argument("--json", action="store_true", help="print the Answer as JSON")
     p.add_argument("--top-k", type=positive_int, default=None, help="chunks retrieved (default 30; kendra: KENDRA_TOP_K, default 5)")
     p.add_argument("--top-n", type=positive_int, default=None, help="chunks given to the LLM (default 7; kendra: all it retrieved)")
-    from rag_lab.tuned_config import add_config_option
+    from rag_lab.cli.settings import add_config_option
 
     add_config_option(p)
     common(p)
@@ -43,7 +43,7 @@ def run_ask(args) -> int:
     from rag_lab.cli.commands import _dataset
 
     from rag_lab.cli.commands import tuned_config
-    from rag_lab.tuned_config import merged
+    from rag_lab.retrieve.tuned_config import merged
 
     settings = get_settings()
     config = tuned_config(args)

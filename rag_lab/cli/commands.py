@@ -91,7 +91,7 @@ def add_fusion_options(p) -> None:
     p.add_argument("--year-boost", type=non_negative_float, default=None, metavar="W",
                    help="fusion/hybrid: a result whose document (file name) carries a program year or legislature "
                         "the question names gains W × the first result's score (default off)")
-    from rag_lab.tuned_config import add_config_option
+    from rag_lab.cli.settings import add_config_option
 
     add_config_option(p)
 
@@ -99,7 +99,7 @@ def add_fusion_options(p) -> None:
 def fusion_params(args) -> dict:
     """The options of :func:`add_fusion_options` as retriever parameters (None = the default);
     ``--config FILE`` fills the ones not given."""
-    from rag_lab.tuned_config import merged
+    from rag_lab.retrieve.tuned_config import merged
 
     explicit = {"rrf_k": args.fusion_k, "prefetch": args.prefetch,
                 "dense_weight": args.dense_weight, "sparse_weight": args.sparse_weight,
@@ -116,7 +116,7 @@ def tuned_config(args):
     if not path:
         return None
     if getattr(args, "_tuned_config", None) is None:
-        from rag_lab.tuned_config import read_tuned_config
+        from rag_lab.retrieve.tuned_config import read_tuned_config
 
         args._tuned_config = read_tuned_config(path)
         if args._tuned_config.num_queries > 1:

@@ -25,7 +25,7 @@ def add_eval(sub, common) -> None:
     p.add_argument("--conversations", action="store_true", help="also run the dataset's multi-turn scenarios (agent)")
     p.add_argument("--top-k", type=positive_int, default=None, help="candidates retrieved per question")
     p.add_argument("--top-n", type=positive_int, default=None, help="chunks given to the LLM")
-    from rag_lab.tuned_config import add_config_option
+    from rag_lab.cli.settings import add_config_option
 
     add_config_option(p)
     p.add_argument("--concurrency", type=positive_int, default=None, metavar="N",
@@ -105,7 +105,7 @@ def run_eval(args) -> int:
     dataset = resolve_dataset(args.dataset, settings.datasets_dir)
     modes = [m.strip() for m in args.modes.split(",") if m.strip()]
     from rag_lab.cli.commands import tuned_config
-    from rag_lab.tuned_config import merged
+    from rag_lab.retrieve.tuned_config import merged
 
     config = tuned_config(args)
     params = merged({"top_k": args.top_k, "top_n": args.top_n}, config, config.answer_params() if config else {})

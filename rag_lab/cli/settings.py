@@ -50,3 +50,10 @@ def non_negative_int(text: str) -> int:
 def non_negative_float(text: str) -> float:
     """argparse ``type`` of weights where 0 means off (--year-boost): a number ≥ 0."""
     return _at_least_zero(text, float, "a number ≥ 0 (0 = off)")
+
+
+def add_config_option(parser) -> None:
+    """``--config FILE``: a recommended configuration (``rag-lab tune``); flags given still win."""
+    parser.add_argument("--config", metavar="FILE", default=None,
+                        help="a recommended retrieval configuration (TOML written by `rag-lab tune`): mode, RRF k, "
+                             "prefetch, weights, per-document cap and top-k; options given on the command line win")

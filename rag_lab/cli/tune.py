@@ -9,23 +9,20 @@ from rag_lab.errors import ConfigError
 
 
 def add_tune(sub, common) -> None:
-    from rag_lab.evaluate.tune.run import TUNE_SPEC
-
-    s = TUNE_SPEC
+    # the grid's defaults are TUNE_SPEC's (rag_lab.evaluate.tune.run), filled in when the command runs:
+    # --help must not import the evaluation stack
     p = sub.add_parser("tune", help="choose a retrieval configuration on the dev split, confirm it on the rest, "
                                     "write it as a --config file")
     p.add_argument("dataset", help="a name under datasets/ or a folder path")
     p.add_argument("--metric", choices=("chunk_hit@5", "ndcg@10"), default=None,
                    help="selection metric (default chunk_hit@5 for Q&A datasets: the source document among the "
                         "first five chunks; nDCG@10 for BEIR qrels)")
-    p.add_argument("--modes", default=",".join(s.modes), help="fused modes (fusion, hybrid)")
-    p.add_argument("--fusion-k", default=",".join(map(str, s.fusion_k)), help="RRF k values (ranks from 1)")
-    p.add_argument("--prefetch", default=",".join(map(str, s.prefetch)), help="candidates per leg")
-    p.add_argument("--top-k", default=",".join(map(str, s.top_k)), help="chunks kept (the generator's context)")
-    p.add_argument("--weights", default=",".join(f"{d:g}:{w:g}" for d, w in s.weights),
-                   help="dense:sparse leg weight pairs")
-    p.add_argument("--max-per-doc", default=",".join(map(str, s.max_per_doc)),
-                   help="per-document caps in the top-k (0 = no cap)")
+    p.add_argument("--modes", default=None, help="fused modes (default fusion,hybrid)")
+    p.add_argument("--fusion-k", default=None, help="RRF k values, ranks from 1 (default 1,2,5,10,20,60,100)")
+    p.add_argument("--prefetch", default=None, help="candidates per leg (default 10,25,50,100)")
+    p.add_argument("--top-k", default=None, help="chunks kept, the generator's context (default 3,5,7,10)")
+    p.add_argument("--weights", default=None, help="dense:sparse leg weight pairs (default 1:1,0.7:1.3,1.3:0.7)")
+    p.add_argument("--max-per-doc", default=None, help="per-document caps in the top-k, 0 = no cap (default 0,1,2)")
     p.add_argument("--out", default=None, help="run folder (default runs/tune-<dataset>); reruns reuse its leg caches")
     p.add_argument("--config-out", default=None, metavar="FILE",
                    help="where the recommended configuration goes (default <run folder>/recommended.toml)")
@@ -53,12 +50,17 @@ def run_tune(args) -> int:
     from rag_lab.evaluate.tune.report import render_tune
     from rag_lab.index import build_index
 
+    from rag_lab.evaluate.tune.run import TUNE_SPEC as s
+
     settings = get_settings()
     try:
-        spec = GridSpec(modes=tuple(m.strip() for m in args.modes.split(",") if m.strip()),
-                        fusion_k=_numbers(args.fusion_k, "--fusion-k"), prefetch=_numbers(args.prefetch, "--prefetch"),
-                        top_k=_numbers(args.top_k, "--top-k"), weights=parse_weights(args.weights),
-                        max_per_doc=_numbers(args.max_per_doc, "--max-per-doc"))
+        spec = GridSpec(
+            modes=tuple(m.strip() for m in args.modes.split(",") if m.strip()) if args.modes else s.modes,
+            fusion_k=_numbers(args.fusion_k, "--fusion-k") if args.fusion_k else s.fusion_k,
+            prefetch=_numbers(args.prefetch, "--prefetch") if args.prefetch else s.prefetch,
+            top_k=_numbers(args.top_k, "--top-k") if args.top_k else s.top_k,
+            weights=parse_weights(args.weights) if args.weights else s.weights,
+            max_per_doc=_numbers(args.max_per_doc, "--max-per-doc") if args.max_per_doc else s.max_per_doc)
     except ValueError as exc:
         raise ConfigError(str(exc), "fix the grid options (see rag-lab tune --help)") from None
     dataset = resolve_dataset(args.dataset, settings.datasets_dir)

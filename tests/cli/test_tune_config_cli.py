@@ -9,7 +9,7 @@ import re
 import pytest
 
 from rag_lab.errors import ConfigError
-from rag_lab.tuned_config import TunedConfig, read_tuned_config, write_tuned_config
+from rag_lab.retrieve.tuned_config import TunedConfig, read_tuned_config, write_tuned_config
 from tests.answer.conftest import ScriptedLLM
 from tests.cli.test_cli import cli  # noqa: F401  (the in-process CLI fixture)
 from tests.evaluate.conftest import quoting_answer

@@ -13,7 +13,7 @@ from rag_lab.datasets import resolve_dataset
 from rag_lab.evaluate.ablation.grid import GridSpec
 from rag_lab.evaluate.tune import tune
 from rag_lab.evaluate.tune.confirm import confirm_on_rest
-from rag_lab.tuned_config import read_tuned_config
+from rag_lab.retrieve.tuned_config import read_tuned_config
 
 SPEC = GridSpec(modes=("fusion", "hybrid"), fusion_k=(10, 60), prefetch=(20, 100), top_k=(3, 5),
                 weights=((1.0, 1.0),), max_per_doc=(0, 1))

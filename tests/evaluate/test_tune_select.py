@@ -58,3 +58,15 @@ def test_scores_over_different_questions_are_refused():
     with pytest.raises(ValueError, match="same questions"):
         select_one_se([Candidate(DEFAULT, hits(3, 10)), Candidate(Config("hybrid", 60, 100, 1.0, 1.0, 10), hits(3, 11))],
                       DEFAULT)
+
+
+def test_the_cli_help_states_the_tune_grid():
+    """`rag-lab tune --help` names TUNE_SPEC's values (the parser itself must not import them)."""
+    from rag_lab.cli.main import build_parser
+    from rag_lab.evaluate.tune.run import TUNE_SPEC as s
+
+    text = " ".join(build_parser()._subparsers._group_actions[0].choices["tune"].format_help().split())
+    for values in (s.fusion_k, s.prefetch, s.top_k, s.max_per_doc):
+        assert f"(default {','.join(map(str, values))})" in text
+    assert "(default " + ",".join(f"{d:g}:{w:g}" for d, w in s.weights) + ")" in text
+    assert f"(default {','.join(s.modes)})" in text

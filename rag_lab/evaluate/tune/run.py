@@ -14,7 +14,7 @@ Steps (each timed, each reusing the ablation's stages):
    and bootstrap CIs;
 5. **answers** (optional) — the chosen, the best and the default configurations answered on dev
    questions (:func:`~rag_lab.evaluate.ablation.answers.generate_answers`), key-fact recall/precision;
-6. **write** — the chosen configuration as TOML (:mod:`rag_lab.tuned_config`) and ``tune.json``.
+6. **write** — the chosen configuration as TOML (:mod:`rag_lab.retrieve.tuned_config`) and ``tune.json``.
 
 Retrieval cost: the legs of every question once (dev + rest = all), i.e. one ``ablate`` pass's retrieval.
 """
@@ -35,7 +35,7 @@ from rag_lab.evaluate.tune.confirm import Confirmation, confirm_on_rest
 from rag_lab.evaluate.tune.scores import default_metric, selection_scores
 from rag_lab.evaluate.tune.select import Selection, candidates_from, select_one_se
 from rag_lab.splits import choose_dev_split, read_dev_split, read_id_file, split_ids, write_dev_split
-from rag_lab.tuned_config import TunedConfig, write_tuned_config
+from rag_lab.retrieve.tuned_config import TunedConfig, write_tuned_config
 
 # The levers as axes: RRF k, prefetch, leg weights, per-document cap (none/1/2), top-k, both modes.
 TUNE_SPEC = GridSpec(modes=("fusion", "hybrid"), fusion_k=(1, 2, 5, 10, 20, 60, 100), prefetch=(10, 25, 50, 100),
@@ -230,8 +230,9 @@ def _answer_check(index, settings, dataset, grid, selection, defaults, dev_queri
     rows = generate_answers(index, settings, grid, configs, dev_queries, run_dir, qids, progress=progress, llm=llm,
                             concurrency=concurrency)
     frame = answers_frame(rows, {p.id: p for p in dataset.load_qa()}, qrels)
-    summary = (frame.groupby("config", sort=False)[["key_fact_recall", "key_fact_precision", "cites_relevant",
-                                                    "latency_s"]].mean(numeric_only=True).reset_index())
+    columns = ["key_fact_recall", "key_fact_precision", "cites_relevant", "latency_s"]
+    frame[columns] = frame[columns].astype(float)  # None (no reference answer) → NaN, left out of the mean
+    summary = frame.groupby("config", sort=False)[columns].mean().reset_index()
     summary["questions"] = len(qids)
     timing["answers_s"] = time.perf_counter() - started
     return summary, cost

@@ -110,7 +110,7 @@ def read_tuned_config(path: Path | str) -> TunedConfig:
     except OSError as exc:
         raise ConfigError(f"--config {path}: cannot read it ({exc})", "write one with `rag-lab tune DATASET`") from None
     except tomllib.TOMLDecodeError as exc:
-        raise ConfigError(f"--config {path}: not valid TOML ({exc})", "see rag_lab/tuned_config.py") from None
+        raise ConfigError(f"--config {path}: not valid TOML ({exc})", "see rag_lab/retrieve/tuned_config.py") from None
     retrieval = data.get("retrieval")
     if not isinstance(retrieval, dict):
         raise ConfigError(f"--config {path}: no [retrieval] table", "write one with `rag-lab tune DATASET`")
@@ -119,13 +119,6 @@ def read_tuned_config(path: Path | str) -> TunedConfig:
     if unknown:
         raise ConfigError(f"--config {path}: unknown key(s) {', '.join(unknown)}", f"known: {', '.join(sorted(known))}")
     return TunedConfig(**retrieval, provenance=dict(data.get("provenance") or {}))
-
-
-def add_config_option(parser) -> None:
-    """``--config FILE``: a recommended configuration (``rag-lab tune``); flags given still win."""
-    parser.add_argument("--config", metavar="FILE", default=None,
-                        help="a recommended retrieval configuration (TOML written by `rag-lab tune`): mode, RRF k, "
-                             "prefetch, weights, per-document cap and top-k; options given on the command line win")
 
 
 def merged(explicit: dict, config: TunedConfig | None, defaults_from_config: dict) -> dict:

@@ -103,3 +103,13 @@ def test_ask_and_eval_take_the_config(cli, tuned, scripted_generator, tmp_path):
     params = json.loads((run / "manifest.json").read_text())["config"]["params"]
     assert params["rrf_k"] == config.rrf_k and params["top_n"] == config.top_k
     assert params["prefetch"] == config.prefetch
+
+
+def test_the_demo_answers_the_recommended_configuration_beside_the_defaults(tmp_path):
+    from rag_lab.cli.demo import _recommended
+
+    assert _recommended(str(tmp_path / "missing.toml")) is None  # no tuned file: the demo shows the defaults only
+    path = write_tuned_config(tmp_path / "r.toml", TunedConfig("fusion", 10, 50, 1.0, 1.0, 1, 5))
+    label, mode, params = _recommended(str(path))
+    assert label.startswith("recommended: fusion k=10 prefetch=50") and "cap 1/doc top-5" in label
+    assert mode == "fusion" and params["top_n"] == 5 and params["max_per_doc"] == 1 and params["rrf_k"] == 10

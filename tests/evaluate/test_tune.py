@@ -102,3 +102,27 @@ def test_query_rewrites_are_measured_with_their_cost_and_dropped_when_they_add_n
     for row in rewrites["dev"]:  # the same query twice ranks as once: the same score, at a higher cost
         assert row["mean"] == pytest.approx(row["without_rewrites"])
     assert rewrites["kept"] is False and result.config.num_queries == 1
+
+
+def test_the_answer_check_runs_on_dev_only_and_says_its_cost_first(texas, lab_settings, tmp_path):
+    from tests.answer.conftest import ScriptedLLM
+    from tests.evaluate.conftest import quoting_answer
+
+    llm = ScriptedLLM(script=quoting_answer)
+    heard: list[str] = []
+    small = GridSpec(modes=("fusion",), fusion_k=(10, 60), prefetch=(100,), top_k=(3, 5), max_per_doc=(0, 1))
+    result = tune(texas, lab_settings, tmp_path / "ans", small, progress=False, answers=2, answer_top=2, llm=llm,
+                  on_step=heard.append)
+    said = [m for m in heard if m.startswith("answers (dev only)")]
+    assert len(said) == 1 and "generations" in said[0]
+    assert heard.index(said[0]) > next(i for i, m in enumerate(heard) if m.startswith("confirm"))
+    frame = result.answers
+    assert result.selection.chosen.config.id in set(frame["config"])
+    assert frame["key_fact_recall"].between(0, 1).all() and (frame["questions"] == 2).all()
+    from rag_lab.splits import read_id_file
+
+    dev = read_id_file(result.run_dir / "dev_split.txt")
+    asked = {line.split("Question: ", 1)[1].split("\n", 1)[0] for p in llm.prompts for line in [p] if "Question: " in p}
+    dev_texts = {t for q, t in texas.judged_queries()[0].items() if q in dev}
+    assert asked and asked <= dev_texts
+    assert result.timing["answers_s"] >= 0

@@ -42,5 +42,7 @@ def render_tune(result) -> str:
               + f"; total {total:.1f}s",
               f"wrote {result.config_path} ({result.config.describe()}) and {result.run_dir / 'tune.json'}",
               f"reproduce: rag-lab ir {result.dataset} --config {result.config_path} --split rest "
-              f"--modes {result.config.mode}"]
+              f"--modes {result.config.mode}"
+              + ("" if result.split_declared else " (after `rag-lab tune … --write-split` has put the drawn split "
+                                                  "into the dataset folder: --split reads dev_split.txt there)")]
     return "\n".join(lines)

@@ -60,6 +60,7 @@ class TuneResult:
     answers: "pandas.DataFrame | None" = None  # noqa: F821 - per config: key-fact recall/precision on dev
     answer_cost: str = ""
     rewrites: dict | None = None  # the num_queries lever: its configurations' dev means and LLM cost
+    split_declared: bool = True  # the dataset folder holds the dev split (`ir --split rest` can use it)
 
 
     def to_dict(self) -> dict:
@@ -198,7 +199,8 @@ def tune(dataset: Dataset, settings: Settings, out_dir: Path | str, spec: GridSp
               f"Use it: rag-lab search|ir|ask|eval {dataset.name} --config {path}")
     write_tuned_config(path, config, header)
     result = TuneResult(dataset.name, metric, split_note, len(dev_queries), len(rest_queries), selection,
-                        confirmation, config, path, out, timing, answer_frame, answer_cost, rewrites)
+                        confirmation, config, path, out, timing, answer_frame, answer_cost, rewrites,
+                        split_declared=bool(dataset.dev_split))
     (out / REPORT_FILE).write_text(json.dumps(result.to_dict(), indent=2, default=str, ensure_ascii=False))
     return result
 

@@ -41,7 +41,7 @@ from rag_lab.retrieve.tuned_config import TunedConfig, write_tuned_config
 TUNE_SPEC = GridSpec(modes=("fusion", "hybrid"), fusion_k=(1, 2, 5, 10, 20, 60, 100), prefetch=(10, 25, 50, 100),
                      top_k=(3, 5, 7, 10), weights=((1.0, 1.0), (0.7, 1.3), (1.3, 0.7)), max_per_doc=(0, 1, 2))
 CONFIG_FILE, REPORT_FILE, SPLIT_FILE = "recommended.toml", "tune.json", "dev_split.txt"
-ANSWER_SECONDS_LOCAL = 25.0  # one local SmolLM2 generation over ~5 chunks on 2 CPU cores (measured ~15–35 s)
+ANSWER_SECONDS_LOCAL = 25.0  # a rough per-generation estimate for the local model on 2 CPU cores (printed as ≈)
 
 
 @dataclass

@@ -23,9 +23,9 @@ def add_ask(sub, common) -> None:
     p = sub.add_parser("ask", help="answer a question with cited sources")
     add_dataset_argument(p, " (ignored by kendra)")
     p.add_argument("question", help="the question, in quotes")
-    p.add_argument("--mode", choices=ASK_MODES, default="hybrid",
+    p.add_argument("--mode", choices=ASK_MODES, default=None,
                    help="how the chunks are found: dense, bm25, fusion (RRF of both), hybrid (Qdrant's fused "
-                        "query), kendra (AWS), or agent (the LLM searches, up to 3 times) (default hybrid)")
+                        "query), kendra (AWS), or agent (the LLM searches, up to 3 times) (default hybrid, or the --config file's mode)")
     p.add_argument("--rerank", action=argparse.BooleanOptionalAction, default=None,
                    help="LLM rerank of the retrieved chunks (default: on with a remote LLM provider, off with "
                         "the local model: its listwise JSON rerank costs one more long prompt on CPU and lowered nDCG@10 "
@@ -35,6 +35,9 @@ def add_ask(sub, common) -> None:
     p.add_argument("--top-k", type=positive_int, default=None,
                    help=f"{TOP_K_HELP} (default 30; agent: per search, default 5; kendra: KENDRA_TOP_K, default 5)")
     p.add_argument("--top-n", type=positive_int, default=None, help=TOP_N_HELP)
+    from rag_lab.cli.settings import add_config_option
+
+    add_config_option(p)
     common(p)
     p.set_defaults(handler=run_ask)
 
@@ -43,9 +46,17 @@ def run_ask(args) -> int:
     from rag_lab.answer import make_answerer
     from rag_lab.cli.options import resolve_dataset_arg
 
+    from rag_lab.cli.settings import tuned_config
+    from rag_lab.retrieve.tuned_config import merged
+
     settings = get_settings()
+    config = tuned_config(args)
+    args.mode = args.mode or (config.mode if config else "hybrid")
+    if args.mode in ("agent", "kendra"):  # they take no fused-retrieval settings
+        config = None
     dataset = resolve_dataset_arg(args.dataset) if args.mode != "kendra" else None
-    params = {k: v for k, v in (("top_k", args.top_k), ("top_n", args.top_n)) if v is not None}
+    params = merged({"top_k": args.top_k, "top_n": args.top_n}, config, config.answer_params() if config else {})
+    params = {k: v for k, v in params.items() if v is not None}
     answerer = make_answerer(args.mode, settings, dataset, rerank=rerank_default(args.rerank, settings),
                              explain=args.explain, **params)
     answer = answerer.query(args.question)

@@ -11,7 +11,7 @@ from rag_lab.cli.options import (
     TOP_K_HELP, add_dataset_argument, add_json_option, add_ray_options, emit_json, ray_build_executor,
 )
 from rag_lab.cli.options import resolve_dataset_arg as _dataset
-from rag_lab.cli.settings import get_settings, non_negative_float, non_negative_int, positive_int
+from rag_lab.cli.settings import get_settings, non_negative_float, non_negative_int, positive_int, tuned_config
 
 
 def add_index(sub, common) -> None:
@@ -73,18 +73,29 @@ def add_fusion_options(p) -> None:
     p.add_argument("--year-boost", type=non_negative_float, default=None, metavar="W",
                    help="fusion/hybrid: a result whose document (file name) carries a program year or legislature "
                         "the question names gains W × the first result's score (default off)")
+    from rag_lab.cli.settings import add_config_option
+
+    add_config_option(p)
 
 
 def fusion_params(args) -> dict:
-    """The options of :func:`add_fusion_options` as retriever parameters (None = the default)."""
-    return {"rrf_k": args.fusion_k, "prefetch": args.prefetch,
-            "dense_weight": args.dense_weight, "sparse_weight": args.sparse_weight,
-            "max_per_doc": args.max_per_doc or None,  # 0 = off: the same run (and IR checkpoint) as no flag
-            "year_boost": args.year_boost}
+    """The options of :func:`add_fusion_options` as retriever parameters (None = the default);
+    ``--config FILE`` fills the ones not given."""
+    from rag_lab.retrieve.tuned_config import merged
+
+    explicit = {"rrf_k": args.fusion_k, "prefetch": args.prefetch,
+                "dense_weight": args.dense_weight, "sparse_weight": args.sparse_weight,
+                "max_per_doc": args.max_per_doc, "year_boost": args.year_boost}
+    config = tuned_config(args)
+    params = merged(explicit, config, config.retrieval_params() if config else {})
+    params["max_per_doc"] = params.get("max_per_doc") or None  # 0 = off: the same run (and IR checkpoint) as no flag
+    return params
 
 
 def retrieval_params(args, explain: bool = False) -> dict:
-    return {"top_k": args.top_k, "explain": explain or None, **fusion_params(args)}
+    config = tuned_config(args)
+    top_k = args.top_k if args.top_k is not None or config is None else config.top_k
+    return {"top_k": top_k, "explain": explain or None, **fusion_params(args)}
 
 
 def add_search(sub, common) -> None:
@@ -93,9 +104,9 @@ def add_search(sub, common) -> None:
     p = sub.add_parser("search", help="ranked chunks for a query")
     add_dataset_argument(p, " (ignored by kendra)")
     p.add_argument("query", help="the query, in quotes")
-    p.add_argument("--mode", choices=ALL_MODES, default="hybrid",
+    p.add_argument("--mode", choices=ALL_MODES, default=None,
                    help="dense (embeddings), bm25, sparse (Qdrant BM25 vectors), fusion (RRF of dense and bm25), "
-                        "hybrid (Qdrant's fused dense + sparse query), kendra (AWS) (default hybrid)")
+                        "hybrid (Qdrant's fused dense + sparse query), kendra (AWS) (default hybrid, or the --config file's mode)")
     add_retrieval_options(p)
     p.add_argument("--explain", action="store_true", help="show each leg's rank, score and RRF term (fusion, hybrid)")
     add_json_option(p, "the ranked chunks")
@@ -112,6 +123,8 @@ def run_search(args) -> int:
     from rag_lab.retrieve import build_retriever
 
     settings = get_settings()
+    config = tuned_config(args)
+    args.mode = args.mode or (config.mode if config else "hybrid")
     dataset = _dataset(args.dataset) if args.mode != "kendra" else None
     params = retrieval_params(args, explain=args.explain)
     params["top_k"] = SEARCH_TOP_K if params["top_k"] is None else params["top_k"]  # --top-k 0 is an error
@@ -233,3 +246,4 @@ from rag_lab.cli.chat import add_chat; REGISTRY.append(add_chat)  # noqa: E402,E
 from rag_lab.cli.eval import add_eval; REGISTRY.append(add_eval)  # noqa: E402,E702  (rag-lab eval)
 from rag_lab.cli.ablate import add_ablate, add_report; REGISTRY += [add_ablate, add_report]  # noqa: E402,E702
 from rag_lab.cli.split import add_split; REGISTRY.append(add_split)  # noqa: E402,E702  (rag-lab split)
+from rag_lab.cli.tune import add_tune; REGISTRY.append(add_tune)  # noqa: E402,E702  (rag-lab tune)

@@ -32,6 +32,9 @@ def add_demo(sub, common) -> None:
     p.add_argument("--report-datasets", default="texas_childcare_full,scifact",
                    help="datasets of the mode comparison + ablation grid + HTML reports step")
     p.add_argument("--answer-limit", type=int, default=3, help="questions answered per mode in the report step")
+    p.add_argument("--config", default=str(RECOMMENDED), metavar="FILE",
+                   help="a recommended configuration (rag-lab tune) answered beside the defaults in step 4 "
+                        "(default %(default)s, when it exists)")
     common(p)
     p.set_defaults(handler=run_demo)
 
@@ -84,7 +87,7 @@ def run_demo(args) -> int:
 
     qa = [d for d in datasets if d.qa_file is not None and d.kind == "folder"]
     if qa and not args.skip_ask:
-        _ask_every_mode(qa[0], settings, modes)
+        _ask_every_mode(qa[0], settings, modes, args.config)
     if not args.skip_reports:
         from rag_lab.cli.demo_reports import run_reports
 
@@ -110,9 +113,20 @@ def _indexed_first(datasets, report_names: list[str], settings) -> list:
 
 
 SAMPLE_QUESTION = "What is the maximum bi-weekly income for a family of 5 in BCY 2026?"
+RECOMMENDED = Path("configs") / "texas_childcare_full.toml"  # written by `rag-lab tune texas_childcare_full`
 
 
-def _ask_every_mode(dataset, settings, modes: list[str]) -> None:
+def _recommended(path: str | None):
+    """(label, mode, answer params) of the tuned configuration, or None when there is no file."""
+    if not path or not Path(path).is_file():
+        return None
+    from rag_lab.retrieve.tuned_config import read_tuned_config
+
+    config = read_tuned_config(path)
+    return f"recommended: {config.describe()}", config.mode, config.answer_params()
+
+
+def _ask_every_mode(dataset, settings, modes: list[str], config_path: str | None = None) -> None:
     from rag_lab.answer.adapter import make_answerer
     from rag_lab.evaluate.answering import CachedAnswerer
     from rag_lab.evaluate.answering import model_id
@@ -128,9 +142,13 @@ def _ask_every_mode(dataset, settings, modes: list[str]) -> None:
             + "; answers cached: a rerun prints them again without generating)")
     fingerprint = CorpusIndex.open(dataset, settings).manifest.fingerprint
     cache = DiskCache(settings.cache_dir / "llm.sqlite")
+    recommended = _recommended(config_path)
+    runs = [(mode, mode, {} if mode == "agent" else options) for mode in [*modes, "agent"]]
+    if recommended:  # the tuned configuration beside the defaults
+        label, mode, params = recommended
+        runs.append((label, mode, {**options, **params}))
     try:
-        for mode in [*modes, "agent"]:
-            params = {} if mode == "agent" else options
+        for label, mode, params in runs:
             answerer = CachedAnswerer(
                 mode, lambda m=mode, p=params: make_answerer(m, settings, dataset, **p),
                 model_id=model_id(settings, for_agent=mode == "agent"),
@@ -140,7 +158,7 @@ def _ask_every_mode(dataset, settings, modes: list[str]) -> None:
             sources = fields["cited_sources"] or fields["retrieved_sources"]
             listed = ", ".join(f"{s['doc']} p.{s['page']}" if s.get("page") is not None else s["doc"] for s in sources)
             text = " ".join(fields["answer"].split())
-            print(f"\n[{mode}] {fields['latency']['total']:.1f}s{' (cached)' if cached else ''}, "
+            print(f"\n[{label}] {fields['latency']['total']:.1f}s{' (cached)' if cached else ''}, "
                   f"{fields['usage'].get('total_tokens', 0)} tokens")
             print(f"  answer : {text[:400]}{'…' if len(text) > 400 else ''}")
             print(f"  {'cited' if fields['cited_sources'] else 'retrieved (nothing cited)'}: {listed or '—'}")

@@ -36,6 +36,9 @@ def add_eval(sub, common) -> None:
     p.add_argument("--top-k", type=positive_int, default=None,
                    help="chunks the retriever returns per query (default 30; agent: per search, default 5)")
     p.add_argument("--top-n", type=positive_int, default=None, help="chunks given to the LLM (default 7)")
+    from rag_lab.cli.settings import add_config_option
+
+    add_config_option(p)
     p.add_argument("--concurrency", type=positive_int, default=None, metavar="N",
                    help="samples in flight at once, answering and judging (default 1 for the local model, "
                         "8 for remote providers)")
@@ -112,7 +115,12 @@ def run_eval(args) -> int:
     settings = get_settings()
     dataset = resolve_dataset(args.dataset, settings.datasets_dir)
     modes = [m.strip() for m in args.modes.split(",") if m.strip()]
-    params = {k: v for k, v in {"top_k": args.top_k, "top_n": args.top_n}.items() if v is not None}
+    from rag_lab.cli.settings import tuned_config
+    from rag_lab.retrieve.tuned_config import merged
+
+    config = tuned_config(args)
+    params = merged({"top_k": args.top_k, "top_n": args.top_n}, config, config.answer_params() if config else {})
+    params = {k: v for k, v in params.items() if v is not None}
     out = Path(args.out) if args.out else Path("runs") / dataset.name
     if args.max_cost is not None and not args.max_cost >= 0:
         print(f"error: --max-cost must be a number ≥ 0 (USD), got {args.max_cost}", file=sys.stderr)

@@ -1,0 +1,74 @@
+"""`rag-lab tune`: a thin wrapper over rag_lab.evaluate.tune."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from rag_lab.cli.settings import get_settings, positive_int
+from rag_lab.errors import ConfigError
+
+
+def add_tune(sub, common) -> None:
+    # the grid's defaults are TUNE_SPEC's (rag_lab.evaluate.tune.run), filled in when the command runs:
+    # --help must not import the evaluation stack
+    p = sub.add_parser("tune", help="choose a retrieval configuration on the dev split, confirm it on the rest, "
+                                    "write it as a --config file")
+    p.add_argument("dataset", help="a name under datasets/ or a folder path")
+    p.add_argument("--metric", choices=("chunk_hit@5", "ndcg@10"), default=None,
+                   help="selection metric (default chunk_hit@5 for Q&A datasets: the source document among the "
+                        "first five chunks; nDCG@10 for BEIR qrels)")
+    p.add_argument("--modes", default=None, help="fused modes (default fusion,hybrid)")
+    p.add_argument("--fusion-k", default=None, help="RRF k values, ranks from 1 (default 1,2,5,10,20,60,100)")
+    p.add_argument("--prefetch", default=None, help="candidates per leg (default 10,25,50,100)")
+    p.add_argument("--top-k", default=None, help="chunks kept, the generator's context (default 3,5,7,10)")
+    p.add_argument("--weights", default=None, help="dense:sparse leg weight pairs (default 1:1,0.7:1.3,1.3:0.7)")
+    p.add_argument("--max-per-doc", default=None, help="per-document caps in the top-k, 0 = no cap (default 0,1,2)")
+    p.add_argument("--out", default=None, help="run folder (default runs/tune-<dataset>); reruns reuse its leg caches")
+    p.add_argument("--config-out", default=None, metavar="FILE",
+                   help="where the recommended configuration goes (default <run folder>/recommended.toml)")
+    p.add_argument("--answers", type=int, default=0, metavar="N",
+                   help="also answer N dev questions with the chosen, the best and the default configurations "
+                        "(key-fact recall/precision; slow with the local model: its cost is printed first; default 0 = off)")
+    p.add_argument("--answer-top", type=positive_int, default=3, help="configurations answered besides the default")
+    p.add_argument("--concurrency", type=positive_int, default=None, metavar="N", help="answers in flight at once")
+    p.add_argument("--num-queries", type=positive_int, default=1, metavar="N",
+                   help="also try QueryFusionRetriever's LLM query generation: N queries (N − 1 rewrites by the "
+                        "generator, one call per question) fused by RRF, for the chosen and best configurations; "
+                        "kept only under the same one-SE rule as the dearest lever (default 1 = off)")
+    p.add_argument("--write-split", action="store_true",
+                   help="when a dev split is drawn, also write it into the dataset folder (dev_split.txt)")
+    p.add_argument("--seed", type=int, default=42, help="seed of the bootstrap intervals")
+    common(p)
+    p.set_defaults(handler=run_tune)
+
+
+def run_tune(args) -> int:
+    from rag_lab.cli.ablate import _numbers, parse_weights
+    from rag_lab.datasets import resolve_dataset
+    from rag_lab.evaluate.ablation.grid import GridSpec
+    from rag_lab.evaluate.tune import tune
+    from rag_lab.evaluate.tune.report import render_tune
+    from rag_lab.index import build_index
+
+    from rag_lab.evaluate.tune.run import TUNE_SPEC as s
+
+    settings = get_settings()
+    try:
+        spec = GridSpec(
+            modes=tuple(m.strip() for m in args.modes.split(",") if m.strip()) if args.modes else s.modes,
+            fusion_k=_numbers(args.fusion_k, "--fusion-k") if args.fusion_k else s.fusion_k,
+            prefetch=_numbers(args.prefetch, "--prefetch") if args.prefetch else s.prefetch,
+            top_k=_numbers(args.top_k, "--top-k") if args.top_k else s.top_k,
+            weights=parse_weights(args.weights) if args.weights else s.weights,
+            max_per_doc=_numbers(args.max_per_doc, "--max-per-doc") if args.max_per_doc else s.max_per_doc)
+    except ValueError as exc:
+        raise ConfigError(str(exc), "fix the grid options (see rag-lab tune --help)") from None
+    dataset = resolve_dataset(args.dataset, settings.datasets_dir)
+    build_index(dataset, settings)  # no-op when up to date
+    out = Path(args.out or f"runs/tune-{dataset.name}")
+    result = tune(dataset, settings, out, spec, metric=args.metric, answers=args.answers, answer_top=args.answer_top,
+                  concurrency=args.concurrency, seed=args.seed, write_split=args.write_split,
+                  config_path=args.config_out, progress=True, on_step=lambda m: print(f"· {m}", flush=True),
+                  num_queries=args.num_queries)
+    print(render_tune(result))
+    return 0

@@ -1,0 +1,240 @@
+"""``rag-lab tune``: choose a configuration on the dev split, confirm it on the rest, write it down.
+
+Steps (each timed, each reusing the ablation's stages):
+
+1. **split** — the dataset's declared dev split; a dataset without one gets one drawn
+   (:func:`rag_lab.splits.choose_dev_split`: a third of each source document's questions, seeded),
+   written into the run folder (``--write-split`` also into the dataset folder) and said so;
+2. **dev grid** — each dev question's legs retrieved once (:func:`~rag_lab.evaluate.ablation.legs.retrieve_legs`),
+   every configuration fused from them (:func:`~rag_lab.evaluate.ablation.grid.compute_grid`), scored by
+   the selection metric (:mod:`.scores`);
+3. **select** — the one-standard-error rule, ties to the cheaper (:mod:`.select`);
+4. **confirm** — the rest split's legs (no dev question among them: checked), the chosen and the
+   default configurations fused from them, the lab's paired test (:func:`rag_lab.evaluate.stats.paired_p_value`)
+   and bootstrap CIs;
+5. **answers** (optional) — the chosen, the best and the default configurations answered on dev
+   questions (:func:`~rag_lab.evaluate.ablation.answers.generate_answers`), key-fact recall/precision;
+6. **write** — the chosen configuration as TOML (:mod:`rag_lab.retrieve.tuned_config`) and ``tune.json``.
+
+Retrieval cost: the legs of every question once (dev + rest = all), i.e. one ``ablate`` pass's retrieval.
+"""
+
+from __future__ import annotations
+
+import json
+import time
+from dataclasses import dataclass, field, replace
+from pathlib import Path
+
+from rag_lab.config import Settings
+from rag_lab.datasets import Dataset
+from rag_lab.evaluate.ablation.grid import Config, GridSpec, compute_grid
+from rag_lab.evaluate.ablation.legs import retrieve_legs
+from rag_lab.evaluate.ablation.runner import answer_questions
+from rag_lab.evaluate.tune.confirm import Confirmation, confirm_on_rest
+from rag_lab.evaluate.tune.scores import default_metric, selection_scores
+from rag_lab.evaluate.tune.select import Selection, candidates_from, select_one_se
+from rag_lab.splits import choose_dev_split, read_dev_split, read_id_file, split_ids, write_dev_split
+from rag_lab.retrieve.tuned_config import TunedConfig, write_tuned_config
+
+# The levers as axes: RRF k, prefetch, leg weights, per-document cap (none/1/2), top-k, both modes.
+TUNE_SPEC = GridSpec(modes=("fusion", "hybrid"), fusion_k=(1, 2, 5, 10, 20, 60, 100), prefetch=(10, 25, 50, 100),
+                     top_k=(3, 5, 7, 10), weights=((1.0, 1.0), (0.7, 1.3), (1.3, 0.7)), max_per_doc=(0, 1, 2))
+CONFIG_FILE, REPORT_FILE, SPLIT_FILE = "recommended.toml", "tune.json", "dev_split.txt"
+ANSWER_SECONDS_LOCAL = 25.0  # a rough per-generation estimate for the local model on 2 CPU cores (printed as ≈)
+
+
+@dataclass
+class TuneResult:
+    dataset: str
+    metric: str
+    split_note: str
+    n_dev: int
+    n_rest: int
+    selection: Selection
+    confirmation: Confirmation
+    config: TunedConfig
+    config_path: Path
+    run_dir: Path
+    timing: dict[str, float] = field(default_factory=dict)
+    answers: "pandas.DataFrame | None" = None  # noqa: F821 - per config: key-fact recall/precision on dev
+    answer_cost: str = ""
+    rewrites: dict | None = None  # the num_queries lever: its configurations' dev means and LLM cost
+    split_declared: bool = True  # the dataset folder holds the dev split (`ir --split rest` can use it)
+
+
+    def to_dict(self) -> dict:
+        return {"dataset": self.dataset, "metric": self.metric, "split": self.split_note, "n_dev": self.n_dev,
+                "n_rest": self.n_rest, "selection": self.selection.to_dict(),
+                "confirmation": self.confirmation.to_dict(), "config": self.config.settings(),
+                "config_path": str(self.config_path), "timing_s": self.timing, "answer_cost": self.answer_cost,
+                "rewrites": self.rewrites,
+                "answers": None if self.answers is None else self.answers.to_dict(orient="records")}
+
+
+def dev_ids_for(dataset: Dataset, run_dir: Path, seed: int = 0, write_to_dataset: bool = False) -> tuple[frozenset[str], str]:
+    """The dev split's ids and a sentence saying where they came from (declared, or drawn now)."""
+    declared = dataset.dev_split
+    if declared:
+        return declared, f"the declared dev split ({dataset.root / SPLIT_FILE})"
+    drawn_file = run_dir / SPLIT_FILE
+    if drawn_file.exists():  # a rerun keeps the split it drew (the legs cache is keyed by question)
+        return read_id_file(drawn_file), f"the dev split drawn by an earlier tune run ({drawn_file})"
+    queries, qrels = dataset.judged_queries()
+    # each question's source: its (first) relevant document, the best-graded first
+    sources = {q: max(qrels[q].items(), key=lambda item: (item[1], item[0]))[0] for q in queries if qrels.get(q)}
+    ids = choose_dev_split(sources, seed=seed)
+    header = (f"Dev split of {dataset.name} drawn by `rag-lab tune` (no dev_split.txt was declared): {len(ids)} of "
+              f"{len(sources)} judged questions, a third of each source document's, seed {seed} (rag_lab.splits).")
+    write_dev_split(run_dir, ids, header)
+    where = str(drawn_file)
+    if write_to_dataset:
+        where += f" and {write_dev_split(dataset.root, ids, header)}"
+    return frozenset(ids), f"a dev split DRAWN now ({dataset.name} declares none): {len(ids)} questions, written to {where}"
+
+
+def split_questions(dataset: Dataset, dev: frozenset[str]):
+    """(dev queries, rest queries, qrels) over the judged questions."""
+    queries, qrels = dataset.judged_queries()
+    dev_ids, rest_ids = split_ids(list(queries), dev)
+    return {q: queries[q] for q in dev_ids}, {q: queries[q] for q in rest_ids}, qrels
+
+
+def default_config(spec: GridSpec, mode: str, metric: str) -> Config:
+    """The lab's default for ``mode`` (k 60, prefetch 100, weights 1:1, no cap) at the grid's
+    largest top-k (what ``rag-lab ir`` scores: the uncut list)."""
+    return spec.baseline(mode, max(spec.top_k))
+
+
+def tune(dataset: Dataset, settings: Settings, out_dir: Path | str, spec: GridSpec = TUNE_SPEC,
+         metric: str | None = None, answers: int = 0, answer_top: int = 3, llm=None,
+         concurrency: int | None = None, seed: int = 42, split_seed: int = 0, write_split: bool = False,
+         config_path: Path | str | None = None, progress: bool = True, on_step=None,
+         num_queries: int = 1) -> TuneResult:
+    """The whole tune (see the module doc). ``answers``: dev questions answered per configuration
+    (0 = no answer-level step); ``on_step(message)`` hears each step as it starts. ``num_queries`` > 1:
+    the chosen and the best configurations are also measured with LLM query rewrites (``llm``, else
+    the settings' generator) and compete under the same rule as the dearest lever."""
+    from rag_lab.index import CorpusIndex
+
+    say = on_step or (lambda message: None)
+    out = Path(out_dir)
+    out.mkdir(parents=True, exist_ok=True)
+    metric = metric or default_metric(dataset)
+    timing: dict[str, float] = {}
+
+    started = time.perf_counter()
+    dev, split_note = dev_ids_for(dataset, out, split_seed, write_split)
+    dev_queries, rest_queries, qrels = split_questions(dataset, dev)
+    if not dev_queries or not rest_queries:
+        raise ValueError(f"{dataset.name}: the dev split leaves {len(dev_queries)} dev and {len(rest_queries)} rest "
+                         "questions; tuning needs both")
+    timing["split_s"] = time.perf_counter() - started
+    say(f"split: {split_note}; {len(dev_queries)} dev, {len(rest_queries)} rest questions")
+
+    index = CorpusIndex.open(dataset, settings)
+    say(f"dev grid: {len(spec.configs())} configurations × {len(dev_queries)} dev questions, metric {metric}")
+    started = time.perf_counter()
+    dev_questions, _ = retrieve_legs(index, dev_queries, out / "dev", spec.modes, spec.depth, progress=progress)
+    timing["dev_legs_s"] = time.perf_counter() - started
+    started = time.perf_counter()
+    grid = compute_grid(dev_questions, spec)
+    scores = selection_scores(metric, grid, dev_questions, qrels)
+    timing["dev_grid_s"] = time.perf_counter() - started
+
+    started = time.perf_counter()
+    by_id = {c.id: c for c in grid.configs}
+    candidates = candidates_from({by_id[cid]: per_q for cid, per_q in scores.items()}, list(dev_queries))
+    reference = spec.baseline(spec.modes[0], max(spec.top_k))
+    selection = select_one_se(candidates, reference)
+    timing["select_s"] = time.perf_counter() - started
+    rewrites = None
+    if num_queries > 1:
+        from rag_lab.evaluate.tune.query_gen import rewrite_scores
+
+        tried = list(dict.fromkeys([selection.chosen.config, selection.best.config]))
+        say(f"query rewrites: {len(tried)} configuration(s) with num_queries={num_queries} on dev "
+            f"({len(dev_queries)} LLM calls, one per question)")
+        started = time.perf_counter()
+        if llm is None:
+            from rag_lab.models.llm import get_llm
+
+            llm = get_llm(settings)
+        scored, cost = rewrite_scores(index, llm, dev_queries, dev_questions, tried, num_queries, out / "dev", metric,
+                                      qrels, spec.depth, progress=progress)
+        extra = candidates_from(scored, list(dev_queries), {c: num_queries for c in scored})
+        selection = select_one_se(candidates + extra, reference)
+        rewrites = {"num_queries": num_queries, "cost_per_question": cost.per_question(), "cost": cost.describe(),
+                    "dev": [{"config": c.config.id, "mean": c.mean, "without_rewrites": next(
+                        x.mean for x in candidates if x.config == c.config)} for c in extra],
+                    "kept": selection.chosen.num_queries > 1}
+        timing["rewrites_s"] = time.perf_counter() - started
+    chosen = selection.chosen.config
+
+    say(f"confirm: {chosen.id} against the defaults on {len(rest_queries)} rest questions (paired test)")
+    started = time.perf_counter()
+    defaults = [default_config(spec, mode, metric) for mode in spec.modes]
+    confirmation = confirm_on_rest(index, rest_queries, dev, qrels, out / "rest", chosen, defaults, metric,
+                                   spec.depth, progress=progress, seed=seed,
+                                   num_queries=selection.chosen.num_queries, llm=llm)
+    timing["confirm_s"] = time.perf_counter() - started
+
+    answer_frame, answer_cost = None, ""
+    if answers > 0 and dataset.kind == "folder" and dataset.has_qa:
+        answer_frame, answer_cost = _answer_check(index, settings, dataset, grid, selection, defaults, dev_queries,
+                                                  qrels, out / "dev", answers, answer_top, llm, concurrency,
+                                                  progress, say, timing)
+
+    config = TunedConfig(mode=chosen.mode, rrf_k=chosen.k, prefetch=chosen.prefetch, dense_weight=chosen.dense_weight,
+                         sparse_weight=chosen.sparse_weight, max_per_doc=chosen.max_per_doc, top_k=chosen.top_k,
+                         num_queries=selection.chosen.num_queries,
+                         provenance={"dataset": dataset.name, "metric": metric, "chosen_on": f"dev ({len(dev_queries)} questions)",
+                                     "dev_mean": round(selection.chosen.mean, 4),
+                                     "rest_mean": round(confirmation.chosen.mean, 4),
+                                     "rest_default_mean": round(confirmation.against.mean, 4),
+                                     "rest_p_student": confirmation.p_student, "grid_config": chosen.id})
+    path = Path(config_path) if config_path else out / CONFIG_FILE
+    header = (f"rag-lab tune {dataset.name}: {config.describe()}\n"
+              f"chosen on the dev split by {metric} (one-standard-error rule, ties to the cheaper), confirmed on the rest.\n"
+              f"Use it: rag-lab search|ir|ask|eval {dataset.name} --config {path}")
+    write_tuned_config(path, config, header)
+    result = TuneResult(dataset.name, metric, split_note, len(dev_queries), len(rest_queries), selection,
+                        confirmation, config, path, out, timing, answer_frame, answer_cost, rewrites,
+                        split_declared=bool(dataset.dev_split))
+    (out / REPORT_FILE).write_text(json.dumps(result.to_dict(), indent=2, default=str, ensure_ascii=False))
+    return result
+
+
+def answer_configs(selection: Selection, defaults: list[Config], top: int) -> list[Config]:
+    """The configurations answered: the chosen, the cheapest others within one SE, the best, the
+    chosen mode's default — ``top`` of them plus that default, no repeats."""
+    picked = [c.config for c in selection.within[:top]] + [selection.best.config]
+    chosen_default = next(d for d in defaults if d.mode == selection.chosen.config.mode)
+    return list(dict.fromkeys(picked[:top] + [replace(chosen_default, top_k=selection.chosen.config.top_k)]))
+
+
+def _answer_check(index, settings, dataset, grid, selection, defaults, dev_queries, qrels, run_dir, n, top, llm,
+                  concurrency, progress, say, timing):
+    from rag_lab.evaluate.ablation.answers import answers_frame, generate_answers
+    from rag_lab.evaluate.dry_run import resolve_concurrency
+
+    configs = answer_configs(selection, defaults, top)
+    qids = answer_questions(dev_queries, qrels, n)
+    generations = len({(c.id, q) for c in configs for q in qids})
+    local = settings.llm_provider == "local" and llm is None
+    cost = (f"{generations} generations ({len(configs)} configurations × {len(qids)} dev questions; repeated contexts "
+            f"are generated once) with {settings.llm_provider}:{settings.llm_model_name}"
+            + (f", ≈{generations * ANSWER_SECONDS_LOCAL / 60:.0f} min at ≈{ANSWER_SECONDS_LOCAL:.0f} s each on CPU"
+               if local else ""))
+    say(f"answers (dev only): {cost}")
+    started = time.perf_counter()
+    concurrency = resolve_concurrency(concurrency, settings, None, llm)
+    rows = generate_answers(index, settings, grid, configs, dev_queries, run_dir, qids, progress=progress, llm=llm,
+                            concurrency=concurrency)
+    frame = answers_frame(rows, {p.id: p for p in dataset.load_qa()}, qrels)
+    columns = ["key_fact_recall", "key_fact_precision", "cites_relevant", "latency_s"]
+    frame[columns] = frame[columns].astype(float)  # None (no reference answer) → NaN, left out of the mean
+    summary = frame.groupby("config", sort=False)[columns].mean().reset_index()
+    summary["questions"] = len(qids)
+    timing["answers_s"] = time.perf_counter() - started
+    return summary, cost

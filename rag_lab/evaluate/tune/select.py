@@ -1,0 +1,98 @@
+"""The selection rule: the cheapest configuration within one standard error of the best.
+
+Breiman's one-standard-error rule: on the dev split the configuration with the highest mean is the
+*best*; every configuration whose mean is at least ``best − SE(best)`` (SE = sample standard
+deviation of the best's per-question scores / √n) is statistically indistinguishable from it on
+these questions, and among those the cheapest (then the simplest) wins. This keeps a lever only when
+its gain is larger than the noise of the dev split, and does not pay for a larger context or a
+deeper prefetch that buys nothing measurable.
+
+Cost order (lexicographic, cheapest first), what each configuration costs per question:
+
+1. ``num_queries`` — LLM calls for query rewrites (a generation each: by far the dearest);
+2. ``top_k`` — chunks handed to the generator (prompt tokens on every answer);
+3. ``prefetch`` — candidates per leg (retrieval work and the fusion's input);
+4. settings moved away from the lab's default (RRF k, leg weights, per-document cap) — fewer is simpler;
+5. mode — ``fusion`` before ``hybrid`` (the same two legs; hybrid pays a second sparse index in Qdrant);
+6. the configuration id (a deterministic last tie-break).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+
+import numpy as np
+
+from rag_lab.evaluate.ablation.grid import Config
+
+MODE_COST = {"fusion": 0, "hybrid": 1}
+COST_ORDER = ("LLM query rewrites (num_queries)", "top-k (generator context)", "prefetch (candidates per leg)",
+              "settings moved from the default (k, weights, cap)", "mode (fusion before hybrid)")
+
+
+@dataclass(frozen=True)
+class Candidate:
+    """One configuration on the dev split: its per-question scores (same question order for all)."""
+
+    config: Config
+    scores: np.ndarray
+    num_queries: int = 1
+
+    @property
+    def mean(self) -> float:
+        return float(np.mean(self.scores))
+
+    @property
+    def standard_error(self) -> float:
+        n = self.scores.size
+        return float(np.std(self.scores, ddof=1) / np.sqrt(n)) if n > 1 else 0.0
+
+
+def moved_settings(config: Config, default: Config) -> int:
+    """How many of RRF k, leg weights and cap differ from ``default``."""
+    return sum((config.k != default.k,
+                (config.dense_weight, config.sparse_weight) != (default.dense_weight, default.sparse_weight),
+                config.max_per_doc != default.max_per_doc))
+
+
+def cost_key(candidate: Candidate, default: Config) -> tuple:
+    c = candidate.config
+    return (candidate.num_queries, c.top_k, c.prefetch, moved_settings(c, default), MODE_COST.get(c.mode, 9), c.id)
+
+
+@dataclass(frozen=True)
+class Selection:
+    best: Candidate
+    chosen: Candidate
+    threshold: float  # best mean − one standard error
+    within: list[Candidate]  # every candidate at or above the threshold, cheapest first
+
+    def to_dict(self) -> dict:
+        return {"best": self.best.config.id, "best_mean": self.best.mean, "best_se": self.best.standard_error,
+                "threshold": self.threshold, "chosen": self.chosen.config.id, "chosen_mean": self.chosen.mean,
+                "within_one_se": len(self.within), "cost_order": list(COST_ORDER)}
+
+
+def select_one_se(candidates: Sequence[Candidate], default: Config) -> Selection:
+    """The one-standard-error rule with ties going to the cheaper (see the module doc).
+    ``default`` is the lab's default configuration, which "settings moved" counts from."""
+    if not candidates:
+        raise ValueError("no configurations to select from")
+    sizes = {c.scores.size for c in candidates}
+    if len(sizes) != 1:
+        raise ValueError(f"every configuration must be scored on the same questions, got sizes {sorted(sizes)}")
+    top = max(c.mean for c in candidates)
+    # the highest mean, and of equal means the cheapest
+    best = min((c for c in candidates if c.mean == top), key=lambda c: cost_key(c, default))
+    threshold = best.mean - best.standard_error
+    within = sorted((c for c in candidates if c.mean >= threshold - 1e-12), key=lambda c: cost_key(c, default))
+    return Selection(best, within[0], threshold, within)
+
+
+def candidates_from(scores: Mapping[Config, Mapping[str, float]], qids: Sequence[str],
+                    num_queries: Mapping[Config, int] | None = None) -> list[Candidate]:
+    """Per-question score maps → candidates over ``qids`` (a question a configuration did not
+    score counts 0: it returned nothing for it)."""
+    return [Candidate(config, np.array([float(per_q.get(q, 0.0)) for q in qids]),
+                      (num_queries or {}).get(config, 1)) for config, per_q in scores.items()]

@@ -1,0 +1,128 @@
+"""`rag-lab tune` end to end on the real texas_childcare index: a dev split drawn (the dataset
+declares none), the grid on dev, the confirmation on the rest only, the config file reproducing
+the confirmed number through the live retrievers."""
+
+from __future__ import annotations
+
+import json
+import statistics
+
+import pytest
+
+from rag_lab.datasets import resolve_dataset
+from rag_lab.evaluate.ablation.grid import GridSpec
+from rag_lab.evaluate.tune import tune
+from rag_lab.evaluate.tune.confirm import confirm_on_rest
+from rag_lab.retrieve.tuned_config import read_tuned_config
+
+SPEC = GridSpec(modes=("fusion", "hybrid"), fusion_k=(10, 60), prefetch=(20, 100), top_k=(3, 5),
+                weights=((1.0, 1.0),), max_per_doc=(0, 1))
+
+
+@pytest.fixture(scope="module")
+def texas(texas_index, lab_settings):
+    return resolve_dataset("texas_childcare", lab_settings.datasets_dir)
+
+
+@pytest.fixture(scope="module")
+def result(texas, lab_settings, tmp_path_factory):
+    assert not texas.dev_split  # the drawn-split path is the one under test
+    return tune(texas, lab_settings, tmp_path_factory.mktemp("runs") / "tune-texas", SPEC, progress=False)
+
+
+def _legs_qids(path) -> set[str]:
+    return {json.loads(line)["qid"] for line in path.read_text().splitlines() if line.strip()}
+
+
+def test_a_dev_split_is_drawn_into_the_run_folder_and_said_so(result, texas):
+    assert "DRAWN" in result.split_note and str(result.run_dir / "dev_split.txt") in result.split_note
+    assert not (texas.root / "dev_split.txt").exists()  # the dataset folder is left alone
+    assert result.n_dev + result.n_rest == len(texas.judged_queries()[0])
+    assert 0 < result.n_dev < result.n_rest
+
+
+def test_the_confirmation_never_sees_dev_questions(result):
+    from rag_lab.splits import read_id_file
+
+    dev = read_id_file(result.run_dir / "dev_split.txt")
+    rest_seen = _legs_qids(result.run_dir / "rest" / "legs.jsonl")
+    dev_seen = _legs_qids(result.run_dir / "dev" / "legs.jsonl")
+    assert dev_seen == set(dev) and len(rest_seen) == result.n_rest
+    assert not rest_seen & set(dev)
+    assert result.confirmation.n == result.n_rest
+
+
+def test_confirm_refuses_a_dev_question(result, texas_index, texas):
+    queries, qrels = texas.judged_queries()
+    some = dict(list(queries.items())[:3])
+    chosen = result.selection.chosen.config
+    with pytest.raises(ValueError, match="must not see dev questions"):
+        confirm_on_rest(texas_index, some, frozenset(list(some)[:1]), qrels, result.run_dir / "bad", chosen,
+                        [chosen], "chunk_hit@5", 100, progress=False)
+
+
+def test_selection_follows_the_one_se_rule(result):
+    sel = result.selection
+    assert result.metric == "chunk_hit@5"
+    assert sel.best.mean == max(c.mean for c in sel.within)
+    assert sel.chosen is sel.within[0] and sel.chosen.mean >= sel.threshold - 1e-12
+    assert len(result.timing) >= 5 and all(v >= 0 for v in result.timing.values())
+
+
+def test_the_config_file_reproduces_the_confirmed_number_live(result, texas, lab_settings):
+    from rag_lab.evaluate.ir import chunk_hits, run_mode
+    from rag_lab.splits import read_id_file
+
+    config = read_tuned_config(result.config_path)
+    chosen = result.selection.chosen.config
+    assert (config.mode, config.rrf_k, config.prefetch, config.max_per_doc, config.top_k) == \
+        (chosen.mode, chosen.k, chosen.prefetch, chosen.max_per_doc, chosen.top_k)
+    assert config.provenance["metric"] == "chunk_hit@5"
+    dev = read_id_file(result.run_dir / "dev_split.txt")
+    queries, qrels = texas.judged_queries()
+    rest = {q: t for q, t in queries.items() if q not in dev}
+    live = run_mode(config.mode, texas, lab_settings, rest, config.retrieval_params(), progress=False, resume=False)
+    assert statistics.fmean(chunk_hits(live.chunk_docs, qrels, k=min(5, config.top_k)).values()) == \
+        pytest.approx(result.confirmation.chosen.mean)
+    report = json.loads((result.run_dir / "tune.json").read_text())
+    assert report["confirmation"]["chosen"]["mean"] == pytest.approx(result.confirmation.chosen.mean)
+
+
+def test_query_rewrites_are_measured_with_their_cost_and_dropped_when_they_add_nothing(texas, lab_settings, tmp_path):
+    import re
+
+    from tests.answer.conftest import ScriptedLLM
+
+    echo = ScriptedLLM(script=lambda prompt: re.search(r"Query: (.*)\n", prompt).group(1))  # a rewrite = the question
+    small = GridSpec(modes=("fusion",), fusion_k=(60,), prefetch=(100,), top_k=(5,), max_per_doc=(0, 1))
+    result = tune(texas, lab_settings, tmp_path / "rw", small, progress=False, num_queries=2, llm=echo)
+    assert len(echo.prompts) == result.n_dev  # one LLM call per dev question; the confirmation needs none
+    rewrites = result.rewrites
+    assert rewrites["cost_per_question"]["llm_calls"] == 1.0 and "LLM call" in rewrites["cost"]
+    for row in rewrites["dev"]:  # the same query twice ranks as once: the same score, at a higher cost
+        assert row["mean"] == pytest.approx(row["without_rewrites"])
+    assert rewrites["kept"] is False and result.config.num_queries == 1
+
+
+def test_the_answer_check_runs_on_dev_only_and_says_its_cost_first(texas, lab_settings, tmp_path):
+    from tests.answer.conftest import ScriptedLLM
+    from tests.evaluate.conftest import quoting_answer
+
+    llm = ScriptedLLM(script=quoting_answer)
+    heard: list[str] = []
+    small = GridSpec(modes=("fusion",), fusion_k=(10, 60), prefetch=(100,), top_k=(3, 5), max_per_doc=(0, 1))
+    result = tune(texas, lab_settings, tmp_path / "ans", small, progress=False, answers=2, answer_top=2, llm=llm,
+                  on_step=heard.append)
+    said = [m for m in heard if m.startswith("answers (dev only)")]
+    assert len(said) == 1 and "generations" in said[0]
+    assert heard.index(said[0]) > next(i for i, m in enumerate(heard) if m.startswith("confirm"))
+    frame = result.answers
+    assert result.selection.chosen.config.id in set(frame["config"])
+    assert frame["key_fact_recall"].between(0, 1).all() and (frame["questions"] == 2).all()
+    from rag_lab.splits import read_id_file
+
+    dev = read_id_file(result.run_dir / "dev_split.txt")
+    asked = {line.split("Question: ", 1)[1].split("\n", 1)[0] for p in llm.prompts for line in [p] if "Question: " in p}
+    dev_texts = {t for q, t in texas.judged_queries()[0].items() if q in dev}
+    assert asked and asked <= dev_texts
+    assert result.timing["answers_s"] >= 0

@@ -1,0 +1,72 @@
+"""The tuner's selection rule: the cheapest configuration within one standard error of the best."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+from rag_lab.evaluate.ablation.grid import Config
+from rag_lab.evaluate.tune.select import Candidate, cost_key, select_one_se
+
+DEFAULT = Config("fusion", 60, 100, 1.0, 1.0, 10)
+
+
+def hits(n_hit: int, n: int = 40) -> np.ndarray:
+    return np.array([1.0] * n_hit + [0.0] * (n - n_hit))
+
+
+def test_a_cheaper_configuration_within_one_se_beats_the_best():
+    best = Candidate(Config("hybrid", 10, 100, 1.0, 1.0, 10, 1), hits(36))  # 0.90, SE ≈ 0.048
+    cheaper = Candidate(Config("hybrid", 10, 50, 1.0, 1.0, 5, 1), hits(35))  # 0.875: within one SE
+    selection = select_one_se([best, cheaper], DEFAULT)
+    assert selection.best is best
+    assert selection.threshold == pytest.approx(0.9 - np.std(hits(36), ddof=1) / np.sqrt(40))
+    assert selection.chosen is cheaper
+    assert [c.config for c in selection.within] == [cheaper.config, best.config]
+
+
+def test_a_cheaper_configuration_beyond_one_se_is_not_chosen():
+    best = Candidate(Config("fusion", 10, 100, 1.0, 1.0, 10, 1), hits(36))
+    far = Candidate(Config("fusion", 60, 10, 1.0, 1.0, 3), hits(30))  # 0.75 < 0.90 − SE
+    selection = select_one_se([far, best], DEFAULT)
+    assert selection.chosen is best and selection.within == [best]
+
+
+def test_equal_means_tie_to_the_cheaper_in_the_stated_order():
+    same = hits(30)
+    candidates = [Candidate(Config("hybrid", 60, 100, 1.0, 1.0, 5), same),
+                  Candidate(Config("fusion", 60, 100, 1.0, 1.0, 5), same),  # fusion before hybrid
+                  Candidate(Config("fusion", 10, 100, 1.0, 1.0, 5, 1), same),  # two settings moved
+                  Candidate(Config("fusion", 60, 50, 1.0, 1.0, 5), same),  # shallower prefetch: cheaper still
+                  Candidate(Config("fusion", 60, 100, 1.0, 1.0, 5), same, num_queries=3)]  # LLM rewrites: dearest
+    selection = select_one_se(candidates, DEFAULT)
+    assert selection.best.config == Config("fusion", 60, 50, 1.0, 1.0, 5)
+    assert selection.chosen.config == Config("fusion", 60, 50, 1.0, 1.0, 5)
+    order = [c.config for c in selection.within]
+    assert order.index(Config("fusion", 60, 100, 1.0, 1.0, 5)) < order.index(Config("fusion", 10, 100, 1.0, 1.0, 5, 1))
+    assert order.index(Config("fusion", 60, 100, 1.0, 1.0, 5)) < order.index(Config("hybrid", 60, 100, 1.0, 1.0, 5))
+    assert selection.within[-1].num_queries == 3
+
+
+def test_top_k_is_dearer_than_prefetch_and_prefetch_than_moved_settings():
+    small_context = Candidate(Config("hybrid", 5, 100, 0.7, 1.3, 5, 2), hits(10))
+    large_context = Candidate(Config("fusion", 60, 10, 1.0, 1.0, 7), hits(10))
+    assert cost_key(small_context, DEFAULT) < cost_key(large_context, DEFAULT)
+
+
+def test_scores_over_different_questions_are_refused():
+    with pytest.raises(ValueError, match="same questions"):
+        select_one_se([Candidate(DEFAULT, hits(3, 10)), Candidate(Config("hybrid", 60, 100, 1.0, 1.0, 10), hits(3, 11))],
+                      DEFAULT)
+
+
+def test_the_cli_help_states_the_tune_grid():
+    """`rag-lab tune --help` names TUNE_SPEC's values (the parser itself must not import them)."""
+    from rag_lab.cli.main import build_parser
+    from rag_lab.evaluate.tune.run import TUNE_SPEC as s
+
+    text = " ".join(build_parser()._subparsers._group_actions[0].choices["tune"].format_help().split())
+    for values in (s.fusion_k, s.prefetch, s.top_k, s.max_per_doc):
+        assert f"(default {','.join(map(str, values))})" in text
+    assert "(default " + ",".join(f"{d:g}:{w:g}" for d, w in s.weights) + ")" in text
+    assert f"(default {','.join(s.modes)})" in text

@@ -5,9 +5,11 @@ fused ranking of a configuration (RRF k, prefetch p, leg weights, top-k) is
 
     score(item) = [dense_rank ≤ p] · 1/(k + dense_rank/w_dense) + [sparse_rank ≤ p] · 1/(k + sparse_rank/w_sparse)
 
-(:func:`rag_lab.fusion.rrf.rrf_terms`, ranks from 1), sorted best first with ties kept in
-dense-first candidate order — the one tie rule (:func:`rag_lab.fusion.tie_key`) that the ``fusion``
-retriever and ``hybrid`` (Qdrant's RRF with ``k + 1``) both follow. A leg's top-p is a prefix of its top-P, and a top-k is a prefix of the
+(:func:`rag_lab.fusion.rrf.rrf_terms`, ranks from 1), over every item in either leg's top-p — a leg
+of weight 0 adds 0 but its items stay candidates, as in Qdrant's RRF and the ``fusion`` retriever —
+sorted best first, ties by the one tie rule (:func:`rag_lab.fusion.tie_key`: dense rank, then sparse
+rank) that the ``fusion`` retriever and ``hybrid`` (Qdrant's RRF with ``k + 1``) both follow. A
+leg's top-p is a prefix of its top-P, and a top-k is a prefix of the
 top-max(k) ranking, so one array pass per question set covers the whole grid. A cap of M chunks per
 document (:func:`rag_lab.retrieve.diversity.cap_per_document`, the function the retrievers use) is
 applied to the whole fused list before the top-k cut.
@@ -175,7 +177,11 @@ def fused_order(dense_ranks: np.ndarray, sparse_ranks: np.ndarray, ks: Sequence[
 
     ``dense_ranks``/``sparse_ranks``: (questions, candidates) 1-based ranks, inf where absent.
     Returns ``order`` (Q, K, P, W, depth) candidate column indices best first and ``count``
-    (Q, K, P, W): how many of them have a non-zero fused score (the rest are not results).
+    (Q, P): how many of them are candidates at that prefetch (in either leg's top-p). A leg of
+    weight 0 adds 0 to the score but its items stay candidates, after every positive score — as in
+    Qdrant's RRF (a weight ≤ 0 scores the leg's points 0 and still returns them) and the ``fusion``
+    retriever. Order: score best first, then the one tie rule (dense rank, then sparse rank, counting
+    a rank past the prefetch as absent); the rest (in neither top-p) come last and are not results.
     """
     k = np.asarray(ks, dtype=float)[None, :, None, None, None]
     p = np.asarray(prefetches, dtype=float)[None, None, :, None, None]
@@ -183,9 +189,14 @@ def fused_order(dense_ranks: np.ndarray, sparse_ranks: np.ndarray, ks: Sequence[
     ws = np.asarray([w[1] for w in weights], dtype=float)[None, None, None, :, None]
     rd = dense_ranks[:, None, None, None, :]
     rs = sparse_ranks[:, None, None, None, :]
-    score = np.where(rd <= p, rrf_terms(rd, k, wd), 0.0) + np.where(rs <= p, rrf_terms(rs, k, ws), 0.0)
-    order = np.argsort(-score, axis=-1, kind="stable")[..., :depth]
-    count = (score > 0).sum(axis=-1)
+    in_dense, in_sparse = rd <= p, rs <= p
+    score = np.where(in_dense, rrf_terms(rd, k, wd), 0.0) + np.where(in_sparse, rrf_terms(rs, k, ws), 0.0)
+    score = np.where(in_dense | in_sparse, score, -1.0)  # not a candidate at this prefetch: last
+    shape = np.broadcast_shapes(score.shape, in_dense.shape)
+    dense_key = np.broadcast_to(np.where(in_dense, rd, np.inf), shape)
+    sparse_key = np.broadcast_to(np.where(in_sparse, rs, np.inf), shape)
+    order = np.lexsort((sparse_key, dense_key, np.broadcast_to(-score, shape)), axis=-1)[..., :depth]
+    count = (in_dense | in_sparse).sum(axis=-1)[:, 0, :, 0]
     return order, count
 
 
@@ -205,7 +216,7 @@ def compute_grid(questions: Sequence[Candidates], spec: GridSpec) -> GridResult:
             ids = order[qi]
             for (ki, k), (pi, p), (wi, (wd, ws)) in itertools.product(
                     enumerate(spec.fusion_k), enumerate(spec.prefetch), enumerate(spec.weights)):
-                n = int(count[qi, ki, pi, wi])
+                n = int(count[qi, pi])
                 fused = [ids[c] for c in ranked[qi, ki, pi, wi, : min(n, depth)]]
                 for cap in spec.max_per_doc:
                     kept, _ = cap_per_document(fused, doc_of.__getitem__, cap, max_top)

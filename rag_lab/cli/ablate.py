@@ -140,7 +140,8 @@ def _run_contextual(args, dataset, settings, spec, out, variants) -> int:
 
 def render_summary(result) -> str:
     from rag_lab.evaluate.ablation.significance import family_summary
-    from rag_lab.report.tables import best_configs, display, main_metric, significant_rows
+    from rag_lab.evaluate.ablation.spot_check import spot_check_lines, with_live_marks
+    from rag_lab.report.tables import best_rows, display, main_metric, significant_rows
 
     m = result.manifest
     check = m["spot_check"]
@@ -149,11 +150,9 @@ def render_summary(result) -> str:
     lines = [f"{m['dataset']}: {m['n_configs']} configurations × {m['n_queries']} questions{split} "
              f"(legs {m['timing']['legs_s']:.1f}s, grid {m['timing']['grid_s']:.1f}s, "
              f"metrics {m['timing']['metrics_s']:.1f}s, statistics {m['timing']['stats_s']:.1f}s)",
-             f"spot check ({check['mode']}, {len(check['checks'])} live queries at prefetch "
-             f"{', '.join(str(p) for p in check['prefetch_values'])}): live ranking "
-             + ("equals the grid's" if check["equal"] else
-                f"DIFFERS from the grid's for {check['config']} question {check['qid']} (see manifest.json)")]
-    lines.append(best_configs(result.results, metric).to_string(index=False))
+             *spot_check_lines(check, m["dataset"])]
+    best = best_rows(result.results, metric)
+    lines.append(with_live_marks(display(best), best, check).to_string(index=False))
     lines.append("significance: paired Student's t (Wilcoxon beside it), Holm-corrected within each family — one "
                  "axis moved at the baseline's other settings, per mode × top-k × metric:")
     lines += [f"  {line}" for line in family_summary(result.results)]
@@ -161,7 +160,7 @@ def render_summary(result) -> str:
     if len(significant):
         lines.append(f"significant on {metric} (one setting moved first, then the largest interactions; "
                      "the last column names the family the correction ran over and its size):")
-        lines.append(display(significant).to_string(index=False))
+        lines.append(with_live_marks(display(significant), significant, check).to_string(index=False))
     else:
         lines.append(f"no configuration differs significantly from its baseline on {metric} within its family")
     lines.append(f"wrote {result.run_dir}/ (results.csv, per_query.csv.gz, manifest.json); "

@@ -55,21 +55,39 @@ def manifest_section(manifest: dict):
     check = manifest.get("spot_check")
     body = kv_table(shown)
     if check:
-        status = ('<span class="ok">equal</span>' if check.get("equal")
-                  else '<span class="bad">DIFFERENT</span> (ties or a changed index: see the lists)')
-        checks = check.get("checks") or [check]
-        body += (f"<h3>Spot check</h3><p>{len(checks)} live queries through {html.escape(check.get('what', check['mode']))} "
-                 f"at prefetch {html.escape(', '.join(str(v) for v in check.get('prefetch_values', ['?'])))}, "
-                 f"{sum(bool(c['equal']) for c in checks)} equal to the grid; shown: "
-                 f"<code>{html.escape(check['config'])}</code>, question {html.escape(str(check['qid']))} "
-                 f"(“{html.escape(check.get('query', '')[:160])}”), against the ranking the grid computed from the "
-                 f"cached candidate lists: {status}.</p>"
-                 f"<details><summary>both rankings (chunk ids)</summary><pre>live: {html.escape(', '.join(check['live']))}"
-                 f"\ngrid: {html.escape(', '.join(check['grid']))}</pre></details>")
+        body += spot_check_html(check)
     return _section("Run manifest", body)
 
 
+def spot_check_html(check: dict) -> str:
+    """The spot check: what was checked live, and which axis values (cells) it could not confirm."""
+    from rag_lab.evaluate.ablation.spot_check import unconfirmed_text, unconfirmed_values
+
+    checks = check.get("checks") or [check]
+    status = ('<span class="ok">equal</span>' if check.get("equal")
+              else '<span class="bad">DIFFERENT</span>')
+    scope = ("every RRF k, prefetch, weight pair, cap and top-k value of the grid, "
+             f"{check.get('questions_per_value', '?')} questions each" if "axes_checked" in check
+             else "prefetch " + ", ".join(str(v) for v in check.get("prefetch_values", ["?"])))
+    body = (f"<h3>Spot check</h3><p>{len(checks)} live queries through {html.escape(check.get('what', check['mode']))} "
+            f"({html.escape(scope)}), {sum(bool(c['equal']) for c in checks)} equal to the ranking the grid computed "
+            f"from the cached candidate lists: {status}.</p>")
+    unconfirmed = unconfirmed_values(check)
+    if unconfirmed:
+        body += ("<p class=\"bad\">Unconfirmed: " + html.escape(unconfirmed_text(unconfirmed)) + ". Every cell holding "
+                 "one of these values is marked † in the tables and heatmaps below: it is what the grid's formula "
+                 "computes from the cached lists, not what the engine returns. Measure such a configuration live "
+                 "(<code>rag-lab ir</code> with its settings) before choosing it.</p>")
+    body += (f"<p>First differing check (else the last): <code>{html.escape(check['config'])}</code>, question "
+             f"{html.escape(str(check['qid']))} (“{html.escape(check.get('query', '')[:160])}”).</p>"
+             f"<details><summary>both rankings (chunk ids)</summary><pre>live: {html.escape(', '.join(check['live']))}"
+             f"\ngrid: {html.escape(', '.join(check['grid']))}</pre></details>")
+    return body
+
+
 def ablation_sections(result) -> list:
+    from rag_lab.evaluate.ablation.spot_check import live_marks, unconfirmed_values, with_live_marks
+
     results, manifest = result.results, result.manifest
     sections = [manifest_section(manifest)]
     metrics = list(dict.fromkeys(results["metric"]))
@@ -82,10 +100,14 @@ def ablation_sections(result) -> list:
     base = T.baseline_rows(results)
     for mode, group in base.groupby("mode", sort=False):
         body += f"<h3>{html.escape(mode)}</h3>" + table_html(T.wide(group))
+        if any(live_marks(group, manifest.get("spot_check"))):
+            body += '<p class="bad">† These rows hold a value the live spot check could not confirm (see the manifest).</p>'
     sections.append(_section("Per-mode tables", body))
 
     body = f"<p>Best configuration per mode and top-k by {html.escape(F.metric_label(main_metric))}.</p>"
-    body += table_html(T.best_configs(results, main_metric))
+    check = manifest.get("spot_check")
+    best = T.best_rows(results, main_metric)
+    body += table_html(with_live_marks(T.display(best), best, check))
     significant = T.significant_rows(results)
     body += "<h3>Significant differences from the baseline</h3>"
     families = (manifest.get("significance") or {}).get("families") or {}
@@ -94,7 +116,7 @@ def ablation_sections(result) -> list:
             f"<li><b>{html.escape(axis)}</b>: {info['families']} families of "
             f"{'/'.join(str(v) for v in info['comparisons_per_family'])} comparisons — {html.escape(info['question'])}; "
             f"{info['significant']} significant</li>" for axis, info in families.items()) + "</ul>"
-    body += (table_html(T.display(significant)) if len(significant)
+    body += (table_html(with_live_marks(T.display(significant), significant, check)) if len(significant)
              else "<p>No configuration differs significantly from its baseline ("
              + html.escape(_significance_text(manifest)) + ").</p>")
     sections.append(_section("Best configurations and significance", body))
@@ -103,8 +125,10 @@ def ablation_sections(result) -> list:
     for metric in [m for m in (main_metric, "id_context_recall") if m in metrics]:
         body += figure_html(F.fusion_k_lines(results, metric), f"{F.metric_label(metric)} vs RRF k, 95 % CI bands")
     for mode in dict.fromkeys(results["mode"]):
-        body += figure_html(F.prefetch_topk_heatmap(results, mode, main_metric),
-                            f"{mode}: {F.metric_label(main_metric)} over prefetch × top-k")
+        unconfirmed = unconfirmed_values(check).get(mode, {})
+        body += figure_html(F.prefetch_topk_heatmap(results, mode, main_metric, unconfirmed=unconfirmed),
+                            f"{mode}: {F.metric_label(main_metric)} over prefetch × top-k"
+                            + ("; † = not confirmed by the live spot check" if unconfirmed else ""))
     sections.append(_section("Ablation plots", body))
     answers = getattr(result, "answers", None)
     if answers is not None and len(answers):

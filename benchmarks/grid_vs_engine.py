@@ -1,9 +1,8 @@
 """Why (and whether) the ablation grid's hybrid rankings differ from Qdrant's own RRF.
 
-For each question: both legs once at the deepest prefetch (what ``ablate`` caches), the grid's fused
-top-k from their prefixes, and the live ``hybrid`` retriever at every prefetch. Where they differ it
-says which stage differs: the engine's dense/sparse prefetch at limit p against the cached leg's
-top-p (exact search or not), and the engine's fused scores against ours.
+For each question: the deep legs (what ``ablate`` cut before 2026-11-27) and the engine's own
+top-p lists at every prefetch (what it keeps now); how often the engine's top-p is the first p of
+its deep list (and whether its scores tie); and the live ``hybrid`` retriever against both grids.
 
     RAG_LAB_DATA_DIR=/work/main/.rag_lab PYTHONPATH=. .venv/bin/python benchmarks/grid_vs_engine.py \
         texas_childcare_full --questions 30 --prefetch 10,25,50,100 [--weights 1:1,0:1]
@@ -44,48 +43,43 @@ def main() -> None:
     weights = tuple(tuple(float(x) for x in w.split(":")) for w in args.weights.split(","))
     spec = GridSpec(modes=("hybrid",), fusion_k=(args.k,), prefetch=prefetches, top_k=(args.top_k,),
                     weights=weights, max_per_doc=(args.cap,), default_k=args.k)
-    legs = LegRetriever(index, ["dense", "sparse"], spec.depth)
-    questions = []
-    for qid, text in queries.items():
-        found, _ = legs(text)
-        questions.append(Candidates(qid, found))
-    grid = compute_grid(questions, spec)
+    legs = LegRetriever(index, ["dense", "sparse"], spec.depth, spec.prefetch)
+    questions = [Candidates(qid, legs(text)[0]) for qid, text in queries.items()]
+    # the grid as it was: top-p cuts of the deep, id-sorted lists (no engine lists)
+    deep_only = [Candidates(q.qid, {leg: q.legs[leg] for leg in ("dense", "sparse")}) for q in questions]
+    grids = {"engine lists (now)": compute_grid(questions, spec), "deep-list cuts (before)": compute_grid(deep_only, spec)}
 
+    prefix = Counter()
+    for q in questions:
+        for p in prefetches:
+            for leg in ("dense", "sparse"):
+                engine = [c for c, _, _ in q.legs[f"{leg}@{p}"]]
+                deep = [c for c, _, _ in q.legs[leg]][:p]
+                prefix[(leg, p, "prefix" if engine == deep else "same set" if set(engine) == set(deep) else "other set")] += 1
+                scores = [s for _, _, s in q.legs[f"{leg}@{p}"]]
+                prefix[(leg, p, "has tied scores")] += len(set(scores)) < len(scores)
     tally: Counter = Counter()
-    examples = []
-    for config in grid.configs:
+    for config in grids["engine lists (now)"].configs:
         retriever = HybridRetriever(index, top_k=config.top_k, prefetch=config.prefetch, rrf_k=config.k,
                                     dense_weight=config.dense_weight, sparse_weight=config.sparse_weight,
                                     max_per_doc=config.max_per_doc)
         for q in questions:
             live = [r.node.node_id for r in retriever.retrieve(queries[q.qid])]
-            computed = list(grid.chunks[config.id][q.qid])
-            equal = live == computed
-            tally[(config.id, "equal" if equal else ("same set" if set(live) == set(computed) else "other set"))] += 1
-            if equal:
-                continue
-            dense_vec, sparse_q = retriever._query_vectors(queries[q.qid])
-            p = config.prefetch
-            engine_dense = [h.id for h in index.vectors.dense(dense_vec, p, with_payload=False)]
-            engine_sparse = [h.id for h in index.vectors.sparse(sparse_q, p, with_payload=False)] if sparse_q else []
-            cached_dense = [c for c, _, _ in q.legs["dense"][:p]]
-            cached_sparse = [c for c, _, _ in q.legs["sparse"][:p]]
-            examples.append({
-                "config": config.id, "qid": q.qid, "live": live, "grid": computed,
-                "dense_prefetch_equal_as_set": set(engine_dense) == set(cached_dense),
-                "dense_prefetch_equal_in_order": engine_dense == cached_dense,
-                "sparse_prefetch_equal_as_set": set(engine_sparse) == set(cached_sparse),
-                "sparse_prefetch_equal_in_order": engine_sparse == cached_sparse,
-                "dense_only_in_engine": sorted(set(engine_dense) - set(cached_dense)),
-                "dense_only_in_cache": sorted(set(cached_dense) - set(engine_dense)),
-            })
-    for (config, verdict), n in sorted(tally.items()):
-        print(f"{config:45s} {verdict:10s} {n}")
-    for e in examples[:8]:
-        print(json.dumps({k: v for k, v in e.items() if k not in ("live", "grid")}))
+            for name, grid in grids.items():
+                computed = list(grid.chunks[config.id][q.qid])
+                verdict = "equal" if live == computed else "same set" if set(live) == set(computed) else "other set"
+                tally[(name, config.id, verdict)] += 1
+    print(f"{len(questions)} questions of {args.dataset}")
+    print("engine's top-p list vs the first p of its deep list (questions):")
+    for key, n in sorted(prefix.items()):
+        print(f"  {key[0]:6s} p={key[1]:<4d} {key[2]:16s} {n}")
+    print("live hybrid vs grid (questions):")
+    for key, n in sorted(tally.items()):
+        print(f"  {key[0]:24s} {key[1]:40s} {key[2]:10s} {n}")
     if args.json:
         with open(args.json, "w") as handle:
-            json.dump({"tally": {f"{c} {v}": n for (c, v), n in tally.items()}, "examples": examples}, handle, indent=1)
+            json.dump({"prefix": {" ".join(map(str, k)): n for k, n in prefix.items()},
+                       "live_vs_grid": {" ".join(k): n for k, n in tally.items()}}, handle, indent=1)
 
 
 if __name__ == "__main__":

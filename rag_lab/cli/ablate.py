@@ -157,7 +157,8 @@ def _run_contextual(args, dataset, settings, spec, out, variants) -> int:
 
 def render_summary(result) -> str:
     from rag_lab.evaluate.ablation.significance import family_summary, marked_set_text
-    from rag_lab.report.tables import best_configs, display, main_metric, significant_rows
+    from rag_lab.evaluate.ablation.spot_check import spot_check_lines, with_live_marks
+    from rag_lab.report.tables import best_rows, display, main_metric, significant_rows
 
     m = result.manifest
     check = m["spot_check"]
@@ -166,11 +167,9 @@ def render_summary(result) -> str:
     lines = [f"{m['dataset']}: {m['n_configs']} configurations × {m['n_queries']} questions{split} "
              f"(legs {m['timing']['legs_s']:.1f}s, grid {m['timing']['grid_s']:.1f}s, "
              f"metrics {m['timing']['metrics_s']:.1f}s, statistics {m['timing']['stats_s']:.1f}s)",
-             f"spot check ({check['mode']}, {len(check['checks'])} live queries at prefetch "
-             f"{', '.join(str(p) for p in check['prefetch_values'])}): live ranking "
-             + ("equals the grid's" if check["equal"] else
-                f"DIFFERS from the grid's for {check['config']} question {check['qid']} (see manifest.json)")]
-    lines.append(best_configs(result.results, metric).to_string(index=False))
+             *spot_check_lines(check, m["dataset"])]
+    best = best_rows(result.results, metric)
+    lines.append(with_live_marks(display(best), best, check).to_string(index=False))
     if "marked_set" in result.results:
         lines.append(f"significance: {marked_set_text(result.results)}. Decision test: paired Student's t "
                      "(exact sign-flip where t cannot speak: ≤ 16 non-zero differences or a constant difference; "
@@ -184,7 +183,7 @@ def render_summary(result) -> str:
     if len(significant):
         lines.append(f"significant on {metric} (family-wise error ≤ 0.05 over every row that can be marked; "
                      "largest |Δ| first):")
-        lines.append(display(significant).to_string(index=False))
+        lines.append(with_live_marks(display(significant), significant, check).to_string(index=False))
     else:
         lines.append(f"no configuration differs significantly from its baseline on {metric} "
                      "(family-wise error ≤ 0.05 over the marked set)")

@@ -61,10 +61,19 @@ def fusion_k_lines(results, metric: str = "ndcg@top_k", prefetch: int | None = N
     return fig
 
 
-def prefetch_topk_heatmap(results, mode: str, metric: str = "ndcg@top_k", k: int | None = None, weights=(1.0, 1.0)):
-    """Heatmap of a metric over prefetch (rows) × top-k (columns) at one k."""
+def prefetch_topk_heatmap(results, mode: str, metric: str = "ndcg@top_k", k: int | None = None, weights=(1.0, 1.0),
+                          unconfirmed: dict | None = None):
+    """Heatmap of a metric over prefetch (rows) × top-k (columns) at one k (no cap when the grid has
+    it). ``unconfirmed`` (axis → values the live spot check could not confirm, for this mode): those
+    cells get a † after their value."""
+    from rag_lab.evaluate.ablation.spot_check import is_unconfirmed
+
     frame = results[(results["metric"] == metric) & (results["mode"] == mode)
                     & (results["dense_weight"] == weights[0]) & (results["sparse_weight"] == weights[1])]
+    cap = 0
+    if "max_per_doc" in frame:  # one cap per cell, not the mean over caps
+        cap = 0 if 0 in set(frame["max_per_doc"]) else int(frame["max_per_doc"].min())
+        frame = frame[frame["max_per_doc"] == cap]
     if k is None:
         k = 60 if 60 in set(frame["k"]) else int(frame["k"].iloc[0])
     frame = frame[frame["k"] == k]
@@ -79,7 +88,10 @@ def prefetch_topk_heatmap(results, mode: str, metric: str = "ndcg@top_k", k: int
     middle = np.nanmean(values) if values.size else 0
     for (row, col), value in np.ndenumerate(values):
         if not np.isnan(value):
-            ax.text(col, row, f"{value:.3f}", ha="center", va="center", fontsize=8,
+            cell = {"mode": mode, "k": k, "prefetch": table.index[row], "top_k": table.columns[col],
+                    "dense_weight": weights[0], "sparse_weight": weights[1], "max_per_doc": cap}
+            dagger = " †" if unconfirmed and is_unconfirmed(cell, {mode: unconfirmed}) else ""
+            ax.text(col, row, f"{value:.3f}{dagger}", ha="center", va="center", fontsize=8,
                     color="white" if value < middle else "black")
     ax.set_title(f"{mode}: {metric_label(metric)} (k = {k})")
     fig.colorbar(image, ax=ax, shrink=0.8)

@@ -62,15 +62,31 @@ def manifest_section(manifest: dict) -> Section:
     check = manifest.get("spot_check")
     body = kv_table(shown)
     if check:
-        status = ('<span class="ok">equal</span>' if check.get("equal")
-                  else '<span class="bad">DIFFERENT</span> (ties or a changed index: see the lists)')
-        checks = check.get("checks") or [check]
-        body += (f"<h3>Spot check</h3><p>{len(checks)} live queries through {html.escape(check.get('what', check['mode']))} "
-                 f"at prefetch {html.escape(', '.join(str(v) for v in check.get('prefetch_values', ['?'])))}, "
-                 f"{sum(bool(c['equal']) for c in checks)} equal to the grid; shown: "
-                 f"<code>{html.escape(check['config'])}</code>, question {html.escape(str(check['qid']))} "
-                 f"(“{html.escape(check.get('query', '')[:160])}”), against the ranking the grid computed from the "
-                 f"cached candidate lists: {status}.</p>"
-                 f"<details><summary>both rankings (chunk ids)</summary><pre>live: {html.escape(', '.join(check['live']))}"
-                 f"\ngrid: {html.escape(', '.join(check['grid']))}</pre></details>")
+        body += spot_check_html(check)
     return Section("Run manifest", body)
+
+
+def spot_check_html(check: dict) -> str:
+    """The spot check: what was checked live, and which axis values (cells) it could not confirm."""
+    from rag_lab.evaluate.ablation.spot_check import unconfirmed_text, unconfirmed_values
+
+    checks = check.get("checks") or [check]
+    status = ('<span class="ok">equal</span>' if check.get("equal")
+              else '<span class="bad">DIFFERENT</span>')
+    scope = ("every RRF k, prefetch, weight pair, cap and top-k value of the grid, "
+             f"{check.get('questions_per_value', '?')} questions each" if "axes_checked" in check
+             else "prefetch " + ", ".join(str(v) for v in check.get("prefetch_values", ["?"])))
+    body = (f"<h3>Spot check</h3><p>{len(checks)} live queries through {html.escape(check.get('what', check['mode']))} "
+            f"({html.escape(scope)}), {sum(bool(c['equal']) for c in checks)} equal to the ranking the grid computed "
+            f"from the cached candidate lists: {status}.</p>")
+    unconfirmed = unconfirmed_values(check)
+    if unconfirmed:
+        body += ("<p class=\"bad\">Unconfirmed: " + html.escape(unconfirmed_text(unconfirmed)) + ". Every cell holding "
+                 "one of these values is marked † in the tables and heatmaps below: it is what the grid's formula "
+                 "computes from the cached lists, not what the engine returns. Measure such a configuration live "
+                 "(<code>rag-lab ir</code> with its settings) before choosing it.</p>")
+    body += (f"<p>First differing check (else the last): <code>{html.escape(check['config'])}</code>, question "
+             f"{html.escape(str(check['qid']))} (“{html.escape(check.get('query', '')[:160])}”).</p>"
+             f"<details><summary>both rankings (chunk ids)</summary><pre>live: {html.escape(', '.join(check['live']))}"
+             f"\ngrid: {html.escape(', '.join(check['grid']))}</pre></details>")
+    return body

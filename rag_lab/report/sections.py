@@ -41,6 +41,8 @@ def figure_html(fig, caption: str) -> str:
 
 
 def ablation_sections(result) -> list:
+    from rag_lab.evaluate.ablation.spot_check import live_marks, unconfirmed_values, with_live_marks
+
     results, manifest = T.one_recall(result.results), result.manifest
     sections = [manifest_section(manifest)]
     metrics = list(dict.fromkeys(results["metric"]))
@@ -53,10 +55,14 @@ def ablation_sections(result) -> list:
     base = T.baseline_rows(results)
     for mode, group in base.groupby("mode", sort=False):
         body += f"<h3>{html.escape(mode)}</h3>" + table_html(T.wide(group))
+        if any(live_marks(group, manifest.get("spot_check"))):
+            body += '<p class="bad">† These rows hold a value the live spot check could not confirm (see the manifest).</p>'
     sections.append(_section("Per-mode tables", body))
 
     body = f"<p>Best configuration per mode and top-k by {html.escape(F.metric_label(main_metric))}.</p>"
-    body += table_html(T.best_configs(results, main_metric))
+    check = manifest.get("spot_check")
+    best = T.best_rows(results, main_metric)
+    body += table_html(with_live_marks(T.display(best), best, check))
     significant = T.significant_rows(results)
     body += "<h3>Significant differences from the baseline</h3>"
     families = (manifest.get("significance") or {}).get("families") or {}
@@ -69,7 +75,7 @@ def ablation_sections(result) -> list:
             f"{info['significant']} significant"
             + (f", {info['exploratory_below_alpha']} below α in the exploratory view" if "exploratory_below_alpha" in info
                else "") + "</li>" for axis, info in families.items()) + "</ul>"
-    body += (table_html(T.display(significant)) if len(significant)
+    body += (table_html(with_live_marks(T.display(significant), significant, check)) if len(significant)
              else "<p>No configuration differs significantly from its baseline ("
              + html.escape(_significance_text(manifest)) + ").</p>")
     sections.append(_section("Best configurations and significance", body))
@@ -78,8 +84,10 @@ def ablation_sections(result) -> list:
     for metric in [m for m in (main_metric, "recall@top_k") if m in metrics]:
         body += figure_html(F.fusion_k_lines(results, metric), f"{F.metric_label(metric)} vs RRF k, 95 % CI bands")
     for mode in dict.fromkeys(results["mode"]):
-        body += figure_html(F.prefetch_topk_heatmap(results, mode, main_metric),
-                            f"{mode}: {F.metric_label(main_metric)} over prefetch × top-k")
+        unconfirmed = unconfirmed_values(check).get(mode, {})
+        body += figure_html(F.prefetch_topk_heatmap(results, mode, main_metric, unconfirmed=unconfirmed),
+                            f"{mode}: {F.metric_label(main_metric)} over prefetch × top-k"
+                            + ("; † = not confirmed by the live spot check" if unconfirmed else ""))
     sections.append(_section("Ablation plots", body))
     answers = getattr(result, "answers", None)
     if answers is not None and len(answers):

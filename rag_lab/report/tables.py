@@ -87,13 +87,17 @@ def main_metric(results) -> str:
     return next((m for m in ("ndcg@top_k", "ndcg") if m in metrics), metrics[0] if metrics else "ndcg@top_k")
 
 
-def best_configs(results, metric: str | None = None):
-    """The best configuration per mode and top-k by ``metric`` (default :func:`main_metric`)."""
+def best_rows(results, metric: str | None = None):
+    """The results rows of the best configuration per mode and top-k by ``metric``."""
     frame = results[results["metric"] == (metric or main_metric(results))]
     if frame.empty:
         frame = results[results["metric"] == results["metric"].iloc[0]]
-    best = frame.loc[frame.groupby(["mode", "top_k"])["mean"].idxmax()].sort_values(["top_k", "mode"])
-    return display(best)
+    return frame.loc[frame.groupby(["mode", "top_k"])["mean"].idxmax()].sort_values(["top_k", "mode"])
+
+
+def best_configs(results, metric: str | None = None):
+    """The best configuration per mode and top-k by ``metric`` (default :func:`main_metric`)."""
+    return display(best_rows(results, metric))
 
 
 def baseline_rows(results):

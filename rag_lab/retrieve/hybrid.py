@@ -4,8 +4,9 @@ Plain mode sends one query with a dense and a sparse prefetch and RRF fusion, so
 where the data is (inside Qdrant Edge in-process, or on the server). Explain mode sends one
 batched request for the same two candidate lists and fuses them with the same formula here, so
 every result carries both legs' ranks, scores and RRF terms at no extra search cost. Both modes
-order equal fused scores by the one tie rule of :func:`rag_lab.fusion.tie_key` (dense leg first),
-as ``fusion`` does, so the two fused modes rank identical legs identically on every engine.
+fuse the lists exactly as the engine's prefetch returns them (equal leg scores keep the engine's
+positions: :meth:`HybridRetriever.engine_legs`), and order equal fused scores by the one tie rule of
+:func:`rag_lab.fusion.tie_key` (dense leg first), as ``fusion`` does.
 ``max_per_doc`` caps the chunks per document in the top-k (:mod:`rag_lab.retrieve.diversity`).
 """
 
@@ -13,7 +14,6 @@ from __future__ import annotations
 
 from collections import Counter
 
-import numpy as np
 from llama_index.core.schema import NodeWithScore
 from llama_index.core.vector_stores.utils import metadata_dict_to_node
 
@@ -81,30 +81,44 @@ class HybridRetriever(LabRetriever):
             return self._search_explained(dense, sparse, top_k)
         # A few extra results, so that a tie at the cut is ordered by the tie rule, not the engine;
         # with a cap, every candidate (the cap refills the top-k from further down the fused list).
-        limit = 2 * self.prefetch if self.max_per_doc else top_k + TIE_MARGIN
-        hits = self.index.vectors.rrf(dense, sparse, self.prefetch, qdrant_rrf_k(self.rrf_k),
-                                      [self.dense_weight, self.sparse_weight], limit, self.score_threshold)
-        hits = self._order_ties(hits, dense)
+        every = 2 * self.prefetch  # both legs' candidates: the most the engine can return
+        limit = every if self.max_per_doc else min(top_k + TIE_MARGIN, every)
+        hits = self._fused(dense, sparse, limit)
+        if len(hits) == limit < every and hits[-1].score == hits[min(top_k, limit) - 1].score:
+            hits = self._fused(dense, sparse, every)  # a tie runs past what was fetched (e.g. a 0-weight leg's points)
+        hits = self._order_ties(hits, dense, sparse)
         results = [NodeWithScore(node=metadata_dict_to_node(h.payload), score=float(h.score)) for h in hits]
         return cap_results(results, self.max_per_doc, top_k)
 
-    def _order_ties(self, hits: list[Hit], dense: list[float]) -> list[Hit]:
-        """Qdrant orders equal fused scores its own way; this applies the tie rule (dense rank
-        first) without a second search: among tied points, a higher dense similarity is a better
-        dense rank, and a point outside the dense leg is less similar than every point in it."""
+    def _fused(self, dense, sparse, limit: int) -> list[Hit]:
+        return self.index.vectors.rrf(dense, sparse, self.prefetch, qdrant_rrf_k(self.rrf_k),
+                                      [self.dense_weight, self.sparse_weight], limit, self.score_threshold)
+
+    def engine_legs(self, dense: list[float], sparse: SparseQuery | None) -> tuple[list[Hit], list[Hit]]:
+        """The two lists the engine's prefetch fuses: ``prefetch`` deep each, in the engine's own order.
+
+        Qdrant gives tied leg scores (common in the sparse leg: chunks of one length sharing a
+        query term score alike) RRF positions in its own order, and which tied points make a
+        top-p cut depends on p — a top-p list is not a prefix of the top-P one, but it is the same
+        list every time (measured: benchmarks/grid_vs_engine.py). So the ranks that explain a
+        fused score are these lists' own, not a re-sorted copy."""
+        return self.index.vectors.legs(dense, sparse, self.prefetch, self.score_threshold)
+
+    def _order_ties(self, hits: list[Hit], dense: list[float], sparse: SparseQuery | None) -> list[Hit]:
+        """Qdrant orders equal fused scores at random (an unstable sort over a hash map); this applies
+        the tie rule (dense rank, then sparse rank, in the lists the engine fused) with one batched
+        request for those lists, made only when scores tie."""
         counts = Counter(h.score for h in hits)
-        tied = [h.id for h in hits if counts[h.score] > 1]
-        if not tied:
+        if all(n == 1 for n in counts.values()):
             return hits
-        query = np.asarray(dense, dtype=np.float64)
-        stored = self.index.vectors.dense_vectors(tied)
-        similarity = {i: float(np.dot(query, v) / (np.linalg.norm(query) * np.linalg.norm(v) or 1.0))
-                      for i, v in ((i, np.asarray(v, dtype=np.float64)) for i, v in stored.items())}
-        return sorted(hits, key=lambda h: (-h.score, -similarity.get(h.id, -2.0), h.id))
+        dense_hits, sparse_hits = self.engine_legs(dense, sparse)
+        dense_rank = {h.id: r for r, h in enumerate(dense_hits, start=1)}
+        sparse_rank = {h.id: r for r, h in enumerate(sparse_hits, start=1)}
+        inf = float("inf")
+        return sorted(hits, key=lambda h: (-h.score, dense_rank.get(h.id, inf), sparse_rank.get(h.id, inf), h.id))
 
     def _search_explained(self, dense, sparse, top_k: int) -> list[NodeWithScore]:
-        dense_hits, sparse_hits = stable_legs(
-            lambda n: self.index.vectors.legs(dense, sparse, n, self.score_threshold), self.prefetch)
+        dense_hits, sparse_hits = self.engine_legs(dense, sparse)  # what plain mode's prefetch fuses
         explained = explain_fusion([(h.id, h.score) for h in dense_hits], [(h.id, h.score) for h in sparse_hits],
                                    self.rrf_k, self.dense_weight, self.sparse_weight)
         ranked = rank_fused(explained)  # the tie rule plain mode applies too

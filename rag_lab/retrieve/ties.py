@@ -6,7 +6,8 @@ some of the points sharing a score). The ablation grid takes the top-p of a leg 
 the largest prefetch, and the live ``fusion`` retriever asks for top-p directly: both must see the
 same p candidates. So every leg is ordered by score, best first, and equal scores by a stable key —
 the corpus position in bm25s, the point id in the vector engine — with the whole tied group at the
-cut fetched before it is cut.
+cut fetched before it is cut. ``hybrid`` is the exception: Qdrant's prefetch fuses its own top-p
+lists, in its own tie order, so hybrid and its grid use those (``HybridRetriever.engine_legs``).
 """
 
 from __future__ import annotations

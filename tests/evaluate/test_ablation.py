@@ -46,13 +46,17 @@ def test_tidy_table_has_every_configuration_and_metric(run):
     assert (run.run_dir / "results.csv").exists() and (run.run_dir / "per_query.csv.gz").exists()
 
 
-def test_spot_check_live_hybrid_equals_the_grid(run):
+def test_spot_check_live_equals_the_grid_at_every_axis_value(run):
     check = run.manifest["spot_check"]
-    assert check["mode"] == "hybrid" and check["equal"], check
-    assert len(check["live"]) == 5
-    # every prefetch value of the grid is checked, not only the largest
-    assert check["prefetch_values"] == [5, 20] and {c["prefetch"] for c in check["checks"]} == {5, 20}
-    assert all(c["equal"] for c in check["checks"]) and len(check["checks"]) == 2 * 3
+    assert check["equal"] and check["unconfirmed"] == {}, [c for c in check["checks"] if not c["equal"]]
+    assert check["modes"] == ["fusion", "hybrid"] and check["prefetch_values"] == [5, 20]
+    covered = {(c["mode"], axis, value) for c in check["checks"] for axis, value in c["axes"]}
+    for mode in ("fusion", "hybrid"):  # every value of every axis, not only the prefetch values
+        assert {("k", "1"), ("k", "60"), ("prefetch", "5"), ("prefetch", "20"), ("weights", "1:1"),
+                ("weights", "0.7:1.3"), ("max_per_doc", "0"), ("top_k", "3"), ("top_k", "5")} == \
+            {(a, v) for m, a, v in covered if m == mode}
+    # per mode: the baseline and one configuration per other value (k 1, prefetch 5, 0.7:1.3, top-3), 3 questions each
+    assert len(check["checks"]) == 2 * 5 * 3
 
 
 @pytest.mark.parametrize("config", [Config("fusion", 1, 5, 1.0, 1.0, 5), Config("fusion", 60, 20, 0.7, 1.3, 3),
@@ -191,7 +195,8 @@ def test_cli_summary_says_which_family_each_correction_ran_over(run):
     from rag_lab.cli.ablate import render_summary
 
     text = render_summary(run)
-    assert "spot check (hybrid, 6 live queries at prefetch 5, 20): live ranking equals the grid's" in text
+    assert ("spot check (fusion, hybrid; 30 live queries: every RRF k, prefetch, weight pair, cap and top-k of the "
+            "grid, 3 questions each): live rankings equal the grid's") in text
     assert "significance: significant = family-wise error rate ≤ 0.05 over all" in text
     assert "Exploratory per-family view" in text
     for axis, size in (("k", 1), ("prefetch", 1), ("weights", 1), ("mode", 1), ("interactions", 4)):

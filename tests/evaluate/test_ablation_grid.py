@@ -43,15 +43,15 @@ def _expected(question: Candidates, config: Config, sparse_leg: str) -> list[str
     dense = [(c, s) for c, _, s in question.legs["dense"][: config.prefetch]]
     sparse = [(c, s) for c, _, s in question.legs[sparse_leg][: config.prefetch]]
     explained = explain_fusion(dense, sparse, config.k, config.dense_weight, config.sparse_weight)
-    return [c for c, e in rank_fused(explained) if e.fused_score > 0][: config.top_k]
+    return [c for c, _ in rank_fused(explained)][: config.top_k]  # a 0-weight leg's items stay candidates
 
 
 def test_grid_equals_explain_fusion_for_every_configuration():
     spec = GridSpec(modes=("fusion", "hybrid"), fusion_k=(0, 1, 2, 60), prefetch=(3, 10, 25),
-                    top_k=(1, 5, 12), weights=((1.0, 1.0), (0.7, 1.3), (2.0, 0.5)))
+                    top_k=(1, 5, 12), weights=((1.0, 1.0), (0.7, 1.3), (2.0, 0.5), (0.0, 1.0), (1.0, 0.0)))
     questions = _random_questions(12, seed=1)
     grid = compute_grid(questions, spec)
-    assert len(grid.configs) == 2 * 4 * 3 * 3 * 3
+    assert len(grid.configs) == 2 * 4 * 3 * 5 * 3
     for config in grid.configs:
         sparse_leg = "bm25" if config.mode == "fusion" else "sparse"
         for q in questions:
@@ -59,6 +59,20 @@ def test_grid_equals_explain_fusion_for_every_configuration():
             docs = grid.docs[config.id][q.qid]
             doc_of = {c: d for leg in q.legs.values() for c, d, _ in leg}
             assert list(docs) == list(dict.fromkeys(doc_of[c] for c in grid.chunks[config.id][q.qid]))
+
+
+def test_a_zero_weight_leg_adds_nothing_but_its_items_stay_candidates():
+    # weight 0:1 — dense items score 0 yet follow the sparse ones in dense order (Qdrant's RRF and the
+    # fusion retriever keep them); 1:0 — sparse-only items score 0, in sparse order, even when the
+    # dense leg ranks them past the prefetch (they are then absent from it: no dense rank)
+    q = Candidates("q", {"dense": [("d1", "A", 0.9), ("d2", "B", 0.8), ("s2", "C", 0.7), ("s1", "D", 0.6)],
+                         "bm25": [("s1", "D", 3.0), ("s2", "C", 2.0), ("s3", "E", 1.0)]})
+    spec = GridSpec(modes=("fusion",), fusion_k=(60,), prefetch=(2, 4), top_k=(6,), weights=((0.0, 1.0), (1.0, 0.0)))
+    grid = compute_grid([q], spec)
+    assert grid.chunks["fusion|k=60|p=4|w=0:1|top=6"]["q"] == ("s1", "s2", "s3", "d1", "d2")
+    assert grid.chunks["fusion|k=60|p=2|w=0:1|top=6"]["q"] == ("s1", "s2", "d1", "d2")
+    assert grid.chunks["fusion|k=60|p=2|w=1:0|top=6"]["q"] == ("d1", "d2", "s1", "s2")
+    assert grid.chunks["fusion|k=60|p=4|w=1:0|top=6"]["q"] == ("d1", "d2", "s2", "s1", "s3")
 
 
 def test_ties_keep_dense_first_order_in_both_modes():

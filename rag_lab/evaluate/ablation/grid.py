@@ -5,10 +5,14 @@ fused ranking of a configuration (RRF k, prefetch p, leg weights, top-k) is
 
     score(item) = [dense_rank ≤ p] · 1/(k + dense_rank/w_dense) + [sparse_rank ≤ p] · 1/(k + sparse_rank/w_sparse)
 
-(:func:`rag_lab.fusion.rrf.rrf_terms`, ranks from 1), sorted best first with ties kept in
-dense-first candidate order — the one tie rule (:func:`rag_lab.fusion.tie_key`) that the ``fusion``
-retriever and ``hybrid`` (Qdrant's RRF with ``k + 1``) both follow. A leg's top-p is a prefix of its top-P, and a top-k is a prefix of the
-top-max(k) ranking, so one array pass per question set covers the whole grid. A cap of M chunks per
+(:func:`rag_lab.fusion.rrf.rrf_terms`, ranks from 1), over every item in either leg's top-p — a leg
+of weight 0 adds 0 but its items stay candidates, as in Qdrant's RRF and the ``fusion`` retriever —
+sorted best first, ties by the one tie rule (:func:`rag_lab.fusion.tie_key`: dense rank, then sparse
+rank) that the ``fusion`` retriever and ``hybrid`` (Qdrant's RRF with ``k + 1``) both follow. The
+ranks at prefetch p are the top-p of the deep list for ``fusion`` (ties broken by a stable key make
+it the live retriever's top-p) and, for ``hybrid``, the engine's own top-p lists when the cache holds
+them (:func:`leg_at`; Qdrant's top-p is not a prefix of its top-P where leg scores tie). A top-k is
+a prefix of the top-max(k) ranking, so one array pass per question set covers the whole grid. A cap of M chunks per
 document (:func:`rag_lab.retrieve.diversity.cap_per_document`, the function the retrievers use) is
 applied to the whole fused list before the top-k cut.
 """
@@ -139,33 +143,44 @@ class GridResult:
     docs: dict[str, dict[str, tuple[str, ...]]] = field(default_factory=dict)
 
 
-def _rank_matrix(questions: Sequence[Candidates], dense: str, sparse: str):
-    """Per question: candidate ids in dense-first order (the dense leg by rank, then the sparse
-    leg's other ids by rank: a stable sort on the fused score then follows the one tie rule,
-    :func:`rag_lab.fusion.tie_key`) and both legs' 1-based ranks (inf = absent)."""
+def leg_at(question: Candidates, leg: str, prefetch: int, engine_lists: bool) -> list[tuple[str, str, float]]:
+    """The list a leg contributes at ``prefetch``: the engine's own top-p list when cached and asked
+    for (``hybrid``: what Qdrant's prefetch fuses, see :mod:`.legs`), else the deep list, whose
+    top-p is the live retriever's (ties by a stable key)."""
+    if engine_lists and f"{leg}@{prefetch}" in question.legs:
+        return question.legs[f"{leg}@{prefetch}"]
+    return question.legs.get(leg, [])
+
+
+def _rank_matrix(questions: Sequence[Candidates], dense: str, sparse: str, prefetches: Sequence[int],
+                 engine_lists: bool):
+    """Per question: its candidate ids (every id of either leg at any prefetch) and both legs'
+    1-based ranks per prefetch, (questions, prefetches, candidates) arrays (inf = absent)."""
     order: list[list[str]] = []
     doc_of: dict[str, str] = {}
     width = 1
     for q in questions:
         seen: dict[str, None] = {}
-        for chunk_id, doc, _ in itertools.chain(q.legs.get(dense, ()), q.legs.get(sparse, ())):
-            doc_of[chunk_id] = doc
-            seen.setdefault(chunk_id, None)
+        for p in prefetches:
+            for chunk_id, doc, _ in itertools.chain(leg_at(q, dense, p, engine_lists), leg_at(q, sparse, p, engine_lists)):
+                doc_of[chunk_id] = doc
+                seen.setdefault(chunk_id, None)
         order.append(list(seen))
         width = max(width, len(seen))
-    dense_ranks = np.full((len(questions), width), np.inf)
-    sparse_ranks = np.full((len(questions), width), np.inf)
+    dense_ranks = np.full((len(questions), len(prefetches), width), np.inf)
+    sparse_ranks = np.full((len(questions), len(prefetches), width), np.inf)
     for row, (q, ids) in enumerate(zip(questions, order)):
         column = {chunk_id: i for i, chunk_id in enumerate(ids)}
-        for leg, target in ((dense, dense_ranks), (sparse, sparse_ranks)):
-            rank = 0
-            seen_leg: set[str] = set()
-            for chunk_id, _, _ in q.legs.get(leg, ()):
-                if chunk_id in seen_leg:  # an id repeated inside one list counts once, at its best rank
-                    continue
-                seen_leg.add(chunk_id)
-                rank += 1
-                target[row, column[chunk_id]] = rank
+        for pi, p in enumerate(prefetches):
+            for leg, target in ((dense, dense_ranks), (sparse, sparse_ranks)):
+                rank = 0
+                seen_leg: set[str] = set()
+                for chunk_id, _, _ in leg_at(q, leg, p, engine_lists):
+                    if chunk_id in seen_leg:  # an id repeated inside one list counts once, at its best rank
+                        continue
+                    seen_leg.add(chunk_id)
+                    rank += 1
+                    target[row, pi, column[chunk_id]] = rank
     return order, doc_of, dense_ranks, sparse_ranks
 
 
@@ -173,19 +188,28 @@ def fused_order(dense_ranks: np.ndarray, sparse_ranks: np.ndarray, ks: Sequence[
                 weights: Sequence[tuple[float, float]], depth: int) -> tuple[np.ndarray, np.ndarray]:
     """Vectorised RRF over the grid.
 
-    ``dense_ranks``/``sparse_ranks``: (questions, candidates) 1-based ranks, inf where absent.
+    ``dense_ranks``/``sparse_ranks``: (questions, prefetches, candidates) 1-based ranks, inf where absent.
     Returns ``order`` (Q, K, P, W, depth) candidate column indices best first and ``count``
-    (Q, K, P, W): how many of them have a non-zero fused score (the rest are not results).
+    (Q, P): how many of them are candidates at that prefetch (in either leg's top-p). A leg of
+    weight 0 adds 0 to the score but its items stay candidates, after every positive score — as in
+    Qdrant's RRF (a weight ≤ 0 scores the leg's points 0 and still returns them) and the ``fusion``
+    retriever. Order: score best first, then the one tie rule (dense rank, then sparse rank, counting
+    a rank past the prefetch as absent); the rest (in neither top-p) come last and are not results.
     """
     k = np.asarray(ks, dtype=float)[None, :, None, None, None]
     p = np.asarray(prefetches, dtype=float)[None, None, :, None, None]
     wd = np.asarray([w[0] for w in weights], dtype=float)[None, None, None, :, None]
     ws = np.asarray([w[1] for w in weights], dtype=float)[None, None, None, :, None]
-    rd = dense_ranks[:, None, None, None, :]
-    rs = sparse_ranks[:, None, None, None, :]
-    score = np.where(rd <= p, rrf_terms(rd, k, wd), 0.0) + np.where(rs <= p, rrf_terms(rs, k, ws), 0.0)
-    order = np.argsort(-score, axis=-1, kind="stable")[..., :depth]
-    count = (score > 0).sum(axis=-1)
+    rd = dense_ranks[:, None, :, None, :]
+    rs = sparse_ranks[:, None, :, None, :]
+    in_dense, in_sparse = rd <= p, rs <= p
+    score = np.where(in_dense, rrf_terms(rd, k, wd), 0.0) + np.where(in_sparse, rrf_terms(rs, k, ws), 0.0)
+    score = np.where(in_dense | in_sparse, score, -1.0)  # not a candidate at this prefetch: last
+    shape = np.broadcast_shapes(score.shape, in_dense.shape)
+    dense_key = np.broadcast_to(np.where(in_dense, rd, np.inf), shape)
+    sparse_key = np.broadcast_to(np.where(in_sparse, rs, np.inf), shape)
+    order = np.lexsort((sparse_key, dense_key, np.broadcast_to(-score, shape)), axis=-1)[..., :depth]
+    count = (in_dense | in_sparse).sum(axis=-1)[:, 0, :, 0]
     return order, count
 
 
@@ -197,15 +221,16 @@ def compute_grid(questions: Sequence[Candidates], spec: GridSpec) -> GridResult:
     capped = any(spec.max_per_doc)
     for mode in spec.modes:
         dense, sparse = MODE_LEGS[mode]
-        order, doc_of, dense_ranks, sparse_ranks = _rank_matrix(questions, dense, sparse)
+        order, doc_of, dense_ranks, sparse_ranks = _rank_matrix(questions, dense, sparse, spec.prefetch,
+                                                                engine_lists=mode == "hybrid")
         # a cap refills the top-k from further down: it needs the whole fused list
-        depth = dense_ranks.shape[1] if capped else max_top
+        depth = dense_ranks.shape[-1] if capped else max_top
         ranked, count = fused_order(dense_ranks, sparse_ranks, spec.fusion_k, spec.prefetch, spec.weights, depth)
         for qi, q in enumerate(questions):
             ids = order[qi]
             for (ki, k), (pi, p), (wi, (wd, ws)) in itertools.product(
                     enumerate(spec.fusion_k), enumerate(spec.prefetch), enumerate(spec.weights)):
-                n = int(count[qi, ki, pi, wi])
+                n = int(count[qi, pi])
                 fused = [ids[c] for c in ranked[qi, ki, pi, wi, : min(n, depth)]]
                 for cap in spec.max_per_doc:
                     kept, _ = cap_per_document(fused, doc_of.__getitem__, cap, max_top)

@@ -11,7 +11,10 @@ recomputed, never mixed in.
 Legs: ``dense`` (Qdrant dense vectors), ``bm25`` (bm25s; the ``fusion`` mode's sparse leg) and
 ``sparse`` (Qdrant's sparse vectors with IDF; ``hybrid``'s sparse leg). ``hybrid``'s two lists come
 from the hybrid retriever itself; ``fusion`` reuses the same dense list (the same Qdrant search)
-and adds bm25.
+and adds bm25. For ``hybrid`` the lines also hold ``dense@p`` and ``sparse@p``: the engine's own
+lists at each prefetch value p of the grid, in its order — what Qdrant's prefetch fuses. Qdrant
+positions tied leg scores its own way and its top-p is not a prefix of its top-P, so a cut of the
+deep list would fuse other ranks than the engine does (:meth:`HybridRetriever.engine_legs`).
 """
 
 from __future__ import annotations
@@ -19,7 +22,7 @@ from __future__ import annotations
 import json
 import time
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 
 from rag_lab.evaluate.ablation.checkpoint import append_record, read_records
@@ -36,6 +39,8 @@ LEGS_META = "legs.meta.json"
 KEYED_BY = "question text"
 # Questions embedded per forward pass; also how much a crash can lose (the lines are written per question).
 EMBED_BATCH = 64
+# Stated in the ranking signature: caches from before the engine's own lists were kept are recomputed.
+ENGINE_LISTS = "dense@p and sparse@p: the engine's lists at each prefetch, in its order"
 Leg = list[tuple[str, str, float]]
 
 
@@ -55,12 +60,14 @@ class LegRetriever:
     front, so a question costs only its searches: no per-question forward pass, no node objects
     built for the 100-deep lists (only ids, document keys and scores are kept)."""
 
-    def __init__(self, index, legs: Sequence[str], depth: int) -> None:
+    def __init__(self, index, legs: Sequence[str], depth: int, prefetches: Sequence[int] = ()) -> None:
         from rag_lab.retrieve.hybrid import HybridRetriever
 
         self.index = index
         self.legs = list(legs)
         self.depth = depth
+        self.engine_at = {p: HybridRetriever(index, prefetch=p) for p in sorted(set(prefetches))} \
+            if "sparse" in self.legs else {}
         self.hybrid = HybridRetriever(index, top_k=depth, prefetch=depth) \
             if "sparse" in self.legs or "dense" in self.legs else None
         self.bm25 = index.bm25 if "bm25" in self.legs else None  # llama-index's BM25Retriever (bm25s inside)
@@ -102,11 +109,19 @@ class LegRetriever:
             legs["dense"] = [(i, keys[i], float(score)) for i, score in dense]
             legs["sparse"] = [(i, keys[i], float(score)) for i, score in sparse]
             ms["dense+sparse"] = (time.perf_counter() - started) * 1000.0
+        if self.engine_at:
+            started = time.perf_counter()
+            dense_q, sparse_q = self.hybrid._query_vectors(query, vector)
+            for p, retriever in self.engine_at.items():
+                for leg, hits in zip(("dense", "sparse"), retriever.engine_legs(dense_q, sparse_q)):
+                    keys = self._doc_keys({h.id for h in hits})
+                    legs[f"{leg}@{p}"] = [(h.id, keys[h.id], float(h.score)) for h in hits]
+            ms["engine lists"] = (time.perf_counter() - started) * 1000.0
         if self.bm25 is not None:
             started = time.perf_counter()
             legs["bm25"] = self._bm25_leg(query)
             ms["bm25"] = (time.perf_counter() - started) * 1000.0
-        return {leg: legs[leg] for leg in self.legs}, ms
+        return {leg: hits for leg, hits in legs.items() if leg.split("@")[0] in self.legs}, ms
 
 
 def ranking_signature(index) -> dict:
@@ -116,7 +131,7 @@ def ranking_signature(index) -> dict:
     manifest = index.manifest
     return {"fingerprint": manifest.fingerprint, "backend": getattr(manifest, "backend", None),
             "embed_model": manifest.embed_model, "contextual": getattr(manifest, "contextual", "none"),
-            "ties": TIE_ORDER}
+            "ties": TIE_ORDER, "hybrid_lists": ENGINE_LISTS}
 
 
 @dataclass
@@ -125,6 +140,7 @@ class LegCache:
     signature: dict
     depth: int
     legs: list[str]
+    prefetches: list[int] = field(default_factory=list)  # the engine's own hybrid lists are kept at these
 
     @property
     def path(self) -> Path:
@@ -145,7 +161,8 @@ class LegCache:
             return None
         compatible = (isinstance(meta, dict) and meta.get("keyed_by") == KEYED_BY
                       and meta.get("ranking") == self.signature and int(meta.get("depth", 0)) >= self.depth
-                      and set(self.legs) <= set(meta.get("legs", [])))
+                      and set(self.legs) <= set(meta.get("legs", []))
+                      and set(self.prefetches) <= set(meta.get("prefetches", [])))
         return meta if compatible else None
 
     def load(self) -> dict[str, dict]:
@@ -159,26 +176,31 @@ class LegCache:
             if self.path.exists():
                 self.path.replace(self.path.with_suffix(".jsonl.old"))
             self.meta_path.write_text(json.dumps(
-                {"ranking": self.signature, "depth": self.depth, "legs": self.legs, "keyed_by": KEYED_BY}, indent=2))
+                {"ranking": self.signature, "depth": self.depth, "legs": self.legs, "prefetches": self.prefetches,
+                 "keyed_by": KEYED_BY}, indent=2))
             return {}
         self.depth, self.legs = int(meta["depth"]), list(meta["legs"])
+        self.prefetches = [int(p) for p in meta.get("prefetches", [])]
         return {str(r["key"]): r for r in read_records(self.path, "candidate lists", ("key", "legs"))}
 
 
 def retrieve_legs(
     index, queries: dict[str, str], run_dir: Path, modes: Sequence[str], depth: int,
     progress: bool = True, retriever_factory: Callable[..., LegRetriever] = LegRetriever,
+    prefetches: Sequence[int] = (),
 ) -> tuple[list[Candidates], dict[str, dict[str, float]]]:
     """Every question's leg lists (cached in ``run_dir`` by question text) and the retrieval
-    milliseconds per leg."""
+    milliseconds per leg; with ``hybrid``, also the engine's own lists at each of ``prefetches``."""
     legs = legs_needed(modes)
     signature = ranking_signature(index)
-    cache = LegCache(Path(run_dir), signature, depth, legs)
+    engine_prefetches = sorted(set(int(p) for p in prefetches)) if "sparse" in legs else []
+    cache = LegCache(Path(run_dir), signature, depth, legs, engine_prefetches)
     done = cache.load()
     keys = {qid: question_key(text) for qid, text in queries.items()}  # the signature is the meta file's
     todo = list({keys[q]: q for q in reversed(list(queries)) if keys[q] not in done}.values())[::-1]
     if todo:
-        retriever = retriever_factory(index, cache.legs, cache.depth)  # the cache's, which may exceed the asked
+        extra = {"prefetches": cache.prefetches} if cache.prefetches else {}
+        retriever = retriever_factory(index, cache.legs, cache.depth, **extra)  # the cache's, which may exceed the asked
         with cache.path.open("a", encoding="utf-8") as handle, \
                 progress_bar(total=len(todo), desc="legs", unit="question", enabled=progress) as bar:
             for start in range(0, len(todo), EMBED_BATCH):
@@ -197,7 +219,8 @@ def retrieve_legs(
     questions, timings = [], {}
     for qid in queries:
         record = done[keys[qid]]
+        wanted = legs + [f"{leg}@{p}" for p in engine_prefetches for leg in ("dense", "sparse")]
         questions.append(Candidates(qid, {
-            leg: [(str(c), str(d), float(s)) for c, d, s in record["legs"][leg]][:depth] for leg in legs}))
+            leg: [(str(c), str(d), float(s)) for c, d, s in record["legs"][leg]][:depth] for leg in wanted}))
         timings[qid] = record.get("ms", {})
     return questions, timings

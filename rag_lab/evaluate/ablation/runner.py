@@ -96,7 +96,8 @@ def _run_ablation(dataset: Dataset, settings: Settings, spec: GridSpec, out_dir:
     timing: dict[str, float] = {}
 
     started = time.perf_counter()
-    questions, leg_ms = retrieve_legs(index, queries, out_dir, spec.modes, spec.depth, progress=progress)
+    questions, leg_ms = retrieve_legs(index, queries, out_dir, spec.modes, spec.depth, progress=progress,
+                                      prefetches=spec.prefetch)
     timing["legs_s"] = time.perf_counter() - started
 
     started = time.perf_counter()

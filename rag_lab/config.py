@@ -82,11 +82,18 @@ class Settings(BaseSettings):
     # statements ("batch"), one call per statement ("per_statement"), or one call with a quote of the
     # context before each verdict ("grounded"); "auto": grounded for the schema-constrained local
     # judge, RAGAS's own batch prompt for provider judges. Measured in benchmarks/judge_validation.py.
-    judge_nli: Literal["auto", "batch", "per_statement", "grounded"] = "auto"
+    # "probability": per statement, evidence chosen by code, numbers checked by code, and the verdict
+    # as P(Yes) of one constrained token (local judge only; issue 35).
+    judge_nli: Literal["auto", "batch", "per_statement", "grounded", "probability"] = "auto"
+    # Probability verdicts: passages of evidence per statement (0: the whole context is the premise),
+    # and whether a value the evidence does not state decides "unsupported" ("code") or not ("off").
+    judge_evidence: int = Field(3, ge=0, le=20)
+    judge_numbers: Literal["code", "off"] = "code"
     # How faithfulness splits the answer into statements: RAGAS's prompt ("ragas") or sentence by
     # sentence, every sentence of the answer with its own statements ("by_sentence": none skipped);
     # "auto": RAGAS's prompt. Measured in benchmarks/judge_validation.py.
-    judge_statements: Literal["auto", "ragas", "by_sentence"] = "auto"
+    # "code": sentences and ";" clauses split by code, for faithfulness and factual correctness (no LLM call).
+    judge_statements: Literal["auto", "ragas", "by_sentence", "code"] = "auto"
     # A local model (name or alias) that splits answers and references into statements and claims,
     # the judge keeping the verdicts; None: the judge splits. Measured in benchmarks/judge_validation.py.
     judge_splitter: str | None = None

@@ -43,12 +43,21 @@ def judge_id(settings: Settings) -> str:
         from rag_lab.evaluate.judge.grounded import GroundedNLIPrompt
 
         design = GroundedNLIPrompt.design
+    elif design == "probability":  # with its options: another evidence size or numeric rule is another judge
+        from rag_lab.evaluate.judge.probability import ProbabilityNLIPrompt
+
+        design = ProbabilityNLIPrompt.version + f"-e{settings.judge_evidence}-n{settings.judge_numbers}"
     if design != "batch":
         base += "+" + design.replace("_", "-")
-    if statement_design(settings, constrained=settings.llm_provider == "local") == "by_sentence":
+    statements = statement_design(settings, constrained=settings.llm_provider == "local")
+    if statements == "by_sentence":
         from rag_lab.evaluate.judge.by_sentence import SentenceStatementPrompt
 
         base += "+" + SentenceStatementPrompt.design
+    elif statements == "code":
+        from rag_lab.evaluate.judge.code_split import CodeStatementPrompt
+
+        base += "+" + CodeStatementPrompt.design
     if settings.judge_splitter:
         from rag_lab.evaluate.judge.splitter import splitter_name
 

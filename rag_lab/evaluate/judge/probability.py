@@ -97,10 +97,13 @@ class ProbabilityNLIPrompt(NLIStatementPrompt):
 
     version = "prob-v1"
 
-    def __init__(self, evidence: int = DEFAULT_EVIDENCE_PASSAGES, numbers: bool = True) -> None:
+    def __init__(self, evidence: int = DEFAULT_EVIDENCE_PASSAGES, numbers: bool = True, store: Any = None) -> None:
         super().__init__()
         self.evidence = evidence
         self.numbers = numbers
+        # a DiskCache of the model's verdicts by (model, prompt text, premise, statement): shared by every
+        # metric and option set asking the same pair (the lever combinations differ in few pairs)
+        self.store = store
         self.design = f"{self.version}:evidence={evidence}:numbers={'code' if numbers else 'off'}"
         self.instruction = INSTRUCTION + QUESTION  # what the cache key hashes: the text the model reads
         self._verdicts: dict[tuple[str, str], dict[str, Any]] = {}
@@ -121,10 +124,23 @@ class ProbabilityNLIPrompt(NLIStatementPrompt):
             llm = getattr(judge, "llm", None)
             if llm is None or not hasattr(llm, "runtime"):
                 raise TypeError("probability verdicts need the local llama.cpp judge (--judge local)")
+            key = None
+            if self.store is not None:
+                from rag_lab.models.llm.disk_cache import cache_key
+
+                key = cache_key("judge_verdict", model=str(getattr(llm, "model_name", "")),
+                                prompt_version=self.version + ":" + premise_sha(INSTRUCTION + QUESTION),
+                                inputs=[premise, statement])
+            stored = self.store.get(key) if key is not None else None
             started = time.perf_counter()
-            p, tokens = ask_verdict(llm, premise, statement)
+            if stored is not None:
+                p, tokens = float(stored), {"prompt_tokens": 0, "completion_tokens": 0}
+            else:
+                p, tokens = ask_verdict(llm, premise, statement)
+                if key is not None:
+                    self.store.put(key, p, kind="judge_verdict")
             stats = getattr(judge, "stats", None)
-            if stats is not None:
+            if stats is not None and stored is None:
                 stats.calls += 1
                 stats.seconds += time.perf_counter() - started
                 stats.prompt_tokens += tokens["prompt_tokens"]
@@ -184,11 +200,29 @@ async def _soft_factual_correctness(self: Any, sample: Any, callbacks: Any) -> f
     return float(round(score, 4))  # RAGAS rounds to 2 places: that alone ties close answers
 
 
-def use_probability_verdicts(metric: Any, evidence: int = DEFAULT_EVIDENCE_PASSAGES, numbers: bool = True) -> Any:
-    """``metric`` (faithfulness or factual correctness) with probability verdicts and soft scores."""
+_stores: dict[str, Any] = {}
+
+
+def verdict_store(path: Any) -> Any:
+    """The process's one ``DiskCache`` of verdicts at ``path`` (opened on first use)."""
+    from pathlib import Path
+
+    from rag_lab.models.llm.disk_cache import DiskCache
+
+    key = str(path)
+    if key not in _stores:
+        Path(path).parent.mkdir(parents=True, exist_ok=True)
+        _stores[key] = DiskCache(Path(path))
+    return _stores[key]
+
+
+def use_probability_verdicts(metric: Any, evidence: int = DEFAULT_EVIDENCE_PASSAGES, numbers: bool = True,
+                             store: Any = None) -> Any:
+    """``metric`` (faithfulness or factual correctness) with probability verdicts and soft scores;
+    ``store``: where the model's verdicts are kept (a ``DiskCache``; None: this metric's memory only)."""
     from rag_lab.evaluate.judge.per_statement import use_nli_prompt
 
-    use_nli_prompt(metric, ProbabilityNLIPrompt(evidence=evidence, numbers=numbers))
+    use_nli_prompt(metric, ProbabilityNLIPrompt(evidence=evidence, numbers=numbers, store=store))
     name = type(metric).__name__
     if name == "Faithfulness":
         metric._compute_score = MethodType(_mean_probability, metric)

@@ -38,10 +38,11 @@ def _metric(class_name: str, **kwargs):
 
             use_grounded_nli(metric)
         elif design == "probability":
-            from rag_lab.evaluate.judge.probability import use_probability_verdicts
+            from rag_lab.evaluate.judge.probability import use_probability_verdicts, verdict_store
 
             use_probability_verdicts(metric, evidence=ctx.settings.judge_evidence,
-                                     numbers=ctx.settings.judge_numbers == "code")
+                                     numbers=ctx.settings.judge_numbers == "code",
+                                     store=verdict_store(ctx.settings.cache_dir / "judge_verdicts.sqlite"))
         statements = statement_design(ctx.settings, constrained=isinstance(metric.llm, ConstrainedJudge))
         if statements == "by_sentence":
             from rag_lab.evaluate.judge.by_sentence import use_statements_by_sentence

@@ -80,7 +80,7 @@ class Settings(BaseSettings):
     judge_deadline: float | None = Field(None, gt=0)
     # How the judge verifies statements (faithfulness, factual correctness): RAGAS's one call for all
     # statements ("batch"), one call per statement ("per_statement"), or one call with a quote of the
-    # context before each verdict ("grounded"); "auto": grounded for the schema-constrained local
+    # context before each verdict ("grounded"); "auto": probability for the schema-constrained local
     # judge, RAGAS's own batch prompt for provider judges. Measured in benchmarks/judge_validation.py.
     # "probability": per statement, evidence chosen by code, numbers checked by code, and the verdict
     # as P(Yes) of one constrained token (local judge only; issue 35).
@@ -91,7 +91,8 @@ class Settings(BaseSettings):
     judge_numbers: Literal["code", "off"] = "code"
     # How faithfulness splits the answer into statements: RAGAS's prompt ("ragas") or sentence by
     # sentence, every sentence of the answer with its own statements ("by_sentence": none skipped);
-    # "auto": RAGAS's prompt. Measured in benchmarks/judge_validation.py.
+    # "auto": code for the local judge with probability verdicts, else RAGAS's prompt. Measured in
+    # benchmarks/judge_validation.py.
     # "code": sentences and ";" clauses split by code, for faithfulness and factual correctness (no LLM call).
     judge_statements: Literal["auto", "ragas", "by_sentence", "code"] = "auto"
     # A local model (name or alias) that splits answers and references into statements and claims,

@@ -86,9 +86,10 @@ class Settings(BaseSettings):
     # as P(Yes) of one constrained token (local judge only; issue 35).
     judge_nli: Literal["auto", "batch", "per_statement", "grounded", "probability"] = "auto"
     # Probability verdicts: passages of evidence per statement (0: the whole context is the premise),
-    # and whether a value the evidence does not state decides "unsupported" ("code") or not ("off").
+    # and whether a value no context states decides "unsupported" ("code"), a value the chosen passages
+    # do not state ("evidence": stricter), or the model decides every statement ("off").
     judge_evidence: int = Field(3, ge=0, le=20)
-    judge_numbers: Literal["code", "off"] = "code"
+    judge_numbers: Literal["code", "evidence", "off"] = "code"
     # How faithfulness splits the answer into statements: RAGAS's prompt ("ragas") or sentence by
     # sentence, every sentence of the answer with its own statements ("by_sentence": none skipped);
     # "auto": code for the local judge with probability verdicts, else RAGAS's prompt. Measured in

@@ -61,6 +61,13 @@ def test_the_numeric_rule_decides_before_the_model_and_says_so():
     with pytest.raises(TypeError, match="local llama.cpp judge"):  # numbers all stated: the model decides
         prompt.verdict(NoModel(), CONTEXT, "A family of 4 may earn $92,041 a year.")
     assert ProbabilityNLIPrompt(evidence=3, numbers=False).design != prompt.design  # options key the cache
+    # "code" checks the whole context; "evidence" only the chosen passages (here the one absences sentence)
+    statement = "Providers are paid for up to 40 absences in BCY 2026."
+    strict = ProbabilityNLIPrompt(evidence=1, numbers="evidence").verdict(NoModel(), CONTEXT, statement)
+    assert strict["rule"] == "numbers" and strict["missing"] == ["year:2026"]
+    assert strict["evidence"] == "Providers are paid for up to 40 absences."
+    with pytest.raises(TypeError):
+        ProbabilityNLIPrompt(evidence=1, numbers="code").verdict(NoModel(), CONTEXT, statement)
 
 
 def test_probability_verdict_on_the_real_model_orders_a_supported_and_a_changed_number():

@@ -3,7 +3,8 @@
 RAGAS asks one generated JSON reply of verdicts and reasons for all statements; a 1.5B judge gives
 0/1 verdicts that tie and costs a minute per call. ``ProbabilityNLIPrompt`` replaces the metric's
 NLI prompt: for each statement, code picks its evidence (:mod:`evidence`), code checks its numbers
-(:mod:`numeric`: a value the evidence does not state decides "unsupported"), and otherwise the
+(:mod:`numeric`: a value no context states decides "unsupported"; or, stricter, a value the chosen
+passages do not state), and otherwise the
 local model is asked "Yes" or "No" about that short (premise, statement) pair as one constrained
 token; the verdict is P(Yes) / (P(Yes) + P(No)) read from llama.cpp's log-probabilities of that
 token. One short forward pass per statement, no reason generated.
@@ -95,16 +96,25 @@ class ProbabilityNLIPrompt(NLIStatementPrompt):
     ``evidence``: passages chosen per statement (0: the whole context is the premise); ``numbers``:
     whether the numeric rule decides first. Both are in ``design`` (the cache key)."""
 
-    version = "prob-v1"
+    # v2: the numeric rule checks the whole context by default (v1 checked the chosen passages: a table's
+    # header and row are often apart, and 3 of 11 supported dev answers lost every statement)
+    version = "prob-v2"
+    # the model's verdict depends on the prompt text, the premise and the statement only: the verdict store
+    # keys on this, not on ``version`` (a changed rule reuses the model's verdicts)
+    verdict_version = "prob-v1"
 
-    def __init__(self, evidence: int = DEFAULT_EVIDENCE_PASSAGES, numbers: bool = True, store: Any = None) -> None:
+    def __init__(self, evidence: int = DEFAULT_EVIDENCE_PASSAGES, numbers: bool | str = True,
+                 store: Any = None) -> None:
         super().__init__()
         self.evidence = evidence
+        # True / "code": a value no context states decides; "evidence": a value the chosen passages do not
+        # state decides (stricter); False / "off": the model decides every statement
+        numbers = {True: "code", False: "off"}.get(numbers, numbers) if isinstance(numbers, bool) else numbers
         self.numbers = numbers
         # a DiskCache of the model's verdicts by (model, prompt text, premise, statement): shared by every
         # metric and option set asking the same pair (the lever combinations differ in few pairs)
         self.store = store
-        self.design = f"{self.version}:evidence={evidence}:numbers={'code' if numbers else 'off'}"
+        self.design = f"{self.version}:evidence={evidence}:numbers={numbers}"
         self.instruction = INSTRUCTION + QUESTION  # what the cache key hashes: the text the model reads
         self._verdicts: dict[tuple[str, str], dict[str, Any]] = {}
         self._lock = threading.Lock()
@@ -116,7 +126,8 @@ class ProbabilityNLIPrompt(NLIStatementPrompt):
         with self._lock:
             if key in self._verdicts:
                 return dict(self._verdicts[key])
-        missing = missing_values(statement, premise) if self.numbers else []
+        checked = {"code": context, "evidence": premise}.get(self.numbers)
+        missing = missing_values(statement, checked) if checked is not None else []
         record: dict[str, Any] = {"statement": statement, "evidence": premise}
         if missing:
             record |= {"rule": "numbers", "missing": missing, "p": 0.0}
@@ -129,7 +140,7 @@ class ProbabilityNLIPrompt(NLIStatementPrompt):
                 from rag_lab.models.llm.disk_cache import cache_key
 
                 key = cache_key("judge_verdict", model=str(getattr(llm, "model_name", "")),
-                                prompt_version=self.version + ":" + premise_sha(INSTRUCTION + QUESTION),
+                                prompt_version=self.verdict_version + ":" + premise_sha(INSTRUCTION + QUESTION),
                                 inputs=[premise, statement])
             stored = self.store.get(key) if key is not None else None
             started = time.perf_counter()
@@ -216,7 +227,7 @@ def verdict_store(path: Any) -> Any:
     return _stores[key]
 
 
-def use_probability_verdicts(metric: Any, evidence: int = DEFAULT_EVIDENCE_PASSAGES, numbers: bool = True,
+def use_probability_verdicts(metric: Any, evidence: int = DEFAULT_EVIDENCE_PASSAGES, numbers: bool | str = True,
                              store: Any = None) -> Any:
     """``metric`` (faithfulness or factual correctness) with probability verdicts and soft scores;
     ``store``: where the model's verdicts are kept (a ``DiskCache``; None: this metric's memory only)."""

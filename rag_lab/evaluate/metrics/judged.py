@@ -41,7 +41,7 @@ def _metric(class_name: str, **kwargs):
             from rag_lab.evaluate.judge.probability import use_probability_verdicts, verdict_store
 
             use_probability_verdicts(metric, evidence=ctx.settings.judge_evidence,
-                                     numbers=ctx.settings.judge_numbers == "code",
+                                     numbers=ctx.settings.judge_numbers,
                                      store=verdict_store(ctx.settings.cache_dir / "judge_verdicts.sqlite"))
         statements = statement_design(ctx.settings, constrained=isinstance(metric.llm, ConstrainedJudge))
         if statements == "by_sentence":

@@ -90,6 +90,10 @@ class Settings(BaseSettings):
     # do not state ("evidence": stricter), or the model decides every statement ("off").
     judge_evidence: int = Field(3, ge=0, le=20)
     judge_numbers: Literal["code", "evidence", "off"] = "code"
+    # Probability verdicts: a negated statement whose evidence has no negation is unsupported ("code");
+    # a name or acronym whose words no context contains is unsupported ("code"). See judge/rules.py.
+    judge_negation: Literal["code", "off"] = "off"
+    judge_names: Literal["code", "off"] = "off"
     # How faithfulness splits the answer into statements: RAGAS's prompt ("ragas") or sentence by
     # sentence, every sentence of the answer with its own statements ("by_sentence": none skipped);
     # "auto": code for the local judge with probability verdicts, else RAGAS's prompt. Measured in

@@ -30,3 +30,15 @@ def test_a_value_missing_from_the_evidence_is_named():
     assert missing_values("A family of 5 may earn $92,041 a year.", evidence) == ["count:5"]
     assert missing_values("The plan covers FFY 2025-2027.", "for FFY 2025–27") == []
     assert missing_values("The plan covers FFY 2026-2027.", "for FFY 2025–27") == ["year:2026"]
+
+
+def test_negation_and_name_rules():
+    from rag_lab.evaluate.judge.rules import negation_mismatch, unstated_names
+
+    assert negation_mismatch("The CCS program is not run by the boards.", "The CCS program is run by the boards.")
+    assert not negation_mismatch("Parents cannot appeal late.", "Parents may not appeal after 15 days.")
+    assert not negation_mismatch("The boards run the program.", "The boards run the program.")
+    context = "The Harris County Board and TWC run Child Care Services."
+    assert unstated_names("The Gulf Coast Board runs it with TWC.", context) == ["Gulf Coast Board"]
+    assert unstated_names("The Harris County Board runs CCS services.", context) == ["CCS"]
+    assert unstated_names("There TWC runs Child Care Services.", context) == []  # every word appears

@@ -51,6 +51,7 @@ def judge_id(settings: Settings) -> str:
         from rag_lab.evaluate.judge.probability import ProbabilityNLIPrompt
 
         design = ProbabilityNLIPrompt.version + f"-e{settings.judge_evidence}-n{settings.judge_numbers}"
+        design += "-neg" * (settings.judge_negation == "code") + "-names" * (settings.judge_names == "code")
     if design != "batch":
         base += "+" + design.replace("_", "-")
     statements = statement_design(settings, constrained=settings.llm_provider == "local")

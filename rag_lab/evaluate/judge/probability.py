@@ -104,7 +104,7 @@ class ProbabilityNLIPrompt(NLIStatementPrompt):
     verdict_version = "prob-v1"
 
     def __init__(self, evidence: int = DEFAULT_EVIDENCE_PASSAGES, numbers: bool | str = True,
-                 store: Any = None) -> None:
+                 store: Any = None, negation: bool = False, names: bool = False) -> None:
         super().__init__()
         self.evidence = evidence
         # True / "code": a value no context states decides; "evidence": a value the chosen passages do not
@@ -114,7 +114,9 @@ class ProbabilityNLIPrompt(NLIStatementPrompt):
         # a DiskCache of the model's verdicts by (model, prompt text, premise, statement): shared by every
         # metric and option set asking the same pair (the lever combinations differ in few pairs)
         self.store = store
-        self.design = f"{self.version}:evidence={evidence}:numbers={numbers}"
+        self.negation, self.names = negation, names  # the rules of :mod:`rules`
+        self.design = (f"{self.version}:evidence={evidence}:numbers={numbers}"
+                       + (":negation" if negation else "") + (":names" if names else ""))
         self.instruction = INSTRUCTION + QUESTION  # what the cache key hashes: the text the model reads
         self._verdicts: dict[tuple[str, str], dict[str, Any]] = {}
         self._lock = threading.Lock()
@@ -129,8 +131,15 @@ class ProbabilityNLIPrompt(NLIStatementPrompt):
         checked = {"code": context, "evidence": premise}.get(self.numbers)
         missing = missing_values(statement, checked) if checked is not None else []
         record: dict[str, Any] = {"statement": statement, "evidence": premise}
+        from rag_lab.evaluate.judge.rules import negation_mismatch, unstated_names
+
+        names = unstated_names(statement, context) if self.names else []
         if missing:
             record |= {"rule": "numbers", "missing": missing, "p": 0.0}
+        elif self.negation and negation_mismatch(statement, premise):
+            record |= {"rule": "negation", "p": 0.0}
+        elif names:
+            record |= {"rule": "names", "missing": names, "p": 0.0}
         else:
             llm = getattr(judge, "llm", None)
             if llm is None or not hasattr(llm, "runtime"):
@@ -176,7 +185,8 @@ class ProbabilityNLIPrompt(NLIStatementPrompt):
         return NLIStatementOutput.model_construct(statements=[
             StatementFaithfulnessAnswer.model_construct(
                 statement=r["statement"], verdict=r["p"],
-                reason=f"{r['rule']}: " + (f"not in evidence {r['missing']}" if r["rule"] == "numbers"
+                reason=f"{r['rule']}: " + (f"not stated {r['missing']}" if "missing" in r else
+                                           "negated, the evidence is not" if r["rule"] == "negation"
                                            else f"P(yes)={r['p']:.3f}") + f" (evidence: {r['evidence'][:300]})")
             for r in records])
 
@@ -228,12 +238,13 @@ def verdict_store(path: Any) -> Any:
 
 
 def use_probability_verdicts(metric: Any, evidence: int = DEFAULT_EVIDENCE_PASSAGES, numbers: bool | str = True,
-                             store: Any = None) -> Any:
+                             store: Any = None, negation: bool = False, names: bool = False) -> Any:
     """``metric`` (faithfulness or factual correctness) with probability verdicts and soft scores;
     ``store``: where the model's verdicts are kept (a ``DiskCache``; None: this metric's memory only)."""
     from rag_lab.evaluate.judge.per_statement import use_nli_prompt
 
-    use_nli_prompt(metric, ProbabilityNLIPrompt(evidence=evidence, numbers=numbers, store=store))
+    use_nli_prompt(metric, ProbabilityNLIPrompt(evidence=evidence, numbers=numbers, store=store,
+                                                negation=negation, names=names))
     name = type(metric).__name__
     if name == "Faithfulness":
         metric._compute_score = MethodType(_mean_probability, metric)

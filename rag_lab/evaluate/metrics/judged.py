@@ -42,6 +42,8 @@ def _metric(class_name: str, **kwargs):
 
             use_probability_verdicts(metric, evidence=ctx.settings.judge_evidence,
                                      numbers=ctx.settings.judge_numbers,
+                                     negation=ctx.settings.judge_negation == "code",
+                                     names=ctx.settings.judge_names == "code",
                                      store=verdict_store(ctx.settings.cache_dir / "judge_verdicts.sqlite"))
         statements = statement_design(ctx.settings, constrained=isinstance(metric.llm, ConstrainedJudge))
         if statements == "by_sentence":

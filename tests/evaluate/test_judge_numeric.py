@@ -41,4 +41,4 @@ def test_negation_and_name_rules():
     context = "The Harris County Board and TWC run Child Care Services."
     assert unstated_names("The Gulf Coast Board runs it with TWC.", context) == ["Gulf Coast Board"]
     assert unstated_names("The Harris County Board runs CCS services.", context) == ["CCS"]
-    assert unstated_names("There TWC runs Child Care Services.", context) == []  # every word appears
+    assert unstated_names("TWC runs Child Care Services.", context) == []  # every word appears

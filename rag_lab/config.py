@@ -92,7 +92,7 @@ class Settings(BaseSettings):
     judge_numbers: Literal["code", "evidence", "off"] = "code"
     # Probability verdicts: a negated statement whose evidence has no negation is unsupported ("code");
     # a name or acronym whose words no context contains is unsupported ("code"). See judge/rules.py.
-    judge_negation: Literal["code", "off"] = "off"
+    judge_negation: Literal["code", "off"] = "code"
     judge_names: Literal["code", "off"] = "off"
     # How faithfulness splits the answer into statements: RAGAS's prompt ("ragas") or sentence by
     # sentence, every sentence of the answer with its own statements ("by_sentence": none skipped);

@@ -54,7 +54,10 @@ def build(root: Path, chunk_words: int, cache_dir: Path | None = None) -> list[d
                     for i in picked]
         if picked and (item := build_item(pair, contexts)) is not None:
             items.append(item)
-    return items
+    # the negated and swapped-entity answers: the swap's names come from every item's contexts
+    from rag_lab.evaluate.judge.validation_kinds import add_hard_kinds
+
+    return add_hard_kinds(items)
 
 
 def main() -> int:

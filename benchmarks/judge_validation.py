@@ -4,14 +4,16 @@
         [--metrics faithfulness,factual_correctness] [--own N] [--out runs/judge_validation]
 
 Each question of ``datasets/texas_childcare_full/judge_validation.jsonl`` (outside the dev split)
-has its reference chunks and three answers: the reference (supported), the reference with one key
-fact changed, and the reference plus one unsupported sentence. Every (answer, metric) judgment is
+has its reference chunks and up to five answers: the reference (supported), the reference with one key
+fact changed, the reference plus one unsupported sentence, the reference with one sentence negated,
+and (where a name qualifies) the reference with one name swapped for another of the corpus. Every (answer, metric) judgment is
 appended to ``<out>/<judge>/judgments.jsonl`` as it finishes (resumable: a rerun skips what is there)
 and judged scores are cached like ``rag-lab eval``'s (``<data_dir>/cache/llm.sqlite``).
 
 Table 1, per metric: judgments, failure rate (no score after the judge's one retry), pairwise
 accuracy (supported scored above each unsupported answer of its question; a failure loses its
-pairs), ROC AUC, wall and CPU seconds and tokens per judgment (the machine is shared: CPU seconds
+pairs), ROC AUC, both again for the 0.5 cut of probability verdicts (``RAG_LAB_JUDGE_NLI=probability``)
+and per perturbation kind, wall and CPU seconds and tokens per judgment (the machine is shared: CPU seconds
 are what an idle 2-core machine would need, roughly). Table 2 (``--own N``): on the local
 generator's own answers to the first N questions (same chunks), faithfulness beside the key-fact
 check (silver label: every number the answer states is in its contexts).
@@ -84,8 +86,10 @@ def judge_one(scorer, item: dict[str, Any], label: str, answer: str, metric: str
     finally:
         if transcript is not None:
             judge.transcript = None
+    from rag_lab.evaluate.judge.probability import cut_score
+
     return {"id": item["id"], "label": label, "metric": metric, "inputs": inputs_hash(item, answer),
-            "score": scores.get(metric),
+            "score": scores.get(metric), "cut_score": cut_score(metric, transcript or [], item["reference"]),
             "error": errors.get(metric), "seconds": round(time.perf_counter() - wall, 2),
             "cpu_seconds": round(time.process_time() - cpu, 2), "prompt_tokens": usage.prompt_tokens,
             "completion_tokens": usage.completion_tokens, "calls": usage.calls,
@@ -93,26 +97,44 @@ def judge_one(scorer, item: dict[str, Any], label: str, answer: str, metric: str
             "replies": transcript or []}
 
 
-def table(rows: list[dict[str, Any]], metrics: list[str]) -> str:
-    from rag_lab.evaluate.judge.agreement import agreement
+def _by_question(rows: list[dict[str, Any]], labels: dict[str, set[str]], field: str = "score",
+                 kinds: tuple[str, ...] | None = None) -> dict[str, dict[str, float | None]]:
+    """question → {label → ``field``} for the questions whose every answer (of ``kinds``) is judged."""
+    by_q: dict[str, dict[str, float | None]] = {}
+    for r in rows:
+        if kinds is None or r["label"] in kinds:
+            by_q.setdefault(r["id"], {})[r["label"]] = r.get(field)
+    wanted = {q: (labels[q] if kinds is None else labels[q] & set(kinds)) for q in by_q}
+    return {q: v for q, v in by_q.items() if set(v) == wanted[q] and "supported" in v and len(v) > 1}
 
-    lines = ["| metric | judgments | failures | pairwise acc. (ties) | ROC AUC | s/judgment (CPU s) | tokens/judgment |",
-             "|---|---|---|---|---|---|---|"]
+
+def _cell(a) -> str:
+    acc = f"{a.pairwise_accuracy:.2f} ({a.pairs_tied})" if a.pairwise_accuracy is not None else "–"
+    return f"{acc} | {a.auc:.2f}" if a.auc is not None else f"{acc} | –"
+
+
+def table(rows: list[dict[str, Any]], metrics: list[str], labels: dict[str, set[str]]) -> str:
+    """Per metric: overall agreement (score; and the 0.5 cut of probability verdicts where recorded),
+    then pairwise accuracy and AUC per perturbation kind (supported against that kind only)."""
+    from rag_lab.evaluate.judge.agreement import agreement
+    from rag_lab.evaluate.judge.validation_set import ALL_LABELS
+
+    kinds = [k for k in ALL_LABELS if k != "supported"]
+    lines = ["| metric | judgments | failures | pairwise acc. (ties) | ROC AUC | 0.5 cut: pairwise (ties) | 0.5 cut: AUC | "
+             + " | ".join(f"{k}: pairwise (ties) | {k}: AUC" for k in kinds) + " | s/judgment (CPU s) | tokens/judgment |",
+             "|---" * (9 + 2 * len(kinds)) + "|"]
     for metric in metrics:
         mine = [r for r in rows if r["metric"] == metric]
         if not mine:
             continue
-        by_q: dict[str, dict[str, float | None]] = {}
-        for r in mine:
-            by_q.setdefault(r["id"], {})[r["label"]] = r["score"]
-        complete = {q: v for q, v in by_q.items() if len(v) == 3}
-        a = agreement(complete)
+        complete = _by_question(mine, labels)
+        cut = _by_question([r for r in mine if r.get("cut_score") is not None], labels, "cut_score")
+        per_kind = [_cell(agreement(_by_question(mine, labels, kinds=("supported", k)))) for k in kinds]
         n = len(mine)
-        acc = f"{a.pairwise_accuracy:.2f} ({a.pairs_tied})" if a.pairwise_accuracy is not None else "–"
-        auc = f"{a.auc:.2f}" if a.auc is not None else "–"
         fails = sum(r["score"] is None for r in mine)
-        lines.append(f"| {metric} | {n} ({len(complete)} q) | {fails} ({fails / n:.0%}) | {acc} | {auc} | "
-                     f"{sum(r['seconds'] for r in mine) / n:.0f} ({sum(r['cpu_seconds'] for r in mine) / n:.0f}) | "
+        lines.append(f"| {metric} | {n} ({len(complete)} q) | {fails} ({fails / n:.0%}) | {_cell(agreement(complete))} | "
+                     f"{_cell(agreement(cut)) if cut else '– | –'} | " + " | ".join(per_kind) + " | "
+                     f"{sum(r['seconds'] for r in mine) / n:.1f} ({sum(r['cpu_seconds'] for r in mine) / n:.1f}) | "
                      f"{sum(r['prompt_tokens'] + r['completion_tokens'] for r in mine) / n:.0f} |")
     return "\n".join(lines)
 
@@ -218,7 +240,7 @@ def main() -> int:
     span = f"questions {args.skip + 1}–{args.skip + len(items)}"
     print(f"\n{args.set} ({span}): {len({r['id'] for r in rows})} of {len(items)} judged by {judge_id(judge_cfg)} "
           f"(RAG_LAB_LLM_THREADS={settings.llm_threads})")
-    print(table(rows, metrics))
+    print(table(rows, metrics, {i["id"]: {a["label"] for a in i["answers"]} for i in items}))
     if args.own:
         print(own_answers(items[:args.own], settings, None, out))
     return 0

@@ -80,13 +80,26 @@ class Settings(BaseSettings):
     judge_deadline: float | None = Field(None, gt=0)
     # How the judge verifies statements (faithfulness, factual correctness): RAGAS's one call for all
     # statements ("batch"), one call per statement ("per_statement"), or one call with a quote of the
-    # context before each verdict ("grounded"); "auto": grounded for the schema-constrained local
+    # context before each verdict ("grounded"); "auto": probability for the schema-constrained local
     # judge, RAGAS's own batch prompt for provider judges. Measured in benchmarks/judge_validation.py.
-    judge_nli: Literal["auto", "batch", "per_statement", "grounded"] = "auto"
+    # "probability": per statement, evidence chosen by code, numbers checked by code, and the verdict
+    # as P(Yes) of one constrained token (local judge only; issue 35).
+    judge_nli: Literal["auto", "batch", "per_statement", "grounded", "probability"] = "auto"
+    # Probability verdicts: passages of evidence per statement (0: the whole context is the premise),
+    # and whether a value no context states decides "unsupported" ("code"), a value the chosen passages
+    # do not state ("evidence": stricter), or the model decides every statement ("off").
+    judge_evidence: int = Field(3, ge=0, le=20)
+    judge_numbers: Literal["code", "evidence", "off"] = "code"
+    # Probability verdicts: a negated statement whose evidence has no negation is unsupported ("code");
+    # a name or acronym whose words no context contains is unsupported ("code"). See judge/rules.py.
+    judge_negation: Literal["code", "off"] = "code"
+    judge_names: Literal["code", "off"] = "off"
     # How faithfulness splits the answer into statements: RAGAS's prompt ("ragas") or sentence by
     # sentence, every sentence of the answer with its own statements ("by_sentence": none skipped);
-    # "auto": RAGAS's prompt. Measured in benchmarks/judge_validation.py.
-    judge_statements: Literal["auto", "ragas", "by_sentence"] = "auto"
+    # "auto": code for the local judge with probability verdicts, else RAGAS's prompt. Measured in
+    # benchmarks/judge_validation.py.
+    # "code": sentences and ";" clauses split by code, for faithfulness and factual correctness (no LLM call).
+    judge_statements: Literal["auto", "ragas", "by_sentence", "code"] = "auto"
     # A local model (name or alias) that splits answers and references into statements and claims,
     # the judge keeping the verdicts; None: the judge splits. Measured in benchmarks/judge_validation.py.
     judge_splitter: str | None = None

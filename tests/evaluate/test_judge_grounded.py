@@ -132,7 +132,7 @@ def test_grounded_scores_are_keyed_and_named_apart():
     assert judge_id(grounded()).endswith(f"+{GroundedNLIPrompt.design}") and "+grounded-v" in judge_id(grounded())
 
 
-def test_auto_grounds_the_constrained_judge_and_leaves_provider_judges_to_ragas():
+def test_auto_gives_the_constrained_judge_probability_verdicts_and_leaves_provider_judges_to_ragas():
     from llama_index.core.llms import MockLLM
     from ragas.metrics._faithfulness import NLIStatementPrompt
 
@@ -147,9 +147,19 @@ def test_auto_grounds_the_constrained_judge_and_leaves_provider_judges_to_ragas(
         metrics = [scorer._metric(spec) for spec in scorer.specs]
         return [getattr(m, NLI_PROMPT_FIELDS[type(m).__name__]) for m in metrics]
 
-    assert [type(p) for p in nli_prompts(local)] == [GroundedNLIPrompt] * 2
+    from rag_lab.evaluate.judge.code_split import CodeClaimPrompt, CodeStatementPrompt
+    from rag_lab.evaluate.judge.probability import ProbabilityNLIPrompt
+
+    # issue 35: the local judge's default is probability verdicts on statements split by code
+    assert [type(p) for p in nli_prompts(local)] == [ProbabilityNLIPrompt] * 2
+    metrics = [local._metric(spec) for spec in local.specs]
+    assert type(metrics[0].statement_generator_prompt) is CodeStatementPrompt
+    assert type(metrics[1].claim_decomposition_prompt) is CodeClaimPrompt
     assert [type(p) for p in nli_prompts(provider)] == [NLIStatementPrompt] * 2
-    assert judge_id(Settings(_env_file=None, llm_provider="local")).endswith(f"+{GroundedNLIPrompt.design}")
+    assert judge_id(Settings(_env_file=None, llm_provider="local")).endswith(
+        f"+{ProbabilityNLIPrompt.version}-e3-ncode-neg+{CodeStatementPrompt.design}")
+    grounded_local = Settings(_env_file=None, llm_provider="local", judge_nli="grounded")
+    assert judge_id(grounded_local).endswith(f"+{GroundedNLIPrompt.design}")  # grounded keeps RAGAS's splitter
     assert "+" not in judge_id(Settings(_env_file=None, llm_provider="openai", llm_model="gpt-4o-mini"))
 
 

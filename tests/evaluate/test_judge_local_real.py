@@ -34,7 +34,8 @@ def right_and_changed(scorer: Scorer, record: dict) -> list[list[dict]]:
 
 
 def test_local_judge_scores_a_sample_through_ragas_with_every_call_parsed():
-    settings = Settings(_env_file=None, llm_provider="local")  # type: ignore[call-arg]
+    # RAGAS's own generated path (the default local judge asks probability verdicts: test_judge_probability.py)
+    settings = Settings(_env_file=None, llm_provider="local", judge_nli="grounded")  # type: ignore[call-arg]
     assert judge_id(settings).startswith("local:Qwen2.5-Coder-1.5B-Instruct-Q4_K_M+constrained-v")
     llm = build_judge(settings)
     assert llm.context_window >= 16384 and llm.runtime.n_ctx >= 16384  # RAGAS's prompts fit

@@ -100,19 +100,23 @@ def test_only_pairs_outside_the_dev_split_with_key_facts_and_a_pdf_qualify():
 def test_committed_set_is_what_the_rule_gives_and_leaves_out_the_dev_split():
     from rag_lab.datasets import resolve_dataset
 
+    from rag_lab.evaluate.judge.validation_kinds import entity_pool, with_hard_kinds
+
     items = _items()
+    pool = entity_pool(items)
     dev = resolve_dataset(ROOT).dev_split
     assert len(items) >= 60 and dev
     assert not {i["id"] for i in items} & dev
     qa = {json.loads(line)["id"]: json.loads(line) for line in (ROOT / "qa.jsonl").read_text().splitlines() if line}
     for item in items:
         pair = qa[item["id"]]
-        assert item == build_item(pair, item["contexts"])  # deterministic: the same inputs, the same item
+        # deterministic: the same inputs (and the corpus' names), the same item
+        assert item == with_hard_kinds(build_item(pair, item["contexts"]), pool)
         contexts = "\n".join(c["text"] for c in item["contexts"])
         assert extract_key_facts(item["reference"]) and 1 <= len(item["contexts"]) <= MAX_CHUNKS
-        supported, changed, added = item["answers"]
+        supported, changed, added = item["answers"][:3]
         assert item["source_reference"] == pair["reference_answer"]
-        assert tuple(a["label"] for a in item["answers"]) == LABELS and supported["text"] == item["reference"]
+        assert tuple(a["label"] for a in item["answers"][:3]) == LABELS and supported["text"] == item["reference"]
         support = Support.of(contexts)  # every sentence of the supported answer is supported, in order
         assert all(support.supports(s) for s in reference_sentences(item["reference"]))
         assert item["reference"] == supported_reference(pair["reference_answer"], item["contexts"])

@@ -16,18 +16,22 @@ JUDGE_N_CTX = 16384
 
 
 def nli_design(settings: Settings, constrained: bool) -> str:
-    """How the judge verifies statements: ``settings.judge_nli``, where "auto" is the grounded prompt
-    for a schema-constrained judge (the local model: chosen on the validation set's dev questions)
-    and RAGAS's own batch prompt for any other judge."""
+    """How the judge verifies statements: ``settings.judge_nli``, where "auto" is probability verdicts
+    for a schema-constrained judge (the local model: chosen on the validation set's dev questions,
+    issue 35; before, grounded NLI) and RAGAS's own batch prompt for any other judge."""
     if settings.judge_nli == "auto":
-        return "grounded" if constrained else "batch"
+        return "probability" if constrained else "batch"
     return settings.judge_nli
 
 
 def statement_design(settings: Settings, constrained: bool) -> str:
-    """How faithfulness splits answers into statements: ``settings.judge_statements``, where "auto"
-    is RAGAS's own prompt."""
-    return "ragas" if settings.judge_statements == "auto" else settings.judge_statements
+    """How faithfulness and factual correctness split answers into statements and claims:
+    ``settings.judge_statements``, where "auto" is code (sentences and clauses) for the local judge
+    with probability verdicts (no generated reply left in those two metrics) and RAGAS's own prompt
+    otherwise."""
+    if settings.judge_statements == "auto":
+        return "code" if constrained and nli_design(settings, constrained) == "probability" else "ragas"
+    return settings.judge_statements
 
 
 def judge_id(settings: Settings) -> str:
@@ -43,12 +47,22 @@ def judge_id(settings: Settings) -> str:
         from rag_lab.evaluate.judge.grounded import GroundedNLIPrompt
 
         design = GroundedNLIPrompt.design
+    elif design == "probability":  # with its options: another evidence size or numeric rule is another judge
+        from rag_lab.evaluate.judge.probability import ProbabilityNLIPrompt
+
+        design = ProbabilityNLIPrompt.version + f"-e{settings.judge_evidence}-n{settings.judge_numbers}"
+        design += "-neg" * (settings.judge_negation == "code") + "-names" * (settings.judge_names == "code")
     if design != "batch":
         base += "+" + design.replace("_", "-")
-    if statement_design(settings, constrained=settings.llm_provider == "local") == "by_sentence":
+    statements = statement_design(settings, constrained=settings.llm_provider == "local")
+    if statements == "by_sentence":
         from rag_lab.evaluate.judge.by_sentence import SentenceStatementPrompt
 
         base += "+" + SentenceStatementPrompt.design
+    elif statements == "code":
+        from rag_lab.evaluate.judge.code_split import CodeStatementPrompt
+
+        base += "+" + CodeStatementPrompt.design
     if settings.judge_splitter:
         base += f"+split-by:{splitter_name(settings)}"
     return base

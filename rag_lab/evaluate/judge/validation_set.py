@@ -38,6 +38,8 @@ from rag_lab.tokenizer import canonical_number, iter_terms
 MAX_CHUNKS = 3
 MIN_TERM_COVERAGE = 0.55
 LABELS = ("supported", "changed_fact", "added_claim")
+# with the answers numbers cannot catch (validation_kinds.py); "swapped_entity" only where a name qualifies
+ALL_LABELS = LABELS + ("negated", "swapped_entity")
 
 # A numeric literal as the tokenizer reads one: 4,106  4106  8.50 (never a trailing comma).
 _NUMBER = re.compile(r"(?<![\w.,])(\d{1,3}(?:,\d{3})+(?:\.\d+)?|\d+(?:\.\d+)?)(?![\d]|,\d)")

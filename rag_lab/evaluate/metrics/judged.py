@@ -37,10 +37,23 @@ def _metric(class_name: str, **kwargs):
             from rag_lab.evaluate.judge.grounded import use_grounded_nli
 
             use_grounded_nli(metric)
-        if statement_design(ctx.settings, constrained=isinstance(metric.llm, ConstrainedJudge)) == "by_sentence":
+        elif design == "probability":
+            from rag_lab.evaluate.judge.probability import use_probability_verdicts, verdict_store
+
+            use_probability_verdicts(metric, evidence=ctx.settings.judge_evidence,
+                                     numbers=ctx.settings.judge_numbers,
+                                     negation=ctx.settings.judge_negation == "code",
+                                     names=ctx.settings.judge_names == "code",
+                                     store=verdict_store(ctx.settings.cache_dir / "judge_verdicts.sqlite"))
+        statements = statement_design(ctx.settings, constrained=isinstance(metric.llm, ConstrainedJudge))
+        if statements == "by_sentence":
             from rag_lab.evaluate.judge.by_sentence import use_statements_by_sentence
 
             use_statements_by_sentence(metric)
+        elif statements == "code":
+            from rag_lab.evaluate.judge.code_split import use_code_statements
+
+            use_code_statements(metric)
         if ctx.settings.judge_splitter:
             from rag_lab.evaluate.judge.splitter import use_splitter
 

@@ -59,7 +59,9 @@ TOOL_CALL_MIN_TOKENS = 128
 # so that a run-away value (Qwen 0.5B wrote a 400-digit threshold: ≈ 20 s) is cut; the cut JSON is
 # closed by ``parse_arguments``, keeping what was written.
 FORCED_CALL_MAX_TOKENS = 160
-_PASS_THROUGH = ("stop", "top_p", "top_k", "response_format", "grammar", "json_schema", "seed")
+# logprobs / top_logprobs: llama.cpp returns the first tokens' probabilities (the judge's verdict by probability)
+_PASS_THROUGH = ("stop", "top_p", "top_k", "response_format", "grammar", "json_schema", "seed", "logprobs",
+                 "top_logprobs")
 
 
 class LocalLLM(FunctionCallingLLM):

@@ -139,7 +139,7 @@ def build_subset(n: int, chunks: int, seed: int, dev: bool, contexts: list[str])
     settings = load_settings()
     dev_ids = read_dev_split(root)
     if not dev_ids:
-        raise SystemExit(f"{root} declares no dev split (dev_split.txt): make one with python -m rag_lab.splits {DATASET}")
+        raise SystemExit(f"{root} declares no dev split (dev_split.txt): make one with rag-lab split {DATASET}")
     records = [json.loads(line) for line in (root / "qa.jsonl").read_text().splitlines() if line.strip()]
     pdfs = {p.name for p in (root / "pdfs").iterdir()}
     usable = sorted((r for r in records if (r["id"] in dev_ids) == dev and has_key_facts(r["reference_answer"], r["question"])

@@ -34,6 +34,8 @@ import numpy as np
 from rag_lab.config import load_settings
 from rag_lab.datasets import resolve_dataset
 from rag_lab.distributed.cluster import RayCluster
+from rag_lab.distributed.ingest import ray_executor
+from rag_lab.distributed.samples import ray_sample_executor
 from rag_lab.evaluate import load_run, run_evaluation
 from rag_lab.evaluate.store import read_samples
 from rag_lab.index import CorpusIndex, build_index
@@ -95,7 +97,8 @@ def bench_index(args, root: Path) -> dict:
         dataset = resolve_dataset(args.dataset, settings.datasets_dir)
         cluster = RayCluster(workers=workers) if workers is not None else None
         started = time.perf_counter()
-        result = build_index(dataset, settings, progress=False, ray=cluster)
+        result = build_index(dataset, settings, progress=False,
+                             executor=ray_executor(cluster, settings) if cluster is not None else None)
         seconds = time.perf_counter() - started
         results[name] = {"seconds": seconds, "chunks": result.manifest.n_chunks,
                          "chunks_per_s": result.manifest.n_chunks / seconds}
@@ -136,7 +139,8 @@ def bench_eval(args, root: Path) -> dict:
             started = time.perf_counter()
             run_evaluation(args.dataset, settings, modes, root / f"run-{name}", limit=samples,
                            judge="openai_compatible:fake-judge", rerank=False, progress=False,
-                           metrics=["faithfulness", "rouge_l"], concurrency=concurrency, ray=cluster)
+                           metrics=["faithfulness", "rouge_l"], concurrency=concurrency,
+                           executor=ray_sample_executor(cluster) if cluster is not None else None)
             seconds = time.perf_counter() - started
             if name == "warm-up":  # this process's models and metrics loaded once, outside the timings
                 continue

@@ -18,7 +18,7 @@ from pathlib import Path
 
 from llama_index.core import Document
 
-from rag_lab.errors import DatasetError
+from rag_lab.errors import DatasetError, json_error_text
 from rag_lab.ingest import IngestReport, load_beir_corpus, load_folder
 from rag_lab.ingest.loaders import SUPPORTED_SUFFIXES, ParseMany, iter_document_files
 from rag_lab.ingest.parse_cache import ParseCache
@@ -367,7 +367,7 @@ def _read_jsonl(path: Path):
                 try:
                     yield line_no, json.loads(line)
                 except json.JSONDecodeError as exc:
-                    raise DatasetError(f"{path}: line {line_no} is not JSON ({exc.msg} at column {exc.colno})",
+                    raise DatasetError(f"{path}: line {line_no} is not JSON ({json_error_text(exc.msg)} at column {exc.colno})",
                                        "fix or remove that line") from None
 
 

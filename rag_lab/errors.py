@@ -15,6 +15,12 @@ class RagLabError(Exception):
         return f"{self.message}\n  → {self.hint}" if self.hint else self.message
 
 
+def json_error_text(msg: str) -> str:
+    """A ``json.JSONDecodeError.msg`` ready to be followed by "at column N": some messages already end
+    in " at" ("Invalid control character at"), which would read "at at column"."""
+    return msg.removesuffix(" at").rstrip(":")
+
+
 class ConfigError(RagLabError):
     """A missing or invalid configuration value."""
 

@@ -6,14 +6,13 @@ Tuning (prompt, compression, retrieval levers) uses only those questions; benchm
 either leave them out or mark them, so a number that decided a design choice is never the number
 that reports it.
 
-Build one with ``python -m rag_lab.splits DATASET``: about a third of the judged questions, drawn per
+Build one with ``rag-lab split DATASET`` (:mod:`rag_lab.cli.split`; a name or a folder path): about a third of the judged questions, drawn per
 source document (so every document with questions has its share), seeded and deterministic; ids in
 ``--include`` (questions tuning already used) are always in it.
 """
 
 from __future__ import annotations
 
-import argparse
 import random
 from collections import defaultdict
 from pathlib import Path
@@ -60,7 +59,7 @@ def select_split(ids: list[str], dev: frozenset[str], split: str, dataset_name: 
     if not dev:
         raise DatasetError(f"{dataset_name} declares no dev split (no {DEV_SPLIT_FILE} in its folder), so "
                            f"--split {split} selects nothing",
-                           f"use --split all, or write one: python -m rag_lab.splits {dataset_name}")
+                           f"use --split all, or write one: rag-lab split {dataset_name}")
     dev_ids, rest = split_ids(list(ids), dev)
     return dev_ids if split == "dev" else rest
 
@@ -97,29 +96,6 @@ def write_dev_split(root: Path, ids: list[str], header: str) -> Path:
     return path
 
 
-def main(argv: list[str] | None = None) -> None:
-    from rag_lab.datasets import resolve_dataset
-
-    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    parser.add_argument("dataset")
-    parser.add_argument("--fraction", type=float, default=1 / 3)
-    parser.add_argument("--seed", type=int, default=0)
-    parser.add_argument("--include", type=Path, default=None,
-                        help="a file of ids (one a line) that must be in the dev split")
-    args = parser.parse_args(argv)
-    dataset = resolve_dataset(args.dataset)
-    pairs = [p for p in dataset.load_qa() if p.source_files]
-    include = read_id_file(args.include) if args.include else frozenset()
-    ids = choose_dev_split({p.id: p.source_files[0] for p in pairs}, fraction=args.fraction, seed=args.seed,
-                           include=include)
-    header = (f"Dev split of {dataset.name}: {len(ids)} of {len(pairs)} judged questions, about "
-              f"{args.fraction:.2f} of each source document's questions, seed {args.seed}.\n"
-              "Tuning (prompts, compression, retrieval levers) may use only these; reports leave them out or mark them.\n"
-              f"Made by: python -m rag_lab.splits {args.dataset} --fraction {args.fraction:.4g} --seed {args.seed}"
-              + (f" --include {args.include}" if args.include else ""))
-    path = write_dev_split(dataset.root, ids, header)
-    print(f"{path}: {len(ids)} of {len(pairs)} questions")
-
-
-if __name__ == "__main__":
-    main()
+if __name__ == "__main__":  # the command moved to the CLI, which resolves names and paths alike
+    raise SystemExit("the dev split is written by: rag-lab split DATASET (a name under the datasets folder or a "
+                     "folder path; --fraction, --seed, --include as before)")

@@ -98,7 +98,7 @@ def make_answerer(
     settings: Settings,
     dataset: Any = None,
     *,
-    rerank: bool = True,
+    rerank: bool | None = None,
     explain: bool = False,
     llm: LLM | None = None,
     **params: Any,
@@ -106,7 +106,7 @@ def make_answerer(
     """An answerer for ``mode``: dense | bm25 | fusion | hybrid | kendra | agent.
 
     ``params`` go to :func:`build_engine` (top_k, top_n, retriever, rrf_k, prefetch, …) or, for
-    the agent, to ``RagAgent``.
+    the agent, to ``RagAgent``. ``rerank`` None is the CLI's default (:func:`default_rerank`).
     """
     if mode == "agent":
         # Lazy: the agent module is optional and heavier (tools, agent workflow). Contract:

@@ -37,6 +37,15 @@ from rag_lab.errors import ConfigError
 DEFAULT_TOP_K = 30  # candidates retrieved; the reranker (or the retrieval order) keeps top_n
 
 
+def default_rerank(settings: Settings) -> bool:
+    """Whether to LLM-rerank when the caller does not say (``rerank=None``; the CLI's ``--rerank`` /
+    ``--no-rerank`` unset): on with a remote provider, off with the local model — its constrained
+    listwise rerank parses, but costs a second long prompt on CPU and, measured by
+    benchmarks/rerank_quality.py, ranks worse than the retrieval order. One rule for the CLI, the
+    Python API, the evaluation runner and the notebooks."""
+    return settings.llm_provider != "local"
+
+
 class CitedQueryEngine(CustomQueryEngine):
     """Retrieve ``top_k``, keep ``top_n`` (LLM rerank or retrieval order), answer with citations.
 
@@ -119,7 +128,7 @@ def build_engine(
     mode: str,
     settings: Settings,
     dataset: Any = None,
-    rerank: bool = True,
+    rerank: bool | None = None,
     explain: bool = False,
     llm: LLM | None = None,
     *,
@@ -136,7 +145,7 @@ def build_engine(
     (fusion always does).
 
     Index modes retrieve ``top_k`` (default 30) and keep ``top_n`` (default 7, LLM rerank or
-    retrieval order). Kendra follows the seed: its Retrieve API's top ``KENDRA_TOP_K`` (default 5)
+    retrieval order; ``rerank`` None: :func:`default_rerank`). Kendra follows the seed: its Retrieve API's top ``KENDRA_TOP_K`` (default 5)
     passages, never reranked, all of them straight to the shared generator.
     """
     if mode == "agent":
@@ -157,6 +166,7 @@ def build_engine(
         from rag_lab.models.llm import get_llm
 
         llm = get_llm(settings)
+    rerank = default_rerank(settings) if rerank is None else rerank
     skip_reason = NO_RERANK_MODES.get(mode, "disabled")
     reranker = make_reranker(llm, top_n=top_n) if rerank and mode not in NO_RERANK_MODES else None
     return CitedQueryEngine(retriever=retriever, llm=llm, mode=mode, reranker=reranker,

@@ -5,6 +5,7 @@ from __future__ import annotations
 import sys
 from pathlib import Path
 
+from rag_lab.cli.options import add_dataset_argument
 from rag_lab.cli.settings import get_settings, positive_int  # lazy: --help must not load pydantic-settings
 from rag_lab.errors import ConfigError
 
@@ -35,14 +36,19 @@ def parse_weights(text: str) -> tuple[tuple[float, float], ...]:
 
 def add_ablate(sub, common) -> None:
     p = sub.add_parser("ablate", help="fusion/hybrid ablation grid from cached candidate lists (ranx, RAGAS, significance)")
-    p.add_argument("dataset", help="a name under datasets/ or a folder path")
-    p.add_argument("--modes", default="fusion,hybrid", help="fused modes to ablate (fusion, hybrid)")
-    p.add_argument("--fusion-k", default="1,2,5,10,20,60,100", help="RRF k values (ranks from 1)")
-    p.add_argument("--prefetch", default="10,25,50,100", help="candidates per leg")
-    p.add_argument("--top-k", default="3,5,7,10", help="results kept")
-    p.add_argument("--weights", default="1:1", help="dense:sparse leg weight pairs, e.g. 0.7:1.3,1:1,1.3:0.7")
-    p.add_argument("--max-per-doc", default="0",
-                   help="caps of chunks per document in the top-k (0 = no cap, the baseline), e.g. 0,1,2,3")
+    add_dataset_argument(p, " with judgements")
+    p.add_argument("--grid", default=None, metavar="FILE",
+                   help="the grid as a YAML or TOML file (keys: modes, fusion_k, prefetch, top_k, weights, "
+                        "max_per_doc; see rag_lab/evaluate/ablation/grid_file.py); a flag below overrides its key")
+    p.add_argument("--modes", default=None, help="fused modes to ablate (default fusion,hybrid)")
+    p.add_argument("--fusion-k", default=None, help="RRF k values, ranks from 1 (default 1,2,5,10,20,60,100)")
+    p.add_argument("--prefetch", default=None, help="candidates per leg (default 10,25,50,100)")
+    p.add_argument("--top-k", default=None,
+                   help="top-k values: chunks the fused retriever returns, the depth the metrics read (default 3,5,7,10)")
+    p.add_argument("--weights", default=None,
+                   help="dense:sparse leg weight pairs, e.g. 0.7:1.3,1:1,1.3:0.7 (default 1:1)")
+    p.add_argument("--max-per-doc", default=None,
+                   help="caps of chunks per document in the top-k (0 = no cap, the baseline), e.g. 0,1,2,3 (default 0)")
     p.add_argument("--out", default=None, help="run folder (default runs/ablation-<dataset>); reruns resume from its leg cache")
     p.add_argument("--limit", type=int, default=None, help="N questions spread over the source documents (round-robin)")
     p.add_argument("--seed", type=int, default=42, help="seed of the bootstrap confidence intervals")
@@ -63,6 +69,22 @@ def add_ablate(sub, common) -> None:
     p.set_defaults(handler=run_ablate)
 
 
+def grid_from_args(args):
+    """The grid of ``--grid FILE`` and the axis flags (a flag given wins over the file's key; an axis
+    neither names keeps the default): the same :class:`GridSpec` either way."""
+    from rag_lab.evaluate.ablation.grid_file import grid_spec
+
+    flags = {
+        "modes": tuple(m.strip() for m in args.modes.split(",") if m.strip()) if args.modes is not None else None,
+        "fusion_k": _numbers(args.fusion_k, "--fusion-k") if args.fusion_k is not None else None,
+        "prefetch": _numbers(args.prefetch, "--prefetch") if args.prefetch is not None else None,
+        "top_k": _numbers(args.top_k, "--top-k") if args.top_k is not None else None,
+        "weights": parse_weights(args.weights) if args.weights is not None else None,
+        "max_per_doc": _numbers(args.max_per_doc, "--max-per-doc") if args.max_per_doc is not None else None,
+    }
+    return grid_spec(args.grid, **flags)
+
+
 def add_split_option(p) -> None:
     """``--split``: the dataset's declared dev split (dev_split.txt), the other questions, or all."""
     from rag_lab.splits import SPLITS
@@ -74,18 +96,11 @@ def add_split_option(p) -> None:
 
 def run_ablate(args) -> int:
     from rag_lab.datasets import resolve_dataset
-    from rag_lab.evaluate.ablation.grid import GridSpec
     from rag_lab.evaluate.ablation.runner import run_ablation
     from rag_lab.index import build_index
 
     settings = get_settings()
-    modes = tuple(m.strip() for m in args.modes.split(",") if m.strip())
-    try:
-        spec = GridSpec(modes=modes, fusion_k=_numbers(args.fusion_k, "--fusion-k"),
-                        prefetch=_numbers(args.prefetch, "--prefetch"), top_k=_numbers(args.top_k, "--top-k"),
-                        weights=parse_weights(args.weights), max_per_doc=_numbers(args.max_per_doc, "--max-per-doc"))
-    except ValueError as exc:
-        raise ConfigError(str(exc), "fix the grid options (see rag-lab ablate --help)") from None
+    spec = grid_from_args(args)
     if args.limit is not None and args.limit < 1:
         raise ConfigError(f"--limit must be ≥ 1, got {args.limit}", "drop --limit to use every question")
     dataset = resolve_dataset(args.dataset, settings.datasets_dir)
@@ -131,15 +146,17 @@ def _run_contextual(args, dataset, settings, spec, out, variants) -> int:
     if not axis.empty:
         shown = axis[axis["metric"].isin(sorted(axis["metric"].unique())[:4])]
         shown = shown.drop(columns=["family"], errors="ignore")
-        print(f"--- contextual axis (each variant vs {variants[0]}, baseline configurations; Holm within each "
-              f"configuration × metric: a family of {len(variants) - 1} comparison(s))")
+        print(f"--- contextual axis (each variant vs {variants[0]}, baseline configurations; significant = "
+              f"family-wise error ≤ 0.05 over the {int(axis['marked_set'].sum())} comparisons of the headline metric "
+              f"at the largest top-k, Holm over them together; p_student_holm = exploratory, within each "
+              f"configuration × metric)")
         print(shown.to_string(index=False, float_format=lambda v: f"{v:.4f}"))
     print(f"wrote {out / CONTEXTUAL_FILE}")
     return 0
 
 
 def render_summary(result) -> str:
-    from rag_lab.evaluate.ablation.significance import family_summary
+    from rag_lab.evaluate.ablation.significance import family_summary, marked_set_text
     from rag_lab.report.tables import best_configs, display, main_metric, significant_rows
 
     m = result.manifest
@@ -154,16 +171,23 @@ def render_summary(result) -> str:
              + ("equals the grid's" if check["equal"] else
                 f"DIFFERS from the grid's for {check['config']} question {check['qid']} (see manifest.json)")]
     lines.append(best_configs(result.results, metric).to_string(index=False))
-    lines.append("significance: paired Student's t (Wilcoxon beside it), Holm-corrected within each family — one "
-                 "axis moved at the baseline's other settings, per mode × top-k × metric:")
+    if "marked_set" in result.results:
+        lines.append(f"significance: {marked_set_text(result.results)}. Decision test: paired Student's t "
+                     "(exact sign-flip where t cannot speak: ≤ 16 non-zero differences or a constant difference; "
+                     "column decided_by), Wilcoxon beside it. Exploratory per-family view (Holm within one axis "
+                     "moved at the baseline's other settings, per mode × top-k × metric):")
+    else:  # a run summarised before the marked set existed
+        lines.append("significance: paired Student's t (Wilcoxon beside it), Holm-corrected within each family — one "
+                     "axis moved at the baseline's other settings, per mode × top-k × metric:")
     lines += [f"  {line}" for line in family_summary(result.results)]
     significant = significant_rows(result.results[result.results["metric"] == metric], limit=20)
     if len(significant):
-        lines.append(f"significant on {metric} (one setting moved first, then the largest interactions; "
-                     "the last column names the family the correction ran over and its size):")
+        lines.append(f"significant on {metric} (family-wise error ≤ 0.05 over every row that can be marked; "
+                     "largest |Δ| first):")
         lines.append(display(significant).to_string(index=False))
     else:
-        lines.append(f"no configuration differs significantly from its baseline on {metric} within its family")
+        lines.append(f"no configuration differs significantly from its baseline on {metric} "
+                     "(family-wise error ≤ 0.05 over the marked set)")
     lines.append(f"wrote {result.run_dir}/ (results.csv, per_query.csv.gz, manifest.json); "
                  f"HTML: rag-lab report {result.run_dir} -o reports/{result.run_dir.name}.html")
     return "\n".join(lines)

@@ -8,6 +8,7 @@ import json
 
 from typing import TYPE_CHECKING
 
+from rag_lab.cli.options import TOP_K_HELP, TOP_N_HELP, add_dataset_argument, add_json_option, emit_json
 from rag_lab.cli.settings import get_settings, positive_int
 
 if TYPE_CHECKING:
@@ -20,43 +21,47 @@ ASK_MODES = ("dense", "bm25", "fusion", "hybrid", "kendra", "agent")
 
 def add_ask(sub, common) -> None:
     p = sub.add_parser("ask", help="answer a question with cited sources")
-    p.add_argument("dataset", help="a name under datasets/ or a folder path (ignored by kendra)")
-    p.add_argument("question")
-    p.add_argument("--mode", choices=ASK_MODES, default="hybrid")
+    add_dataset_argument(p, " (ignored by kendra)")
+    p.add_argument("question", help="the question, in quotes")
+    p.add_argument("--mode", choices=ASK_MODES, default="hybrid",
+                   help="how the chunks are found: dense, bm25, fusion (RRF of both), hybrid (Qdrant's fused "
+                        "query), kendra (AWS), or agent (the LLM searches, up to 3 times) (default hybrid)")
     p.add_argument("--rerank", action=argparse.BooleanOptionalAction, default=None,
                    help="LLM rerank of the retrieved chunks (default: on with a remote LLM provider, off with "
                         "the local model: its listwise JSON rerank costs one more long prompt on CPU and lowered nDCG@10 "
                         "in benchmarks/rerank_quality.py; never for kendra)")
     p.add_argument("--explain", action="store_true", help="show the chunks given to the LLM, with fusion explanations")
-    p.add_argument("--json", action="store_true", help="print the Answer as JSON")
-    p.add_argument("--top-k", type=positive_int, default=None, help="chunks retrieved (default 30; kendra: KENDRA_TOP_K, default 5)")
-    p.add_argument("--top-n", type=positive_int, default=None, help="chunks given to the LLM (default 7; kendra: all it retrieved)")
+    add_json_option(p, "the Answer")
+    p.add_argument("--top-k", type=positive_int, default=None,
+                   help=f"{TOP_K_HELP} (default 30; agent: per search, default 5; kendra: KENDRA_TOP_K, default 5)")
+    p.add_argument("--top-n", type=positive_int, default=None, help=TOP_N_HELP)
     common(p)
     p.set_defaults(handler=run_ask)
 
 
 def run_ask(args) -> int:
     from rag_lab.answer import make_answerer
-    from rag_lab.cli.commands import _dataset
+    from rag_lab.cli.options import resolve_dataset_arg
 
     settings = get_settings()
-    dataset = _dataset(args.dataset) if args.mode != "kendra" else None
+    dataset = resolve_dataset_arg(args.dataset) if args.mode != "kendra" else None
     params = {k: v for k, v in (("top_k", args.top_k), ("top_n", args.top_n)) if v is not None}
     answerer = make_answerer(args.mode, settings, dataset, rerank=rerank_default(args.rerank, settings),
                              explain=args.explain, **params)
     answer = answerer.query(args.question)
     if args.json:
-        print(json.dumps(answer.to_dict(), indent=2, ensure_ascii=False))
-    else:
+        emit_json(args.json, answer.to_dict())
+    if args.json != "-":
         print(render_answer(answer, explain=args.explain))
     return 0
 
 
 def rerank_default(flag: bool | None, settings) -> bool:
-    """``--rerank``/``--no-rerank`` when given; otherwise on for remote providers, off for the local
-    model (its constrained listwise rerank parses, but costs a second long prompt on CPU and, measured
-    by benchmarks/rerank_quality.py, ranks worse than the retrieval order)."""
-    return flag if flag is not None else settings.llm_provider != "local"
+    """``--rerank``/``--no-rerank`` when given; otherwise the library's default
+    (:func:`rag_lab.answer.engine.default_rerank`: on for remote providers, off for the local model)."""
+    from rag_lab.answer.engine import default_rerank
+
+    return flag if flag is not None else default_rerank(settings)
 
 
 def render_answer(answer: Answer, explain: bool = False) -> str:

@@ -9,6 +9,7 @@ from collections.abc import Callable
 from typing import IO, TYPE_CHECKING, Any
 
 from rag_lab.cli.ask import ASK_MODES, render_answer, rerank_default
+from rag_lab.cli.options import add_dataset_argument
 from rag_lab.cli.settings import get_settings, positive_int
 from rag_lab.errors import RagLabError
 
@@ -22,12 +23,14 @@ def add_chat(sub, common) -> None:
     from rag_lab.retrieve import ALL_MODES
 
     p = sub.add_parser("chat", help="chat about a dataset: cited answers per turn (agent mode keeps history)")
-    p.add_argument("dataset", help="a name under datasets/ or a folder path (ignored by kendra)")
-    p.add_argument("--mode", choices=ASK_MODES, default="agent")
+    add_dataset_argument(p, " (ignored by kendra)")
+    p.add_argument("--mode", choices=ASK_MODES, default="agent",
+                   help="agent (the LLM searches and keeps the conversation) or one engine mode answering each "
+                        "turn on its own: dense, bm25, fusion, hybrid, kendra (default agent)")
     p.add_argument("--retrieval-mode", choices=ALL_MODES, default="fusion",
                    help="the agent's retriever (default fusion)")
     p.add_argument("--top-k", type=positive_int, default=None,
-                   help="chunks per search (agent, default 5) or retrieved (engines)")
+                   help="chunks the retriever returns per query (agent: per search, default 5; engines: default 30)")
     p.add_argument("--max-tool-calls", type=int, default=None, help="searches per question (agent, default 3)")
     p.add_argument("--max-history", type=int, default=None, help="messages remembered (agent, default 20)")
     p.add_argument("--rerank", action=argparse.BooleanOptionalAction, default=None,

@@ -2,20 +2,21 @@
 
 from __future__ import annotations
 
+import functools
 import json
+import sys
 
+from rag_lab.api import SEARCH_TOP_K
+from rag_lab.cli.options import (
+    TOP_K_HELP, add_dataset_argument, add_json_option, add_ray_options, emit_json, ray_build_executor,
+)
+from rag_lab.cli.options import resolve_dataset_arg as _dataset
 from rag_lab.cli.settings import get_settings, non_negative_float, non_negative_int, positive_int
-
-
-def _dataset(name: str):
-    from rag_lab.datasets import resolve_dataset
-
-    return resolve_dataset(name, get_settings().datasets_dir)
 
 
 def add_index(sub, common) -> None:
     p = sub.add_parser("index", help="build or refresh a dataset's index (idempotent)")
-    p.add_argument("dataset", help="a name under datasets/ or a folder path")
+    add_dataset_argument(p)
     p.add_argument("--force", action="store_true", help="rebuild even if nothing changed (embeddings still reused)")
     p.add_argument("--contextual", choices=("annotations", "llm", "both"), default=None,
                    help="build a contextual variant beside the plain index: each chunk's context (path annotations "
@@ -29,25 +30,6 @@ def add_index(sub, common) -> None:
     p.set_defaults(handler=run_index)
 
 
-def add_ray_options(p, what: str) -> None:
-    p.add_argument("--ray", nargs="?", const="local", default=None, metavar="ADDRESS",
-                   help=f"{what}: a local Ray instance, or the cluster at ADDRESS (auto, HOST:6379, "
-                        "ray://HOST:10001); needs `pip install -e .[ray]`")
-    p.add_argument("--ray-workers", type=positive_int, default=None, metavar="N",
-                   help="with --ray: Ray actors (each loads its models once; default: one per CPU of the cluster)")
-
-
-def ray_cluster(args):
-    """``--ray [ADDRESS]`` / ``--ray-workers N`` as a :class:`RayCluster` (None without --ray)."""
-    if args.ray is None:
-        if args.ray_workers is not None:
-            raise ValueError("--ray-workers needs --ray [ADDRESS]")
-        return None
-    from rag_lab.distributed.cluster import as_cluster
-
-    return as_cluster(args.ray, args.ray_workers)
-
-
 def run_index(args) -> int:
     from rag_lab.index import build_index
 
@@ -57,7 +39,7 @@ def run_index(args) -> int:
     # progress: rag_lab.progress — a bar on a TTY, plain lines otherwise
     result = build_index(_dataset(args.dataset), settings, force=args.force, progress=True,
                          contextual=args.contextual or "none", yes=args.yes, context_in_prompt=args.context_in_prompt,
-                         ray=ray_cluster(args))
+                         executor=ray_build_executor(args, settings))
     print(result.summary())
     for skipped in result.manifest.skipped:
         print(f"  skipped {skipped['path']}: {skipped['reason']}")
@@ -75,7 +57,7 @@ def add_contextual_option(p) -> None:
 
 
 def add_retrieval_options(p) -> None:
-    p.add_argument("--top-k", type=positive_int, default=None, help="results to return (default 5)")
+    p.add_argument("--top-k", type=positive_int, default=None, help=f"{TOP_K_HELP} (default {SEARCH_TOP_K})")
     add_fusion_options(p)
 
 
@@ -83,8 +65,8 @@ def add_fusion_options(p) -> None:
     """The fused modes' parameters, shared by ``search`` and ``ir`` (read back by :func:`fusion_params`)."""
     p.add_argument("--fusion-k", type=int, default=None, help="RRF k, ranks from 1 (default 60)")
     p.add_argument("--prefetch", type=positive_int, default=None, help="candidates per leg for fusion/hybrid (default 100)")
-    p.add_argument("--dense-weight", type=float, default=None)
-    p.add_argument("--sparse-weight", type=float, default=None)
+    p.add_argument("--dense-weight", type=float, default=None, help="fusion/hybrid: the dense leg's weight (default 1)")
+    p.add_argument("--sparse-weight", type=float, default=None, help="fusion/hybrid: the sparse leg's weight (default 1)")
     p.add_argument("--max-per-doc", type=non_negative_int, default=None, metavar="M",
                    help="fusion/hybrid: at most M chunks per document in the top-k, the next-best chunks filling "
                         "the gaps (default 0 = no cap)")
@@ -109,12 +91,14 @@ def add_search(sub, common) -> None:
     from rag_lab.retrieve import ALL_MODES
 
     p = sub.add_parser("search", help="ranked chunks for a query")
-    p.add_argument("dataset")
-    p.add_argument("query")
-    p.add_argument("--mode", choices=ALL_MODES, default="hybrid")
+    add_dataset_argument(p, " (ignored by kendra)")
+    p.add_argument("query", help="the query, in quotes")
+    p.add_argument("--mode", choices=ALL_MODES, default="hybrid",
+                   help="dense (embeddings), bm25, sparse (Qdrant BM25 vectors), fusion (RRF of dense and bm25), "
+                        "hybrid (Qdrant's fused dense + sparse query), kendra (AWS) (default hybrid)")
     add_retrieval_options(p)
     p.add_argument("--explain", action="store_true", help="show each leg's rank, score and RRF term (fusion, hybrid)")
-    p.add_argument("--json", action="store_true", help="print JSON")
+    add_json_option(p, "the ranked chunks")
     add_contextual_option(p)
     common(p)
     p.set_defaults(handler=run_search)
@@ -130,14 +114,14 @@ def run_search(args) -> int:
     settings = get_settings()
     dataset = _dataset(args.dataset) if args.mode != "kendra" else None
     params = retrieval_params(args, explain=args.explain)
-    params["top_k"] = 5 if params["top_k"] is None else params["top_k"]  # --top-k 0 is an error, not 5
+    params["top_k"] = SEARCH_TOP_K if params["top_k"] is None else params["top_k"]  # --top-k 0 is an error
     retriever = build_retriever(args.mode, settings, dataset, contextual=args.contextual, **params)
     started = time.perf_counter()
     results = retriever.retrieve(args.query)
     seconds = time.perf_counter() - started
     if args.json:
-        print(json.dumps(results_json(results, include_explanation=args.explain), indent=2, ensure_ascii=False))
-    else:
+        emit_json(args.json, results_json(results, include_explanation=args.explain))
+    if args.json != "-":
         print(search_header(args.mode, dataset.name if dataset else "Kendra", args.query, len(results), seconds))
         print(render_results(results, explain=args.explain))
     return 0
@@ -145,15 +129,16 @@ def run_search(args) -> int:
 
 def add_ir(sub, common) -> None:
     p = sub.add_parser("ir", help="IR metrics (ranx) of retrieval modes: BEIR qrels, or document-level relevance from qa.jsonl source files")
-    p.add_argument("dataset")
-    p.add_argument("--modes", default="dense,bm25,fusion,hybrid", help="comma-separated modes")
+    add_dataset_argument(p, " with judgements (BEIR qrels, or qa.jsonl with source_file)")
+    p.add_argument("--modes", default="dense,bm25,fusion,hybrid",
+                   help="comma-separated retrieval modes (dense, bm25, sparse, fusion, hybrid) (default dense,bm25,fusion,hybrid)")
     add_fusion_options(p)
     p.add_argument("--limit", type=positive_int, default=None, help="N queries spread over the relevant documents (round-robin)")
     from rag_lab.cli.ablate import add_split_option
 
     add_split_option(p)
     p.add_argument("--no-resume", action="store_true", help="ignore checkpointed runs")
-    p.add_argument("--json", metavar="FILE", default=None, help="also write the table as JSON")
+    add_json_option(p, "the metrics table")
     p.add_argument("--out", metavar="DIR", default=None,
                    help="also write a run folder (manifest, per-query scores) for `rag-lab report DIR -o FILE.html`")
     p.add_argument("--pool", metavar="FILE.jsonl", default=None,
@@ -206,8 +191,9 @@ def _run_ir_locked(args, settings, dataset, modes) -> int:
     report = evaluate_modes(dataset, settings, modes, fusion_params(args), resume=not args.no_resume, limit=args.limit,
                             contextual=args.contextual, split=args.split, pool=bool(args.pool))
     variant = f" (contextual {args.contextual})" if args.contextual != "none" else ""
-    print(render_ir_table(report.results, title=f"{dataset.name}{variant}: IR metrics (ranx) — {report.describe()}"))
-    print(render_chunk_hit_cis(report.per_query))
+    say = functools.partial(print, file=sys.stderr if args.json == "-" else sys.stdout)  # stdout: the JSON alone
+    say(render_ir_table(report.results, title=f"{dataset.name}{variant}: IR metrics (ranx) — {report.describe()}"))
+    say(render_chunk_hit_cis(report.per_query))
     if args.pool:
         from pathlib import Path
 
@@ -215,18 +201,14 @@ def _run_ir_locked(args, settings, dataset, modes) -> int:
         Path(args.pool).write_text("".join(json.dumps(e, ensure_ascii=False) + "\n" for e in report.pooled),
                                    encoding="utf-8")
         questions = len({e["qid"] for e in report.pooled})
-        print(f"wrote {args.pool}: {len(report.pooled)} unjudged top-10 document(s) stating every key fact of the "
+        say(f"wrote {args.pool}: {len(report.pooled)} unjudged top-10 document(s) stating every key fact of the "
               f"reference, for {questions} question(s) — for review, not counted as relevant")
     if args.json:
-        from pathlib import Path
-
-        Path(args.json).parent.mkdir(parents=True, exist_ok=True)
-        Path(args.json).write_text(json.dumps(report.to_json(), indent=2))
-        print(f"wrote {args.json}")
+        emit_json(args.json, report.to_json())
     if args.out:
         from rag_lab.evaluate.ir import write_ir_run
 
-        print(f"wrote {write_ir_run(report, dataset, settings, args.out)} (render it: rag-lab report {args.out} -o FILE.html)")
+        say(f"wrote {write_ir_run(report, dataset, settings, args.out)} (render it: rag-lab report {args.out} -o FILE.html)")
     return 0
 
 
@@ -250,3 +232,4 @@ from rag_lab.cli.ask import add_ask; REGISTRY.append(add_ask)  # noqa: E402,E702
 from rag_lab.cli.chat import add_chat; REGISTRY.append(add_chat)  # noqa: E402,E702  (rag-lab chat)
 from rag_lab.cli.eval import add_eval; REGISTRY.append(add_eval)  # noqa: E402,E702  (rag-lab eval)
 from rag_lab.cli.ablate import add_ablate, add_report; REGISTRY += [add_ablate, add_report]  # noqa: E402,E702
+from rag_lab.cli.split import add_split; REGISTRY.append(add_split)  # noqa: E402,E702  (rag-lab split)

@@ -4,11 +4,12 @@
 2. one sample search per available retrieval mode, with hybrid's explanation;
 3. the IR table on SciFact beside the published anchors;
 4. one sample question answered in every configured mode (engines and the agent; answers cached);
-5. mode comparison, retrieval ablation grid and HTML reports (see :mod:`demo_reports`).
+5. mode comparison, retrieval ablation grid and HTML reports under reports/ (rag_lab/cli/demo_reports.py).
 """
 
 from __future__ import annotations
 
+import argparse
 import json
 from pathlib import Path
 
@@ -17,12 +18,17 @@ from rag_lab.cli.settings import get_settings
 
 
 def add_demo(sub, common) -> None:
-    p = sub.add_parser("demo", help="index the bundled datasets, search in every mode, IR table on SciFact")
-    p.add_argument("--datasets", default="texas_childcare,scifact")
+    p = sub.add_parser("demo", help="the whole lab on the bundled datasets: index, search in every mode, IR table on "
+                                    "SciFact, one question answered in every mode, mode comparison + ablation grid + "
+                                    "HTML reports", description=__doc__.split("\n\n", 1)[1] if __doc__ else None,
+                       formatter_class=argparse.RawDescriptionHelpFormatter)
+    p.add_argument("--datasets", default="texas_childcare,scifact",
+                   help="comma-separated datasets to index and search (steps 1-2; default texas_childcare,scifact)")
     p.add_argument("--ir-limit", type=int, default=None, help="evaluate only N SciFact queries")
-    p.add_argument("--skip-ir", action="store_true")
-    p.add_argument("--skip-ask", action="store_true")
-    p.add_argument("--skip-reports", action="store_true", help="skip the mode comparison, ablation grid and HTML reports")
+    p.add_argument("--skip-ir", action="store_true", help="skip step 3, the IR table on SciFact")
+    p.add_argument("--skip-ask", action="store_true", help="skip step 4, the sample question answered in every mode")
+    p.add_argument("--skip-reports", action="store_true",
+                   help="skip step 5, the mode comparison, ablation grid and HTML reports")
     p.add_argument("--report-datasets", default="texas_childcare_full,scifact",
                    help="datasets of the mode comparison + ablation grid + HTML reports step")
     p.add_argument("--answer-limit", type=int, default=3, help="questions answered per mode in the report step")

@@ -10,12 +10,22 @@ from rag_lab.cli.settings import get_settings, positive_int  # lazy: --help must
 
 def add_eval(sub, common) -> None:
     p = sub.add_parser("eval", help="answer a dataset's questions in each mode and score them (RAGAS, ranx)")
-    p.add_argument("dataset", help="a name under datasets/ or a folder with documents and qa.jsonl")
+    p.add_argument("dataset", help="a dataset with questions (qa.jsonl): a name under the datasets folder "
+                                   "(RAG_LAB_DATASETS_DIR, default ./datasets) or a folder path")
     p.add_argument("--modes", default="dense,bm25,fusion,hybrid",
                    help="comma-separated: dense,bm25,fusion,hybrid,agent,kendra")
     p.add_argument("--out", default=None, help="run folder (default runs/<dataset>)")
     p.add_argument("--limit", type=positive_int, default=None, help="N questions spread over the source documents (round-robin)")
-    p.add_argument("--resume", action="store_true", help="skip samples already in the run folder")
+    p.add_argument("--resume", action="store_true",
+                   help="continue the run in --out: run the samples not yet there, and again those whose answer or "
+                        "judged metric failed for a reason that may pass (server error, timeout, judge deadline, rate "
+                        "limit, connection), keeping what succeeded")
+    p.add_argument("--retry-failed", action="store_true",
+                   help="with --resume, also run again the failures that will not change on their own (a refused "
+                        "key or model, a judgement the judge could not parse)")
+    p.add_argument("--metrics", default=None, metavar="M1,M2",
+                   help="comma-separated metrics to compute, judged and not (default all; judged ones need --judge), "
+                        "e.g. faithfulness,factual_correctness,rouge_l,ndcg@10")
     from rag_lab.cli.ablate import add_split_option
 
     add_split_option(p)
@@ -26,8 +36,9 @@ def add_eval(sub, common) -> None:
                    help="LLM rerank of the retrieved chunks (default as in `rag-lab ask`: on with a remote LLM "
                         "provider, off with the local model)")
     p.add_argument("--conversations", action="store_true", help="also run the dataset's multi-turn scenarios (agent)")
-    p.add_argument("--top-k", type=positive_int, default=None, help="candidates retrieved per question")
-    p.add_argument("--top-n", type=positive_int, default=None, help="chunks given to the LLM")
+    p.add_argument("--top-k", type=positive_int, default=None,
+                   help="chunks the retriever returns per query (default 30; agent: per search, default 5)")
+    p.add_argument("--top-n", type=positive_int, default=None, help="chunks given to the LLM (default 7)")
     p.add_argument("--concurrency", type=positive_int, default=None, metavar="N",
                    help="samples in flight at once, answering and judging (default 1 for the local model, "
                         "8 for remote providers)")
@@ -35,8 +46,9 @@ def add_eval(sub, common) -> None:
                    help="stop before the estimated cost (list prices, rag_lab/models/pricing.py) would pass USD")
     p.add_argument("--dry-run", action="store_true",
                    help="print the LLM calls, tokens, time and cost the run would take; call nothing")
-    p.add_argument("--json", action="store_true", help="print the summary as JSON")
-    from rag_lab.cli.commands import add_ray_options
+    from rag_lab.cli.options import add_json_option, add_ray_options
+
+    add_json_option(p, "the summary (per mode × metric) and the per-mode table")
 
     add_ray_options(p, "answer and score the samples on Ray actors, each loading its models once (this process "
                        "still writes every result)")
@@ -93,12 +105,11 @@ def _isnan(value) -> bool:
 
 
 def run_eval(args) -> int:
-    import json
     import sys
     from pathlib import Path
 
     from rag_lab.cli.ask import rerank_default
-    from rag_lab.cli.commands import ray_cluster
+    from rag_lab.cli.options import emit_json, ray_sample_executor
     from rag_lab.datasets import resolve_dataset
     from rag_lab.evaluate import run_evaluation
 
@@ -110,26 +121,38 @@ def run_eval(args) -> int:
     if args.max_cost is not None and not args.max_cost >= 0:
         print(f"error: --max-cost must be a number ≥ 0 (USD), got {args.max_cost}", file=sys.stderr)
         return 2
+    if args.retry_failed and not args.resume:
+        print("error: --retry-failed continues a run: use it with --resume", file=sys.stderr)
+        return 2
+    metrics = [m.strip() for m in args.metrics.split(",")] if args.metrics is not None else None
+    if metrics and not args.judge:
+        from rag_lab.evaluate.metrics import all_specs
+
+        if needs_judge := [s.name for s in all_specs() if s.judged and s.name in metrics]:
+            print(f"error: {', '.join(needs_judge)} {'is' if len(needs_judge) == 1 else 'are'} judged by an LLM, and "
+                  "this run has no judge\n  → add --judge PROVIDER[:MODEL], or choose other --metrics", file=sys.stderr)
+            return 2
     if args.split != "all":
         from rag_lab.splits import select_split
 
         select_split([], dataset.dev_split, args.split, dataset.name)  # no dev_split.txt: refused before any work
     run = run_evaluation(dataset, settings, modes, out, limit=args.limit, split=args.split, resume=args.resume,
                          judge=args.judge,
+                         metrics=metrics, retry_failed=args.retry_failed,
                          rerank=rerank_default(args.rerank, settings), conversations=args.conversations,
                          progress=True, concurrency=args.concurrency, max_cost=args.max_cost,
-                         dry_run=args.dry_run, ray=ray_cluster(args), **params)
+                         dry_run=args.dry_run, executor=ray_sample_executor(args), **params)
     if args.dry_run:
         print(run.summary())
         return 0
     if args.json:
         from rag_lab.evaluate.frames import split_label
 
-        print(json.dumps({"split": (run.manifest.get("config") or {}).get("split", "all"),
-                          "split_label": split_label(run.manifest),
-                          "summary": run.summary.to_dict(orient="records"),
-                          "modes": run.modes.to_dict(orient="records")}, indent=2, default=str))
-    else:
+        emit_json(args.json, {"split": (run.manifest.get("config") or {}).get("split", "all"),
+                              "split_label": split_label(run.manifest),
+                              "summary": run.summary.to_dict(orient="records"),
+                              "modes": run.modes.to_dict(orient="records")})
+    if args.json != "-":
         print(f"{dataset.name}: {len(run.modes)} mode(s), run folder {out}")
         print(render_eval_table(run))
         if int(run.modes["dev_split"].max()) if not run.modes.empty else 0:

@@ -1,6 +1,6 @@
 """`eval --dry-run` and `--max-cost`: what a run will call and cost, from the same questions, resume
-state and answer cache the run would use, without loading or calling a model; and how many samples
-may be in flight (``--concurrency``)."""
+state and answer cache the run would use, without loading or calling a model. How many samples may be in
+flight (``--concurrency``) is :mod:`rag_lab.models.concurrency`'s (re-exported here)."""
 
 from __future__ import annotations
 
@@ -9,25 +9,7 @@ from typing import Any
 
 from rag_lab.config import Settings
 from rag_lab.errors import ConfigError
-
-REMOTE_CONCURRENCY = 8
-
-
-def resolve_concurrency(concurrency: int | None, settings: Settings, judge_cfg: Settings | None, llm: Any) -> int:
-    """1 for the in-process local model (one llama.cpp context answers one prompt at a time), 8 for
-    remote providers; an explicit value > 1 with a local generator or judge is refused."""
-    local = [what for what, cfg in (("generator", settings if llm is None else None), ("judge", judge_cfg))
-             if cfg is not None and cfg.llm_provider == "local"]
-    if concurrency is None:
-        return 1 if local or llm is not None else REMOTE_CONCURRENCY
-    if concurrency < 1:
-        raise ConfigError(f"--concurrency must be ≥ 1, got {concurrency}", "use --concurrency 1 or more")
-    if concurrency > 1 and local:
-        raise ConfigError(f"--concurrency {concurrency}: the local model ({' and '.join(local)}) answers one prompt "
-                          "at a time (one llama.cpp context in this process)",
-                          "use --concurrency 1, or a remote provider (RAG_LAB_LLM_PROVIDER=openai_compatible, "
-                          "openai, groq, bedrock; --judge PROVIDER:MODEL)")
-    return concurrency
+from rag_lab.models.concurrency import REMOTE_CONCURRENCY, resolve_concurrency  # noqa: F401 - re-exported
 
 
 def budget_for(settings, mode, rerank, params, judge_cfg, scorer, answerer, models, llm):
@@ -51,13 +33,13 @@ def budget_for(settings, mode, rerank, params, judge_cfg, scorer, answerer, mode
 
 
 def plan_run(dataset, settings: Settings, modes: list[str], out: Path, pairs, *, resume: bool, judge_cfg,
-             rerank: bool, metrics, llm, concurrency: int, params: dict):
+             rerank: bool, metrics, llm, concurrency: int, params: dict, retry_failed: bool = False):
     """The :class:`EvalPlan` of a run: samples left (after --resume), answers already cached, calls,
     tokens, time and cost. Reads the run folder and the cache; writes nothing, calls nothing."""
     from rag_lab.evaluate.answering import manifest_model_name, mode_answerer, pending
     from rag_lab.evaluate.judge import judge_id
     from rag_lab.evaluate.metrics import all_specs
-    from rag_lab.evaluate.plan import CallEstimate, EvalPlan, SampleCosts, estimate_seconds
+    from rag_lab.evaluate.plan import CallEstimate, EvalPlan, SampleCosts, estimate_seconds, rate_limited_seconds
     from rag_lab.evaluate.store import SAMPLES, read_samples
     from rag_lab.models.llm.disk_cache import DiskCache
     from rag_lab.models.llm.factory import resolve_model
@@ -74,7 +56,7 @@ def plan_run(dataset, settings: Settings, modes: list[str], out: Path, pairs, *,
         for mode in modes:
             path = out / mode / SAMPLES
             done = {r["id"]: r for r in read_samples(path)} if resume and path.exists() else {}
-            todo = [p for p, _ in pending(pairs, done)]
+            todo = [p for p, _ in pending(pairs, done, retry_failed)]
             answerer = mode_answerer(mode, lambda: None, settings, rerank=rerank, params=params,
                                      index=_fingerprint(mode, dataset, settings), cache=cache, llm=llm)
             hits = {p.id for p in todo if cache is not None and cache.get(answerer.key(p.question)) is not None}
@@ -94,7 +76,10 @@ def plan_run(dataset, settings: Settings, modes: list[str], out: Path, pairs, *,
     judge = judge_id(judge_cfg) if judge_cfg is not None else None  # as the run's manifest names it
     seconds = estimate_seconds(settings.llm_provider == "local" and llm is None, answers, judging, concurrency,
                                judging_seconds)
-    return EvalPlan(samples, cached, generator, judge, answers, judging, answer_cost, judge_cost, seconds, concurrency)
+    # RAG_LAB_LLM_RPM: the calls cannot go faster than the limit; the wait is part of the run's time
+    limited = rate_limited_seconds(settings if llm is None else None, judge_cfg, answers, judging)
+    return EvalPlan(samples, cached, generator, judge, answers, judging, answer_cost, judge_cost,
+                    max(seconds, limited), concurrency, rate_limit_seconds=max(0.0, limited - seconds))
 
 
 def _fingerprint(mode: str, dataset, settings: Settings) -> str | None:

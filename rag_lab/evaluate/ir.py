@@ -20,6 +20,7 @@ from pathlib import Path
 from rag_lab.config import Settings
 from rag_lab.datasets import Dataset, sample_judged
 from rag_lab.evaluate.cache_keys import question_key
+from rag_lab.evaluate.ranx_ids import ranked_documents
 from rag_lab.fusion import TIE_RULE
 from rag_lab.fusion.rrf import DEFAULT_RRF_K
 from rag_lab.index import CorpusIndex
@@ -150,11 +151,6 @@ def chunk_hits(chunk_docs: dict[str, list[str]], qrels: dict[str, dict[str, int]
                k: int = CHUNK_HIT_K) -> dict[str, float]:
     """Per judged query: 1.0 when a relevant document (grade > 0) owns one of the first ``k`` chunks."""
     return {q: float(any(qrels[q].get(d, 0) > 0 for d in docs[:k])) for q, docs in chunk_docs.items() if q in qrels}
-
-
-def ranked_documents(docs: dict[str, float]) -> list[str]:
-    """Document keys best first (ties in retrieval order: the order ``fold_to_documents`` met them)."""
-    return [d for d, _ in sorted(docs.items(), key=lambda item: -item[1])]
 
 
 def judged_shares(run: dict[str, dict[str, float]], qrels: dict[str, dict[str, int]],

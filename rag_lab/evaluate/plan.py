@@ -93,6 +93,7 @@ class EvalPlan:
     judge_cost: float | None
     seconds: float
     concurrency: int
+    rate_limit_seconds: float = 0.0  # of ``seconds``: waiting for RAG_LAB_LLM_RPM (the calls cannot go faster)
 
     @property
     def cost_usd(self) -> float | None:
@@ -110,7 +111,13 @@ class EvalPlan:
         return (f"dry run: {self.samples} sample(s) to run, {self.cached_answers} answer(s) cached → "
                 f"{total.calls} LLM call(s): generator {self.generator}: {self.answers.calls}{judge}; "
                 f"≈ {total.prompt_tokens:,} prompt + {total.completion_tokens:,} completion tokens; "
-                f"≈ {self.seconds / 60:.1f} min at concurrency {self.concurrency}; {cost}. No call was made.")
+                f"≈ {self.seconds / 60:.1f} min at concurrency {self.concurrency}{self._waiting()}; {cost}. "
+                "No call was made.")
+
+    def _waiting(self) -> str:
+        if self.rate_limit_seconds <= 0:
+            return ""
+        return f" (≈ {self.rate_limit_seconds / 60:.1f} min of it waiting for the rate limit, RAG_LAB_LLM_RPM)"
 
 
 def estimate_seconds(generator_local: bool, answers: CallEstimate, judging: CallEstimate, concurrency: int,
@@ -122,6 +129,18 @@ def estimate_seconds(generator_local: bool, answers: CallEstimate, judging: Call
     judge = judging.calls * REMOTE_SECONDS_PER_CALL if judging_seconds is None else judging_seconds
     answer = answers.calls * LOCAL_SECONDS_PER_ANSWER if generator_local else answers.calls * REMOTE_SECONDS_PER_CALL / parallel
     return answer + judge / parallel
+
+
+def rate_limited_seconds(settings, judge_cfg, answers: CallEstimate, judging: CallEstimate) -> float:
+    """The least time the calls take under ``RAG_LAB_LLM_RPM``: one bucket per endpoint, so a generator and
+    a judge on the same server share theirs."""
+    budgets: dict[str, list[float]] = {}  # endpoint -> [calls, rpm]
+    for cfg, estimate in ((settings, answers), (judge_cfg, judging)):
+        if cfg is None or not cfg.llm_rpm or cfg.llm_provider == "local" or not estimate.calls:
+            continue
+        entry = budgets.setdefault(str(cfg.llm_base_url or cfg.llm_provider), [0.0, cfg.llm_rpm])
+        entry[0] += estimate.calls
+    return max((60.0 * calls / rpm for calls, rpm in budgets.values()), default=0.0)
 
 
 def finite_or(value: float | None, default: float) -> float:

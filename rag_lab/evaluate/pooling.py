@@ -39,7 +39,7 @@ def pool_unjudged(runs: Mapping[str, Mapping[str, Mapping[str, float]]], qrels: 
     One entry per (question, mode, document) where the document is in the mode's top ``k``, has no
     judgement for the question, and states every key fact of the reference (questions whose
     reference has no key fact beyond the question's are skipped: nothing to check)."""
-    from rag_lab.evaluate.ir import ranked_documents
+    from rag_lab.evaluate.ranx_ids import ranked_documents
 
     values: dict[str, set[str]] = {}
     entries = []

@@ -26,9 +26,10 @@ from rag_lab.errors import ConfigError
 from rag_lab.evaluate.answering import index_fingerprint, manifest_model_name, pending
 from rag_lab.evaluate.manifest import build_manifest
 from rag_lab.evaluate.run_lock import run_lock
-from rag_lab.evaluate.dry_run import budget_for, resolve_concurrency
-from rag_lab.evaluate.sample_worker import SampleSpec, SampleWorker, evaluate_sample  # noqa: F401 - re-exported
-from rag_lab.evaluate.schedule import RunGuard, run_in_flight
+from rag_lab.evaluate.dry_run import budget_for
+from rag_lab.models.concurrency import resolve_concurrency
+from rag_lab.evaluate.sample_worker import SampleExecutor, SampleSpec, SampleWorker, evaluate_sample  # noqa: F401 - re-exported
+from rag_lab.schedule import RunGuard, run_in_flight
 from rag_lab.evaluate.store import MANIFEST, SampleLog, write_json_atomic
 from rag_lab.progress import progress_bar
 
@@ -90,7 +91,7 @@ def run_evaluation(
     resume: bool = False,
     judge: str | None = None,
     judge_llm: Any = None,
-    rerank: bool = True,
+    rerank: bool | None = None,
     conversations: bool = False,
     progress: bool = True,
     llm: Any = None,
@@ -99,8 +100,8 @@ def run_evaluation(
     concurrency: int | None = None,
     max_cost: float | None = None,
     dry_run: bool = False,
-    ray: Any = None,
-    ray_workers: int | None = None,
+    executor: SampleExecutor | None = None,
+    retry_failed: bool = False,
     **params: Any,
 ):
     """Evaluate ``modes`` on ``dataset``; returns :func:`load_run` of ``out``.
@@ -112,11 +113,20 @@ def run_evaluation(
     ``concurrency`` samples are in flight at once (default: 1 for the local model, 8 for remote
     providers); ``max_cost`` (USD) stops the run before the estimate would pass it; ``dry_run``
     returns the :class:`EvalPlan` (calls, tokens, time, cost) without calling any model.
-    ``ray`` (an address, ``"local"`` or a :class:`rag_lab.distributed.cluster.RayCluster`) answers and
-    scores the samples on ``ray_workers`` Ray actors (each loads its models once); this process
-    still writes every result, so resume and the tables are as without Ray.
+    ``executor`` answers and scores the samples elsewhere (a :data:`SampleExecutor`, e.g.
+    ``rag_lab.distributed.samples.ray_sample_executor(cluster)``: Ray actors, each loading its
+    models once); this process still writes every result, so resume and the tables are
+    as without it. It plugs in from above: evaluation knows no Ray.
+    ``metrics`` (names; default all) chooses the judged and non-judged metrics; a resumed run keeps its own.
+    ``resume`` runs again every sample whose answer or judged metric failed for a reason that may pass
+    (server error, timeout, deadline, rate limit, connection), keeping what succeeded; ``retry_failed``
+    also runs again those that will not change on their own (a refused key, an unparsable judgement).
     """
     settings = settings or get_settings()
+    if rerank is None:  # the CLI's default: off for the local model, on for remote providers
+        from rag_lab.answer.engine import default_rerank
+
+        rerank = default_rerank(settings)
     if isinstance(dataset, (str, Path)):
         dataset = resolve_dataset(dataset, settings.datasets_dir)
     modes = list(modes)
@@ -126,6 +136,7 @@ def run_evaluation(
                           f"choose from {', '.join(EVAL_MODES)}")
     out = Path(out)
     pairs = questions(dataset, limit, split)
+    metrics = chosen_metrics(metrics, out, resume)
     judge_cfg = judge_settings(settings, judge) if judge else None
     judge_id = None
     if judge_cfg is not None:
@@ -141,27 +152,22 @@ def run_evaluation(
         from rag_lab.evaluate.dry_run import plan_run
 
         return plan_run(dataset, settings, modes, out, pairs, resume=resume, judge_cfg=judge_cfg, rerank=rerank,
-                        metrics=metrics, llm=llm, concurrency=concurrency, params=params)
-    cluster = None
-    if ray is not None:
-        from rag_lab.distributed.cluster import as_cluster
-
-        if any(x is not None for x in (llm, agent_llm, judge_llm)):
-            raise ConfigError("--ray builds the generator and the judge on each Ray actor from the settings; "
-                              "LLM objects passed in cannot be used there",
-                              "configure the models through settings (RAG_LAB_LLM_PROVIDER …), or drop ray")
-        cluster = as_cluster(ray, ray_workers)
+                        metrics=metrics, llm=llm, concurrency=concurrency, params=params, retry_failed=retry_failed)
+    if executor is not None and any(x is not None for x in (llm, agent_llm, judge_llm)):
+        raise ConfigError("--ray builds the generator and the judge on each Ray actor from the settings; "
+                          "LLM objects passed in cannot be used there",
+                          "configure the models through settings (RAG_LAB_LLM_PROVIDER …), or drop ray")
     with run_lock(out):  # one writer per run folder
         return _run_locked(dataset, settings, modes, out, pairs, limit=limit, split=split, resume=resume, judge_id=judge_id,
                            judge_cfg=judge_cfg, judge_llm=judge_llm, rerank=rerank,
                            conversations=conversations, progress=progress, llm=llm, agent_llm=agent_llm,
                            metrics=metrics, concurrency=concurrency, max_cost=max_cost, params=params,
-                           cluster=cluster)
+                           executor=executor, retry_failed=retry_failed)
 
 
 def _run_locked(dataset: Dataset, settings: Settings, modes: list[str], out: Path, pairs, *, limit, resume, judge_id,
                 judge_cfg, judge_llm, rerank, conversations, progress, llm, agent_llm, metrics, concurrency,
-                max_cost, params, cluster=None, split="all"):
+                max_cost, params, executor=None, retry_failed=False, split="all"):
     from rag_lab.evaluate.answering import prompt_version
     from rag_lab.evaluate.frames import load_run
     from rag_lab.models import embed_model_id
@@ -169,7 +175,7 @@ def _run_locked(dataset: Dataset, settings: Settings, modes: list[str], out: Pat
     manifest_path = out / MANIFEST
     previous = _previous_manifest(manifest_path, dataset, resume)
     # On Ray the actors load the judge; the driver needs it only to price samples (--max-cost).
-    if judge_cfg is not None and judge_llm is None and (cluster is None or max_cost is not None):
+    if judge_cfg is not None and judge_llm is None and (executor is None or max_cost is not None):
         from rag_lab.evaluate.judge import build_judge
 
         judge_llm = build_judge(judge_cfg)
@@ -202,15 +208,18 @@ def _run_locked(dataset: Dataset, settings: Settings, modes: list[str], out: Pat
     # This process's worker answers and scores the samples (without Ray), and prices them (--max-cost).
     worker = SampleWorker(spec, llm=llm, agent_llm=agent_llm, judge_llm=judge_llm, build_judge=False)
     try:
-        with _samples_on(cluster, spec, worker, concurrency) as (run_sample, in_flight):
+        samples_on = executor or _here(worker)
+        with samples_on(spec, concurrency) as (run_sample, in_flight):
             guard = RunGuard(max_failures=settings.max_consecutive_failures, max_cost=max_cost)
             logs: dict[str, SampleLog] = {}
             costs: dict[str, Any] = {}
             items: list[tuple[str, tuple]] = []
+            resumed = {"retry_failed": retry_failed, "rescored": {}, "kept_failures": {}}
             for mode in modes:
                 logs[mode] = SampleLog(out / mode, resume=resume)
-                # finished = recorded without an error; a failed sample is retried (its new line wins)
-                todo = pending(pairs, logs[mode].done)
+                # finished = recorded without a failure that may pass; a sample run again: its new line wins
+                todo = pending(pairs, logs[mode].done, retry_failed)
+                _count_resumed(resumed, mode, logs[mode].done, todo)
                 if not todo:
                     continue
                 if max_cost is not None:
@@ -220,12 +229,15 @@ def _run_locked(dataset: Dataset, settings: Settings, modes: list[str], out: Pat
             if costs:
                 guard.estimate = lambda entry: costs[entry[0]].estimate(entry[1])
                 guard.spent = lambda record, estimate: costs[record["mode"]].spent(record, estimate)
+            if previous is not None:  # what this resume runs again, and the failures it keeps
+                manifest["resumes"] = [*(previous.get("resumes") or []), {"at": manifest["created_at"], **resumed}]
+                write_json_atomic(manifest_path, manifest)
             # One pool for every mode: the next mode's samples start while the last ones of a mode finish
             # (a pool per mode idled its workers at every mode boundary).
             started = list(dict.fromkeys(mode for mode, _ in items))
             with progress_bar(total=len(items), desc="+".join(started) or "samples", unit="sample",
                               enabled=progress) as bar:
-                run_in_flight(items, lambda entry: run_sample(*entry), lambda record: logs[record["mode"]].append(record),
+                run_in_flight(items, lambda entry: run_sample(*entry), lambda record: _write(logs[record["mode"]], record),
                               concurrency=in_flight, guard=guard, on_done=bar.update)
         if conversations:
             from rag_lab.evaluate.conversations import run_conversations
@@ -237,16 +249,53 @@ def _run_locked(dataset: Dataset, settings: Settings, modes: list[str], out: Pat
     return load_run(out)
 
 
-@contextmanager
-def _samples_on(cluster, spec: SampleSpec, worker: SampleWorker, concurrency: int):
-    """``(run_sample(mode, item) -> record, samples in flight)``: here, or on Ray actors."""
-    if cluster is None:
-        yield worker, concurrency
-        return
-    from rag_lab.distributed.samples import ray_samples
+def _write(log: SampleLog, record: dict[str, Any]) -> None:
+    """Append a finished sample; one run again by --resume keeps the scores its earlier line had."""
+    from rag_lab.evaluate.rescore import keep_scored
 
-    with ray_samples(cluster, spec, concurrency) as on_ray:
-        yield on_ray
+    log.append(keep_scored(log.done.get(record["id"]), record))
+
+
+def _count_resumed(resumed: dict[str, Any], mode: str, done: dict[str, dict[str, Any]], todo: list) -> None:
+    from rag_lab.evaluate.rescore import kept_failures
+
+    again = {pair.id for pair, _ in todo}
+    if rescored := sum(1 for sample_id in again if sample_id in done):
+        resumed["rescored"][mode] = rescored
+    if kept := sum(1 for sample_id, record in done.items() if sample_id not in again and kept_failures(record)):
+        resumed["kept_failures"][mode] = kept
+
+
+def chosen_metrics(metrics: Sequence[str] | None, out: Path, resume: bool) -> list[str] | None:
+    """The run's metrics in the registry's order (None: all); a resumed run without a choice keeps its own.
+    Unknown names are refused; a judged metric is computed only with a judge (`eval --metrics` refuses it
+    without one)."""
+    from rag_lab.evaluate.metrics import all_specs
+    from rag_lab.evaluate.scoring import IR_METRICS
+
+    if metrics is None and resume and (out / MANIFEST).exists():
+        from rag_lab.evaluate.store import read_manifest
+
+        previous = read_manifest(out / MANIFEST, hint="drop --resume to start the run over in this folder")
+        metrics = (previous.get("config") or {}).get("metrics")
+    if metrics is None:
+        return None
+    specs = {s.name: s for s in all_specs()}
+    known = [*specs, *IR_METRICS]
+    wanted = [m.strip() for m in metrics if m and m.strip()]
+    unknown = [m for m in wanted if m not in known]
+    if unknown or not wanted:
+        raise ConfigError(f"Unknown or missing metric(s): {', '.join(unknown) or '(none)'}",
+                          f"choose from {', '.join(known)}")
+    return [m for m in known if m in wanted]
+
+
+def _here(worker: SampleWorker) -> SampleExecutor:
+    """The default executor: this process's worker, ``concurrency`` samples in flight on threads."""
+    @contextmanager
+    def samples_here(spec: SampleSpec, concurrency: int):
+        yield worker, concurrency
+    return samples_here
 
 
 # What must be equal for a run to be resumed: (label shown to the user, manifest section, key).

@@ -8,6 +8,8 @@ models once: the generator on the first uncached answer, the judge at once when 
 from __future__ import annotations
 
 import threading
+from collections.abc import Callable
+from contextlib import AbstractContextManager
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -125,3 +127,10 @@ class SampleWorker:
 
     def close(self) -> None:
         self.cache.close()
+
+
+# Where a run's samples are answered and scored, plugged in by the caller: ``executor(spec,
+# concurrency)`` is a context manager yielding ``(run_sample(mode, item) -> record, samples in
+# flight)``. The default is this process's SampleWorker on threads; rag_lab.distributed.samples
+# provides one on Ray actors (evaluation never imports it: distributed sits above evaluate).
+SampleExecutor = Callable[[SampleSpec, int], AbstractContextManager[tuple[Callable[[str, Any], dict[str, Any]], int]]]

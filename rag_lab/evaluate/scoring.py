@@ -10,7 +10,9 @@ sample field the RAGAS metric reads, and the embedding model where the metric em
 
 A failing judge costs bounded time: the SDK is the one retry layer (``max_retries``), the judged
 metrics of one sample share a deadline (``judge_deadline``: the constrained judge starts no call or
-retry after it, see ``judge.constrained.call_deadline``), and once the judge refuses access
+retry after it, see ``judge.constrained.call_deadline``) that measures the provider's work: time
+waiting for the requests-per-minute limit (``RAG_LAB_LLM_RPM``) moves it later, so a rate-limited
+run is slower, never NaN; and once the judge refuses access
 (401/403/404) it is not asked again in this run: each later judged metric records that refusal.
 """
 
@@ -85,6 +87,7 @@ class Scorer:
         self.specs: list[MetricSpec] = [s for s in all_specs() if (not s.judged or judge_llm is not None)
                                         and (metrics is None or s.name in metrics)]
         self.cache = cache
+        self.ir_metrics = [m for m in IR_METRICS if metrics is None or m in metrics]
         self.judge_identity = llm_identity(judge_llm) if judge_llm is not None else None
         # an object LLM's identity hashes its whole configuration; a named one's leaves these out
         self.judge_settings = (output_settings(judge_llm) if judge_llm is not None
@@ -118,7 +121,7 @@ class Scorer:
         sample = to_sample(record)
         scores: dict[str, float | None] = {}
         errors: dict[str, str] = {}
-        deadline = time.monotonic() + self.deadline
+        deadline = _Deadline(time.monotonic() + self.deadline)
         for spec in self.specs:
             if any(not getattr(sample, f) for f in spec.requires) or (spec.applies and not spec.applies(sample)):
                 continue  # not applicable: no score (a user with questions only gets the rest)
@@ -130,11 +133,17 @@ class Scorer:
             scores[spec.name] = _finite(value)
             if scores[spec.name] is None:
                 errors[spec.name] = "NaN score"
-        scores.update(ir_scores(record))
+        if self.ir_metrics:
+            scores.update({m: v for m, v in ir_scores(record).items() if m in self.ir_metrics})
         return scores, errors
 
     def _run(self, spec: MetricSpec, sample) -> float:
-        return self._await(self._metric(spec).single_turn_ascore(sample))
+        metric = self._metric(spec)
+        if getattr(metric, "embeddings", None) is None and getattr(metric, "llm", None) is None and not _in_a_loop():
+            # pure CPU (ROUGE, key facts, citations …): in this sample's own thread. On the shared loop it
+            # held up the judge requests of every other sample in flight while it ran (--concurrency).
+            return asyncio.run(metric.single_turn_ascore(sample))
+        return self._await(metric.single_turn_ascore(sample))  # a model client: bound to the shared loop
 
     def _await(self, coro):
         return self._loop.run(coro)
@@ -170,14 +179,13 @@ class Scorer:
         return cache_key("judge", model=str(self.judge_identity), prompt_version=f"ragas-{ragas.__version__}:{spec.name}",
                          inputs=inputs)
 
-    def _judged(self, spec: MetricSpec, sample, deadline: float) -> float | None:
+    def _judged(self, spec: MetricSpec, sample, deadline: "_Deadline") -> float | None:
         key = self.judge_key(spec, sample)
         if self.cache is not None and (hit := self.cache.get(key)) is not None:
             return hit["score"]
         if self._refusal is not None:
             raise JudgeNotAsked(f"not asked: the judge refused access earlier in this run ({self._refusal})")
-        remaining = deadline - time.monotonic()
-        if remaining <= 0:
+        if deadline.at() - time.monotonic() <= 0:
             raise JudgeNotAsked(f"not asked: this sample's judge deadline ({self.deadline:g} s, "
                                 "RAG_LAB_JUDGE_DEADLINE) had passed")
         try:
@@ -193,14 +201,48 @@ class Scorer:
         return value
 
 
-async def _before(deadline: float, coro):
-    """``coro`` cut off at ``deadline`` (``time.monotonic()``); the constrained judge reads the same
-    deadline (a context variable: it follows the judge's calls into their worker threads), so a cut-off
-    metric starts no further call or retry."""
-    from rag_lab.evaluate.judge.constrained import call_deadline
+class _Deadline:
+    """A sample's judge deadline (``time.monotonic()``), moved later by every second its requests waited
+    for the rate limit (their :class:`WaitMeter`): the deadline bounds the provider's work, not the queue."""
 
-    call_deadline.set(deadline)
-    return await asyncio.wait_for(coro, deadline - time.monotonic())
+    def __init__(self, at: float) -> None:
+        from rag_lab.models.rate_limit import WaitMeter
+
+        self._at, self.waits = at, WaitMeter()
+
+    def at(self) -> float:
+        return self._at + self.waits.seconds
+
+
+def _in_a_loop() -> bool:
+    try:
+        asyncio.get_running_loop()
+    except RuntimeError:
+        return False
+    return True
+
+
+async def _before(deadline: _Deadline, coro):
+    """``coro`` cut off at ``deadline``; the constrained judge reads the same deadline (a context
+    variable: it follows the judge's calls into their worker threads), so a cut-off metric starts no
+    further call or retry. The requests' waits for the rate limit are booked on the deadline (a context
+    variable too), and the cut-off is checked again after each wait moved it."""
+    from rag_lab.evaluate.judge.constrained import call_deadline
+    from rag_lab.models.rate_limit import metered
+
+    call_deadline.set(deadline.at())  # the local judge has no rate limit: its deadline does not move
+    metered(deadline.waits)
+    task = asyncio.ensure_future(coro)
+    try:
+        while (remaining := deadline.at() - time.monotonic()) > 0:
+            done, _ = await asyncio.wait({task}, timeout=remaining)
+            if done:
+                return task.result()
+        raise TimeoutError
+    finally:
+        if not task.done():
+            task.cancel()
+            await asyncio.wait({task})  # let it unwind (its HTTP request closed) before the next metric
 
 
 PROVIDER_JUDGE_DEADLINE = 300.0

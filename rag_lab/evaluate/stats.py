@@ -8,6 +8,11 @@
 - ``paired_p_value(..., "wilcoxon")``: the Wilcoxon signed-rank test (scipy; zero differences
   dropped), analytic like Student's t, so its p-value can go as low as the data allow — a
   randomization test with N permutations cannot go below 1/(N + 1).
+- ``paired_test``: the p-value and the test that decided it. No test speaks where its statistic is
+  undefined or its approximation unfounded: at most 16 non-zero differences (tiny folders, sparse
+  changes, all ties) or a constant non-zero difference get the exact sign-flip p
+  (:func:`sign_flip_exact`, ≥ 2/2^n, never 0); ``paired_tests_many`` does the same for many pairs
+  in one scipy call.
 - ``holm_within``: Holm's correction run separately inside each family of a tidy frame (the
   ablation grid corrects within the question a table answers, e.g. "does k matter?").
 - ``bootstrap_ci``: a seeded percentile bootstrap 95 % interval of a mean (per-sample scores, NaN
@@ -50,10 +55,11 @@ def holm_within(frame: "pandas.DataFrame", family: str, p_column: str) -> "panda
     everything a run happens to compute."""
     import pandas as pd
 
-    adjusted = pd.Series(np.nan, index=frame.index, dtype=float)
-    for _, group in frame[frame[family].notna()].groupby(family, sort=False):
-        adjusted.loc[group.index] = holm(group[p_column].tolist())
-    return adjusted
+    p = frame[p_column].to_numpy(dtype=float)
+    adjusted = np.full(len(frame), np.nan)
+    for positions in frame.groupby(family, sort=False).indices.values():  # NaN families are left out
+        adjusted[positions] = holm(p[positions].tolist())
+    return pd.Series(adjusted, index=frame.index, dtype=float)
 
 
 def fisher_randomization(control: np.ndarray, treatment: np.ndarray, n_permutations: int = DEFAULT_PERMUTATIONS,
@@ -78,32 +84,99 @@ def fisher_randomization(control: np.ndarray, treatment: np.ndarray, n_permutati
     return (hits + 1) / (n_permutations + 1)
 
 
-def paired_p_value(control: Sequence[float], treatment: Sequence[float], test: str = "fisher",
-                   n_permutations: int = DEFAULT_PERMUTATIONS, seed: int = DEFAULT_SEED) -> float:
-    """Two-sided p-value of a paired test: ``student`` (ranx's paired Student's t), ``fisher``
-    (the randomization test, seeded) or ``wilcoxon`` (scipy's signed-rank test, zero differences
-    dropped). Identical score vectors give exactly 1.0."""
+EXACT_MAX_N = 16  # up to this many non-zero differences the sign-flip distribution is enumerated (2^16 sums)
+_SIGN_TABLES: dict[int, np.ndarray] = {}
+
+
+def _signs(n: int) -> np.ndarray:
+    """Every ±1 sign vector of length n, (2^n, n) int8, memoised."""
+    if n not in _SIGN_TABLES:
+        bits = (np.arange(2 ** n, dtype=np.int64)[:, None] >> np.arange(n)) & 1
+        _SIGN_TABLES[n] = (bits * 2 - 1).astype(np.int8)
+    return _SIGN_TABLES[n]
+
+
+def sign_flip_exact(differences: Sequence[float]) -> float:
+    """Exact two-sided sign-flip (Fisher randomization) p-value of paired differences: the share of
+    all 2^n sign assignments whose |sum| reaches the observed |sum|, the observed one included, so
+    p ≥ 2/2^n and never 0. Zero differences add nothing to any sum and are dropped first; none left
+    (all ties) → 1.0, which is exact, not a fallback. Enumerated up to :data:`EXACT_MAX_N` non-zero
+    differences; beyond that only the constant case is closed-form (2 of 2^n reach it)."""
+    d = np.asarray(differences, dtype=float)
+    d = d[d != 0.0]
+    n = d.size
+    if n == 0:
+        return 1.0
+    observed = abs(d.sum())
+    tolerance = 1e-12 * max(1.0, float(np.abs(d).sum()))
+    if n > EXACT_MAX_N:
+        if np.allclose(d, d[0], rtol=0.0, atol=1e-12):
+            return float(2.0 ** (1 - n))
+        raise ValueError(f"exact enumeration is limited to {EXACT_MAX_N} non-zero differences, got {n}")
+    sums = np.abs(_signs(n) @ d)
+    return float(np.count_nonzero(sums >= observed - tolerance) / sums.size)
+
+
+def paired_test(control: Sequence[float], treatment: Sequence[float], test: str = "student",
+                n_permutations: int = DEFAULT_PERMUTATIONS, seed: int = DEFAULT_SEED) -> tuple[float, str]:
+    """(two-sided p, the test that decided it). A test whose statistic is undefined or whose
+    approximation is unfounded never speaks: identical scores → 1.0 ("identical"); at most
+    :data:`EXACT_MAX_N` non-zero differences (n < 6, sparse changes, all ties) or a constant
+    non-zero difference (Student's t infinite) → the exact sign-flip p ("sign-flip exact");
+    otherwise ``student`` (scipy's paired t, = ranx's), ``wilcoxon`` (scipy's signed rank, zero
+    differences dropped) or ``fisher`` (seeded randomization, :func:`fisher_randomization`)."""
     a = np.ascontiguousarray(control, dtype=np.float64)
     b = np.ascontiguousarray(treatment, dtype=np.float64)
     if a.shape != b.shape:
         raise ValueError(f"paired tests need the same queries: {a.shape} vs {b.shape} scores")
     if test not in KNOWN_TESTS:
         raise ValueError(f"unknown statistical test {test!r}: use one of {', '.join(KNOWN_TESTS)}")
-    if a.size < 2 or np.array_equal(a, b):
-        return 1.0
-    if test == "fisher":
-        return fisher_randomization(a, b, n_permutations, seed)
     d = b - a
+    nonzero = d[d != 0.0]
+    if nonzero.size == 0:
+        return 1.0, "identical"
+    if nonzero.size <= EXACT_MAX_N or np.allclose(nonzero, nonzero[0], rtol=0.0, atol=1e-12):
+        return sign_flip_exact(nonzero), "sign-flip exact"
+    if test == "fisher":
+        return fisher_randomization(a, b, n_permutations, seed), "fisher"
     if test == "wilcoxon":
         from scipy.stats import wilcoxon
 
-        return float(wilcoxon(d, zero_method="wilcox", alternative="two-sided").pvalue)
-    if np.allclose(d, d[0], rtol=0.0, atol=1e-12):  # a constant non-zero shift: t is infinite, the difference certain
-        return 0.0
-    from ranx.statistical_tests import paired_student_t_test
+        return float(wilcoxon(d, zero_method="wilcox", alternative="two-sided").pvalue), "wilcoxon"
+    from scipy.stats import ttest_rel
 
-    p, _ = paired_student_t_test(a, b, 0.05)
-    return float(p)
+    return float(ttest_rel(b, a).pvalue), "student"
+
+
+def paired_p_value(control: Sequence[float], treatment: Sequence[float], test: str = "fisher",
+                   n_permutations: int = DEFAULT_PERMUTATIONS, seed: int = DEFAULT_SEED) -> float:
+    """Two-sided p-value of :func:`paired_test` (which also says which test decided)."""
+    return paired_test(control, treatment, test, n_permutations, seed)[0]
+
+
+def paired_tests_many(control: np.ndarray, treatment: np.ndarray) -> tuple[np.ndarray, np.ndarray, list[str]]:
+    """:func:`paired_test` for many complete pairs at once: rows of two (pairs, queries) matrices →
+    (Student's t p, Wilcoxon p, decided_by) per row. scipy's ``ttest_rel`` runs over all rows in
+    one call; rows it cannot speak for (identical, few or constant non-zero differences) get the
+    exact sign-flip p in both columns; Wilcoxon (the check test) likewise in one vectorised call
+    (scipy drops each row's own zero differences, as one call per row would)."""
+    from scipy.stats import ttest_rel, wilcoxon
+
+    a, b = np.asarray(control, dtype=float), np.asarray(treatment, dtype=float)
+    d = b - a
+    nonzero = np.count_nonzero(d, axis=1)
+    spread = d.max(axis=1, initial=-np.inf) - d.min(axis=1, initial=np.inf)
+    constant = (spread <= 1e-12) & (nonzero == d.shape[1])
+    exact = (nonzero <= EXACT_MAX_N) | constant
+    p_t, p_w = np.full(len(d), np.nan), np.full(len(d), np.nan)
+    decided = np.where(nonzero == 0, "identical", np.where(exact, "sign-flip exact", "student")).tolist()
+    for i in np.flatnonzero(exact):
+        p_t[i] = p_w[i] = sign_flip_exact(d[i])
+    rest = np.flatnonzero(~exact)
+    if rest.size:
+        p_t[rest] = ttest_rel(b[rest], a[rest], axis=1).pvalue
+        p_w[rest] = wilcoxon(d[rest], axis=1, zero_method="wilcox", alternative="two-sided").pvalue
+    return p_t, p_w, decided
 
 
 def compare_to_baseline(

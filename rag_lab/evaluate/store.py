@@ -40,7 +40,7 @@ class SamplesFile:
 def scan_samples(path: Path) -> SamplesFile:
     """Read a samples file. A cut-off last line (killed mid-write) is skipped and flagged; any
     other bad line is damage: a :class:`DatasetError` naming the file and line, and what to do."""
-    from rag_lab.errors import DatasetError
+    from rag_lab.errors import DatasetError, json_error_text
 
     path = Path(path)
     records: list[dict[str, Any]] = []
@@ -59,13 +59,48 @@ def scan_samples(path: Path) -> SamplesFile:
             except UnicodeDecodeError:
                 raise DatasetError(f"{path}: line {line_no} is not UTF-8 text (the run folder is damaged)", hint) from None
             except json.JSONDecodeError as exc:
-                raise DatasetError(f"{path}: line {line_no} is not JSON ({exc.msg} at column {exc.colno}; "
+                raise DatasetError(f"{path}: line {line_no} is not JSON ({json_error_text(exc.msg)} at column {exc.colno}; "
                                    "the run folder is damaged)", hint) from None
             if not isinstance(record, dict) or "id" not in record:
                 raise DatasetError(f"{path}: line {line_no} is not a sample record (no \"id\"; the run folder is damaged)",
                                    hint)
+            if (problem := record_problem(record)) is not None:
+                raise DatasetError(f"{path}: line {line_no} is not a sample record ({problem}; the run folder is "
+                                   "damaged)", hint)
             records.append(record)
     return SamplesFile(path, records)
+
+
+_NUMBER = (int, float)
+# The fields of a sample record that tables, reports and --resume read, and the JSON types they hold
+# (None is allowed for each: a failed step). A record of the wrong shape is damage named by file and
+# line, not an AttributeError deep inside a report.
+RECORD_FIELDS: dict[str, tuple[type, ...]] = {
+    "id": (str, int), "mode": (str,), "question": (str,), "answer": (str,), "reference": (str,), "error": (str,),
+    "scores": (dict,), "score_errors": (dict,), "contexts": (list,), "latency": (dict,), "usage": (dict,),
+    "relevant": (dict,), "source_files": (list,), "citations": (dict,), "cost_usd": _NUMBER, "cached": (bool,),
+    "dev_split": (bool,), "rescored": (int,),
+}
+_JSON_NAMES = {str: "a string", int: "a number", float: "a number", dict: "an object", list: "an array",
+               bool: "true or false"}
+
+
+def record_problem(record: dict[str, Any]) -> str | None:
+    """What is wrong with a sample record's shape (``"scores" is a string, expected an object``), else None."""
+    for key, types in RECORD_FIELDS.items():
+        value = record.get(key)
+        if value is None or (isinstance(value, types) and not (isinstance(value, bool) and bool not in types)):
+            continue
+        expected = " or ".join(dict.fromkeys(_JSON_NAMES[t] for t in types))
+        return f"{key!r} is {_JSON_NAMES.get(type(value), type(value).__name__)}, expected {expected}"
+    for key, types, what in (("scores", (*_NUMBER, type(None)), "a number or null"),
+                             ("score_errors", (str,), "a string"), ("latency", (*_NUMBER, type(None)), "a number")):
+        for name, value in (record.get(key) or {}).items():
+            if not isinstance(value, types) or isinstance(value, bool):
+                return f"{key}[{name!r}] is {_JSON_NAMES.get(type(value), 'null')}, expected {what}"
+    if any(not isinstance(c, dict) for c in record.get("contexts") or []):
+        return "'contexts' holds something other than objects"
+    return None
 
 
 def read_samples(path: Path) -> list[dict[str, Any]]:
@@ -88,6 +123,10 @@ def read_manifest(path: Path, *, hint: str) -> dict[str, Any]:
     if not isinstance(data, dict):
         raise ConfigError(f"{path}: line 1: expected a JSON object, got {type(data).__name__} "
                           "(the run manifest is damaged)", hint)
+    for section in ("config", "models", "settings"):  # read with .get(...) by every caller
+        if data.get(section) is not None and not isinstance(data[section], dict):
+            raise ConfigError(f"{path}: {section!r} is {type(data[section]).__name__}, expected a JSON object "
+                              "(the run manifest is damaged)", hint)
     return data
 
 

@@ -14,6 +14,7 @@ import json
 import time
 import uuid
 from collections.abc import Callable, Iterator
+from contextlib import AbstractContextManager, nullcontext
 from dataclasses import dataclass
 from datetime import datetime, timezone
 from pathlib import Path
@@ -131,28 +132,22 @@ def _build_bm25(nodes: list[TextNode], token_lists: list[list[str]], folder: Pat
 
 def build_index(dataset: Dataset, settings: Settings, *, force: bool = False, progress: bool = True,
                 contextual: str = "none", yes: bool = False, context_in_prompt: bool = False,
-                echo=print, llm=None, ray=None) -> BuildResult:
+                echo=print, llm=None, executor: AbstractContextManager[BuildExecutor] | None = None) -> BuildResult:
     """Build (or reuse) the index. A failed build is recorded next to the index, so that a later
     search or question says what failed and how to fix it instead of "build it first".
 
     ``contextual`` (annotations | llm | both) builds that variant beside the plain index: the
     chunk context is prepended to what is embedded and BM25-indexed; node text stays the chunk.
     ``llm`` overrides the configured LLM for the chunk contexts (tests inject a transport this way).
-    ``ray`` (a :class:`rag_lab.distributed.cluster.RayCluster`, an address or ``"local"``) parses
-    and embeds on Ray; the index written is the same as a local build's."""
+    ``executor`` (a context manager yielding a :class:`BuildExecutor`, entered here) parses and
+    embeds elsewhere — :func:`rag_lab.distributed.ingest.ray_executor` on Ray; the index written
+    is the same as a local build's. The executor plugs in from above: this module knows no Ray."""
     paths = IndexPaths.for_dataset(settings, dataset, index_variant(contextual))
     try:
-        if ray is None:
+        with executor if executor is not None else nullcontext(BuildExecutor()) as chosen:
             result = _build_index(dataset, settings, paths, force=force, progress=progress, contextual=contextual,
-                                  yes=yes, context_in_prompt=context_in_prompt, echo=echo, llm=llm)
-        else:
-            from rag_lab.distributed.ingest import ray_executor
-            from rag_lab.distributed.cluster import as_cluster
-
-            with ray_executor(as_cluster(ray), settings) as executor:
-                result = _build_index(dataset, settings, paths, force=force, progress=progress,
-                                      contextual=contextual, yes=yes, context_in_prompt=context_in_prompt,
-                                      echo=echo, llm=llm, executor=executor)
+                                  yes=yes, context_in_prompt=context_in_prompt, echo=echo, llm=llm,
+                                  executor=chosen)
     except Exception as exc:
         record_failure(paths.failure, dataset, exc)
         raise

@@ -9,6 +9,7 @@ a *new* shard next to it; the manifest switch is the commit point.
 from __future__ import annotations
 
 import shutil
+import threading
 from pathlib import Path
 from typing import Sequence
 
@@ -148,3 +149,28 @@ class EdgeWriter:
             self._shard.close()
         finally:
             shutil.rmtree(self.path, ignore_errors=True)
+
+
+# Edge shards are opened once per process and shared (an embedded store allows one opener).
+_shared: dict[str, EdgeBackend] = {}
+_shared_lock = threading.Lock()
+
+
+def shared_backend(path: Path) -> EdgeBackend:
+    """The process's one open :class:`EdgeBackend` of the shard folder ``path``."""
+    key = str(Path(path).resolve())
+    with _shared_lock:
+        backend = _shared.get(key)
+        if backend is None:
+            backend = _shared[key] = EdgeBackend(path)
+        return backend
+
+
+def close_shared(path: Path | None = None) -> None:
+    """Close one shared edge shard (``path``) or all of them."""
+    with _shared_lock:
+        keys = [str(Path(path).resolve())] if path is not None else list(_shared)
+        for key in keys:
+            backend = _shared.pop(key, None)
+            if backend is not None:
+                backend.close()

@@ -124,6 +124,10 @@ def _not_ready(dataset: Dataset, settings: Settings, paths: IndexPaths, given: s
             f"{failed.get('error')}",
             f"{failed.get('hint')}, then run: rag-lab index {given}",
         )
+    if paths.backend == "server" and (unreachable := _unreachable_server(settings)) is not None:
+        # no manifest for the server yet may just mean the server is down: say that, not "build it first"
+        return IndexNotReadyError(unreachable, "start the Qdrant server and check QDRANT_URL, or unset QDRANT_URL "
+                                               "to use the embedded store")
     if IndexPaths.legacy_manifest(settings, dataset).exists():
         return IndexNotReadyError(
             f"{dataset.name!r} has an index in the old layout ({IndexPaths.legacy_manifest(settings, dataset).parent}, "
@@ -134,3 +138,15 @@ def _not_ready(dataset: Dataset, settings: Settings, paths: IndexPaths, given: s
         f"Dataset {dataset.name!r} has no complete {kind}index under {paths.root} (for {dataset.root})",
         f"build it first: rag-lab index {given}",
     )
+
+
+def _unreachable_server(settings: Settings) -> str | None:
+    """"cannot reach the Qdrant server at URL (reason)" when the configured server does not answer, else None."""
+    from rag_lab.index.store import open_qdrant, unreachable_server_message
+
+    try:
+        open_qdrant(settings).get_collections()
+    except Exception as exc:  # noqa: BLE001 - only a transport failure is reported; anything else is not ours here
+        message = unreachable_server_message(exc)
+        return message.split(" — ", 1)[0] if message else None
+    return None

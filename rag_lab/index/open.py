@@ -13,7 +13,6 @@ from __future__ import annotations
 
 import re
 import shutil
-import threading
 from pathlib import Path
 
 from rag_lab.config import Settings
@@ -21,8 +20,6 @@ from rag_lab.index.backend import VectorBackend, VectorWriter
 from rag_lab.index.paths import IndexPaths
 
 _BUILD_ID = r"[0-9a-f]{10}-\d+-[0-9a-f]{6}"
-_edge_shards: dict[str, object] = {}
-_lock = threading.Lock()
 
 
 def generation_name(paths: IndexPaths, build_id: str) -> str:
@@ -43,14 +40,9 @@ def create_writer(settings: Settings, paths: IndexPaths, location: str, dim: int
 def open_backend(settings: Settings, paths: IndexPaths, location: str) -> VectorBackend:
     """The read side of one generation; edge shards are opened once per process and shared."""
     if paths.backend == "edge":
-        from rag_lab.index.edge import EdgeBackend
+        from rag_lab.index.edge import shared_backend
 
-        key = str((paths.root / location).resolve())
-        with _lock:
-            backend = _edge_shards.get(key)
-            if backend is None:
-                backend = _edge_shards[key] = EdgeBackend(paths.root / location)
-            return backend  # type: ignore[return-value]
+        return shared_backend(paths.root / location)
     from rag_lab.index.store import ClientBackend, open_qdrant
 
     return ClientBackend(open_qdrant(settings), location, paths.backend)
@@ -81,7 +73,9 @@ def remove_generations(settings: Settings, paths: IndexPaths, keep: set[str]) ->
         if location in keep:
             continue
         if paths.backend == "edge":
-            close_edge(paths.root / location)
+            from rag_lab.index.edge import close_shared
+
+            close_shared(paths.root / location)
             shutil.rmtree(paths.root / location, ignore_errors=True)
         else:
             from rag_lab.index.store import open_qdrant
@@ -104,13 +98,3 @@ def _bm25_dirs_named_by_manifests(root: Path) -> set[str]:
         except (OSError, ValueError):
             continue  # unreadable: that backend's own commands report it
     return named
-
-
-def close_edge(path: Path | None = None) -> None:
-    """Close one shared edge shard (``path``) or all of them."""
-    with _lock:
-        keys = [str(Path(path).resolve())] if path is not None else list(_edge_shards)
-        for key in keys:
-            backend = _edge_shards.pop(key, None)
-            if backend is not None:
-                backend.close()

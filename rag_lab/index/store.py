@@ -66,9 +66,9 @@ def unreachable_server_message(exc: BaseException) -> str | None:
 
 def close_all() -> None:
     """Close every qdrant-client client and every shared edge shard of this process."""
-    from rag_lab.index.open import close_edge
+    from rag_lab.index.edge import close_shared
 
-    close_edge()
+    close_shared()
     with _lock:
         for client in _clients.values():
             client.close()

@@ -6,7 +6,9 @@ The inputs are per-query scores, ``per_query[mode][metric][query_id] → score``
 :func:`per_query_from_samples` makes of an evaluation run's tidy ``samples``. The statistics are
 the package's own (:mod:`rag_lab.evaluate.stats`): seeded percentile bootstrap, paired Student's t
 and Fisher's randomization test, Holm-corrected over every (mode, metric) of one test;
-"significant" means both tests agree, as in the ablation reports.
+"significant" means both tests agree — the family-wise error over every mode × metric the table marks
+stays ≤ α. Coverage figures (``judged@10``: the share of retrieved documents that carry a judgement)
+say how far the other metrics can be trusted, not which mode is better: they are shown, never tested.
 """
 
 from __future__ import annotations
@@ -15,6 +17,10 @@ from collections.abc import Mapping, Sequence
 
 from rag_lab.evaluate.stats import (DEFAULT_ALPHA, DEFAULT_PERMUTATIONS, DEFAULT_RESAMPLES, DEFAULT_SEED,
                                     bootstrap_ci, compare_to_baseline)
+
+# Shown with their CIs, never tested or marked: rag_lab.evaluate.ir.JUDGED (not imported: that module
+# loads the retrievers, and this one serves notebooks that only hold score tables).
+COVERAGE_METRICS = ("judged@10",)
 
 TABLE_COLUMNS = ["mode", "metric", "mean", "ci_low", "ci_high", "n", "n_nan", "baseline", "delta",
                  "p_student_holm", "p_fisher_holm", "significant"]
@@ -56,7 +62,9 @@ def mode_table(per_query: Mapping[str, Mapping[str, Mapping[str, float]]], basel
     table["significant"] = False
     if len(per_query) < 2 or table.empty:
         return table[TABLE_COLUMNS]
-    sig = compare_to_baseline(per_query, baseline, alpha=alpha, n_permutations=n_permutations, seed=seed)
+    tested = {mode: {m: s for m, s in metrics.items() if m not in COVERAGE_METRICS}
+              for mode, metrics in per_query.items()}
+    sig = compare_to_baseline(tested, baseline, alpha=alpha, n_permutations=n_permutations, seed=seed)
     for _, row in sig.iterrows():
         mask = (table["mode"] == row["system"]) & (table["metric"] == row["metric"])
         table.loc[mask, "delta"] = row["delta"]
@@ -97,6 +105,8 @@ def significance_table(table):
 
     rows = []
     for _, row in table[table["mode"] != table["baseline"]].iterrows():
+        if row["metric"] in COVERAGE_METRICS:
+            continue  # a coverage figure: not a comparison
         rows.append({"mode": row["mode"], "metric": row["metric"], "vs": row["baseline"], "n": int(row["n"]),
                      "Δ": "—" if pd.isna(row["delta"]) else f"{row['delta']:+.3f}",
                      "p (t, Holm)": _fmt_p(row["p_student_holm"]), "p (Fisher, Holm)": _fmt_p(row["p_fisher_holm"]),

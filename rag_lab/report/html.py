@@ -7,11 +7,11 @@ from __future__ import annotations
 
 import html
 import json
-from dataclasses import dataclass
 from datetime import datetime, timezone
 from pathlib import Path
 
 from rag_lab.report import sections as S
+from rag_lab.report.page import Section
 
 CSS = """
 body{font:14px/1.45 system-ui,-apple-system,"Segoe UI",Roboto,sans-serif;margin:0;color:#1d232a;background:#fafbfc}
@@ -31,16 +31,6 @@ details{margin:6px 0}summary{cursor:pointer}pre{white-space:pre-wrap;font-size:1
 .answer{background:#fff;border:1px solid #dde3ea;padding:8px 12px;margin:6px 0 14px}
 nav a{margin-right:12px;color:#2457a6;text-decoration:none}
 """
-
-
-@dataclass
-class Section:
-    title: str
-    body: str
-
-    @property
-    def anchor(self) -> str:
-        return "".join(c if c.isalnum() else "-" for c in self.title.lower()).strip("-")
 
 
 def render_document(title: str, subtitle: str, sections: list[Section]) -> str:
@@ -72,6 +62,9 @@ def build_report(run_dir: Path) -> str:
     except json.JSONDecodeError as exc:
         raise DatasetError(f"{manifest_path}: line {exc.lineno} is not JSON ({exc.msg})",
                            "re-run the command that wrote it") from None
+    if not isinstance(manifest, dict):
+        raise DatasetError(f"{manifest_path}: line 1: expected a JSON object, got {type(manifest).__name__} "
+                           "(the run manifest is damaged)", "re-run the command that wrote it")
     if manifest.get("kind") == "ablation":
         from rag_lab.evaluate.ablation import load_ablation
 
@@ -84,6 +77,10 @@ def build_report(run_dir: Path) -> str:
         return render_document(f"rag-lab mode comparison: {data['dataset']}",
                                f"{data['queries']['evaluated']} of {data['queries']['available']} judged queries, "
                                f"ranx, document level", S.ir_sections(data, manifest))
+    from rag_lab.evaluate.store import read_manifest
+
+    # an evaluation run: its manifest's sections checked (a list where an object belongs is named, not a traceback)
+    manifest = read_manifest(manifest_path, hint="re-run the command that wrote it")
     return render_document(f"rag-lab run: {run_dir.name}", run_subtitle(manifest), S.generic_sections(run_dir, manifest))
 
 

@@ -3,16 +3,15 @@
 from __future__ import annotations
 
 import html
-import json
 from pathlib import Path
 
 from rag_lab.report import figures as F
 from rag_lab.report import tables as T
+from rag_lab.report.manifest_table import kv_table, manifest_section
+from rag_lab.report.page import Section
 
 
-def _section(title: str, body: str):
-    from rag_lab.report.html import Section
-
+def _section(title: str, body: str) -> Section:
     return Section(title, body)
 
 
@@ -41,36 +40,8 @@ def figure_html(fig, caption: str) -> str:
     return f"<figure>{F.to_svg(fig)}<figcaption>{html.escape(caption)}</figcaption></figure>"
 
 
-def kv_table(pairs: dict) -> str:
-    rows = "".join(
-        f"<tr><th>{html.escape(str(k))}</th><td>{html.escape(v if isinstance(v, str) else json.dumps(v, ensure_ascii=False))}</td></tr>"
-        for k, v in pairs.items())
-    return f"<table><tbody>{rows}</tbody></table>"
-
-
-def manifest_section(manifest: dict):
-    keys = ["dataset", "dataset_root", "n_queries", "n_configs", "grid", "baseline", "rrf", "metrics", "document_key",
-            "significance", "ci", "index_fingerprint", "embed_model", "created", "git_commit", "versions"]
-    shown = {k: manifest[k] for k in keys if k in manifest}
-    check = manifest.get("spot_check")
-    body = kv_table(shown)
-    if check:
-        status = ('<span class="ok">equal</span>' if check.get("equal")
-                  else '<span class="bad">DIFFERENT</span> (ties or a changed index: see the lists)')
-        checks = check.get("checks") or [check]
-        body += (f"<h3>Spot check</h3><p>{len(checks)} live queries through {html.escape(check.get('what', check['mode']))} "
-                 f"at prefetch {html.escape(', '.join(str(v) for v in check.get('prefetch_values', ['?'])))}, "
-                 f"{sum(bool(c['equal']) for c in checks)} equal to the grid; shown: "
-                 f"<code>{html.escape(check['config'])}</code>, question {html.escape(str(check['qid']))} "
-                 f"(“{html.escape(check.get('query', '')[:160])}”), against the ranking the grid computed from the "
-                 f"cached candidate lists: {status}.</p>"
-                 f"<details><summary>both rankings (chunk ids)</summary><pre>live: {html.escape(', '.join(check['live']))}"
-                 f"\ngrid: {html.escape(', '.join(check['grid']))}</pre></details>")
-    return _section("Run manifest", body)
-
-
 def ablation_sections(result) -> list:
-    results, manifest = result.results, result.manifest
+    results, manifest = T.one_recall(result.results), result.manifest
     sections = [manifest_section(manifest)]
     metrics = list(dict.fromkeys(results["metric"]))
     main_metric = T.main_metric(results)
@@ -89,18 +60,22 @@ def ablation_sections(result) -> list:
     significant = T.significant_rows(results)
     body += "<h3>Significant differences from the baseline</h3>"
     families = (manifest.get("significance") or {}).get("families") or {}
+    body += "<p>" + html.escape(_significance_text(manifest)) + "</p>"
     if families:
-        body += "<p>Families the Holm correction ran over (one per mode × top-k × metric of each):</p><ul>" + "".join(
+        body += ("<p>Families of the exploratory per-family Holm view (one per mode × top-k × metric of each; "
+                 "its p-values are shown for orientation and never called significant):</p><ul>") + "".join(
             f"<li><b>{html.escape(axis)}</b>: {info['families']} families of "
             f"{'/'.join(str(v) for v in info['comparisons_per_family'])} comparisons — {html.escape(info['question'])}; "
-            f"{info['significant']} significant</li>" for axis, info in families.items()) + "</ul>"
+            f"{info['significant']} significant"
+            + (f", {info['exploratory_below_alpha']} below α in the exploratory view" if "exploratory_below_alpha" in info
+               else "") + "</li>" for axis, info in families.items()) + "</ul>"
     body += (table_html(T.display(significant)) if len(significant)
              else "<p>No configuration differs significantly from its baseline ("
              + html.escape(_significance_text(manifest)) + ").</p>")
     sections.append(_section("Best configurations and significance", body))
 
     body = ""
-    for metric in [m for m in (main_metric, "id_context_recall") if m in metrics]:
+    for metric in [m for m in (main_metric, "recall@top_k") if m in metrics]:
         body += figure_html(F.fusion_k_lines(results, metric), f"{F.metric_label(metric)} vs RRF k, 95 % CI bands")
     for mode in dict.fromkeys(results["mode"]):
         body += figure_html(F.prefetch_topk_heatmap(results, mode, main_metric),
@@ -116,6 +91,9 @@ def ablation_sections(result) -> list:
 
 def _significance_text(manifest: dict) -> str:
     sig = manifest.get("significance") or {}
+    if "error_rate" in sig:
+        return (f"{sig['significant']} (decision test: {sig['decision_test']}; {sig.get('check_test', '')} "
+                "reported beside it).")
     if "decision_test" in sig:
         return (f"{sig['decision_test']}, Holm-corrected within each family (the comparisons answering one "
                 f"question, e.g. “does k matter?”, for one mode, top-k and metric; the family is named in each "
@@ -249,7 +227,9 @@ def ir_sections(data: dict, manifest: dict) -> list:
              "packages": manifest.get("packages")}
     sections = [_section("Run manifest", kv_table(shown))]
     body = (f"<p>Means with seeded 95 % bootstrap intervals; ▲/▼ = significant against {html.escape(baseline)} "
-            "by both paired tests (Student's t and Fisher's randomization) after Holm correction.</p>"
+            "by both paired tests (Student's t and Fisher's randomization) after Holm correction over every mode × "
+            "metric of the table: family-wise error ≤ 0.05 over every mark. judged@10 is a coverage figure (how much "
+            "of what was retrieved carries a judgement), shown but never tested.</p>"
             + "".join(f"<p><b>{html.escape(name)}</b>: {html.escape(text)}</p>"
                       for name, text in (data.get("metric_definitions") or {}).items())
             + table_html(C.wide_table(table).reset_index()) + table_html(C.significance_table(table)))

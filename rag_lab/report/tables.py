@@ -16,8 +16,9 @@ def fmt_ci(mean: float, low: float, high: float, digits: int = 3) -> str:
 
 
 def mark(row) -> str:
-    """▲ / ▼: better / worse than the baseline, significant after Holm correction (ablations: within
-    the row's family; see its ``family`` column); '=' baseline itself; '' not significant."""
+    """▲ / ▼: better / worse than the baseline, significant with the family-wise error held over
+    every row that can be marked (ablations: Holm over the marked set, see
+    :mod:`rag_lab.evaluate.ablation.significance`); '=' baseline itself; '' not significant."""
     if row.get("config") == row.get("baseline"):
         return "= baseline"
     if bool(row.get("significant")) and not _nan(row.get("delta")):
@@ -48,7 +49,9 @@ def display(frame, metrics: list[str] | None = None):
             "weights": f"{row['dense_weight']:g}:{row['sparse_weight']:g}", "top-k": row["top_k"],
             "metric": row["metric"], "mean [95% CI]": fmt_ci(row["mean"], row["ci_low"], row["ci_high"]),
             "Δ vs baseline": "—" if _nan(row.get("delta")) else f"{row['delta']:+.3f}",
-            "p (t, Holm)": _fmt_p(row.get("p_student_holm")),
+            **({"p (FWER-adjusted)": _fmt_p(row.get("p_adjusted")) if row.get("marked_set") else "not in marked set",
+                "decided by": row.get("decided_by") or "—"} if "p_adjusted" in row else {}),
+            ("p (t, family Holm, exploratory)" if "p_adjusted" in row else "p (t, Holm)"): _fmt_p(row.get("p_student_holm")),
             **({"p (Wilcoxon, Holm)": _fmt_p(row.get("p_wilcoxon_holm"))} if "p_wilcoxon_holm" in row
                else {"p (Fisher, Holm)": _fmt_p(row.get("p_fisher_holm"))}),
             **({"Holm family (size)": "—" if not isinstance(row.get("family"), str)
@@ -63,6 +66,19 @@ def without_empty_marks(frame):
     if "significance" in frame.columns and not frame["significance"].astype(bool).any():
         return frame.drop(columns="significance")
     return frame
+
+
+# The grid's recall@top_k (ranx, on the documents folded from the top-k chunks, judged = source files)
+# and RAGAS's ID-based context recall (retrieved ∩ source files / source files) are the same number.
+DUPLICATE_METRICS = {"id_context_recall": "recall@top_k"}
+
+
+def one_recall(results):
+    """``results`` without the rows of a metric that repeats another one present (id_context_recall
+    when recall@top_k is there): the report shows each number once."""
+    present = set(results["metric"])
+    dropped = [m for m, kept in DUPLICATE_METRICS.items() if m in present and kept in present]
+    return results[~results["metric"].isin(dropped)] if dropped else results
 
 
 def main_metric(results) -> str:

@@ -10,6 +10,7 @@ import json
 import pytest
 
 from rag_lab.distributed.cluster import RayCluster
+from rag_lab.distributed.samples import ray_sample_executor
 from rag_lab.evaluate import load_run, run_evaluation
 from rag_lab.evaluate.sample_worker import SampleWorker
 from tests.evaluate.test_judged_metrics import judge_or_quote
@@ -56,7 +57,7 @@ def test_eval_on_ray_matches_a_local_run_and_resumes_exactly(local_ray, fake_ope
     monkeypatch.setattr(SampleWorker, "__call__", not_here)
     out = tmp_path / "ray"
     run_within(BOUND, run_evaluation, "texas_childcare", on_ray, ["bm25", "dense"], out,
-               ray=RayCluster(workers=2), **kwargs)
+               executor=ray_sample_executor(RayCluster(workers=2)), **kwargs)
     # answered and judged afresh, on the actors: every request the local run made, made again. (Not
     # "as many": two samples with the same prompt — bm25 and dense retrieving the same chunks — race
     # to the answer/judge cache, so such a prompt is asked once or twice, in either run.)
@@ -75,7 +76,7 @@ def test_eval_on_ray_matches_a_local_run_and_resumes_exactly(local_ray, fake_ope
     lines = path.read_text(encoding="utf-8").splitlines(keepends=True)
     path.write_text(lines[0] + lines[1][:40], encoding="utf-8")
     run_within(BOUND, run_evaluation, "texas_childcare", on_ray, ["bm25", "dense"], out, resume=True,
-               ray=RayCluster(workers=2), **kwargs)
+               executor=ray_sample_executor(RayCluster(workers=2)), **kwargs)
     assert _records(out, "bm25") == _records(tmp_path / "local", "bm25")
     assert len(path.read_text(encoding="utf-8").splitlines()) == 4  # none lost, none twice
 
@@ -84,5 +85,6 @@ def test_eval_ray_refuses_llm_objects_it_cannot_ship(lab_settings, tmp_path):
     from rag_lab.errors import ConfigError
 
     with pytest.raises(ConfigError, match="LLM objects passed in cannot be used there"):
-        run_evaluation("texas_childcare", lab_settings, ["bm25"], tmp_path / "r", limit=1, ray="local",
+        run_evaluation("texas_childcare", lab_settings, ["bm25"], tmp_path / "r", limit=1,
+                       executor=ray_sample_executor(RayCluster()),
                        llm=object(), progress=False)

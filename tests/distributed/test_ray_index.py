@@ -14,6 +14,7 @@ import numpy as np
 from rag_lab.config import load_settings
 from rag_lab.datasets import resolve_dataset
 from rag_lab.distributed.cluster import RayCluster
+from rag_lab.distributed.ingest import ray_executor
 from rag_lab.index import CorpusIndex, build_index
 from tests.conftest import REPO
 from tests.models.fake_openai_server import run_within
@@ -51,7 +52,7 @@ def test_index_on_ray_writes_the_same_index_as_a_local_build(local_ray, tmp_path
     dataset = resolve_dataset("texas_childcare", local_settings.datasets_dir)
     local, _ = run_within(BOUND, build_index, dataset, local_settings, progress=False)
     on_ray, _ = run_within(BOUND, build_index, dataset, ray_settings, progress=False,
-                           ray=RayCluster(workers=2))
+                           executor=ray_executor(RayCluster(workers=2), ray_settings))
     assert on_ray.embedded == local.embedded == local.manifest.n_chunks > 0  # nothing came from a cache
     assert local_ray.is_initialized()  # the test's instance was reused, and left running
 

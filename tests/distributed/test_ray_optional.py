@@ -12,13 +12,15 @@ from rag_lab.errors import ConfigError
 
 def test_a_missing_ray_says_which_extra_to_install(monkeypatch, lab_settings, tmp_path):
     from rag_lab.datasets import resolve_dataset
+    from rag_lab.distributed.cluster import RayCluster
+    from rag_lab.distributed.ingest import ray_executor
     from rag_lab.index import build_index
 
     settings = lab_settings.model_copy(update={"data_dir": tmp_path})  # the failure is recorded there
     monkeypatch.setitem(sys.modules, "ray", None)  # what `import ray` does when it is not installed
     dataset = resolve_dataset("texas_childcare", settings.datasets_dir)
     with pytest.raises(ConfigError) as error:
-        build_index(dataset, settings, progress=False, force=True, ray="local")
+        build_index(dataset, settings, progress=False, force=True, executor=ray_executor(RayCluster(), settings))
     assert "pip install -e .[ray]" in str(error.value)
 
 

@@ -192,7 +192,8 @@ def test_cli_summary_says_which_family_each_correction_ran_over(run):
 
     text = render_summary(run)
     assert "spot check (hybrid, 6 live queries at prefetch 5, 20): live ranking equals the grid's" in text
-    assert "Holm-corrected within each family" in text
+    assert "significance: significant = family-wise error rate ≤ 0.05 over all" in text
+    assert "Exploratory per-family view" in text
     for axis, size in (("k", 1), ("prefetch", 1), ("weights", 1), ("mode", 1), ("interactions", 4)):
         assert f"  {axis}: " in text and f"families of {size} comparisons" in text, axis
 

@@ -11,7 +11,7 @@ import re
 import pytest
 
 from rag_lab.evaluate import load_run, run_evaluation
-from rag_lab.evaluate.schedule import RunStopped
+from rag_lab.schedule import RunStopped
 from tests.evaluate.test_judged_metrics import judge_or_quote
 from tests.models.fake_openai_server import FakeOpenAI, run_within
 

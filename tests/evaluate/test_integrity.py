@@ -265,9 +265,47 @@ def test_a_broken_middle_line_of_samples_is_named_and_report_fails(pets, lab_set
     samples.write_text("".join(lines), encoding="utf-8")
     code, _, err = lab_cli("report", str(out), "-o", str(tmp_path / "r.html"))
     assert code == 2 and f"{samples}: line 2 is not JSON" in err and "remove or fix that line" in err
+    assert "Invalid control character at column" in err and "at at" not in err
     assert not (tmp_path / "r.html").exists()
     with pytest.raises(DatasetError, match=r"samples.jsonl: line 2 is not JSON \(Invalid control character"):
         _eval(pets, lab_settings, out, resume=True)  # eval --resume of the same configuration
+
+
+@pytest.mark.parametrize("field, value, said", [
+    ("scores", "oops", "'scores' is a string, expected an object"),
+    ("scores", {"rouge_l": "high"}, "scores['rouge_l'] is a string, expected a number or null"),
+    ("contexts", {"text": "x"}, "'contexts' is an object, expected an array"),
+    ("latency", [1, 2], "'latency' is an array, expected an object"),
+    ("error", 42, "'error' is a number, expected a string"),
+])
+def test_a_wrongly_typed_field_is_named_by_file_and_line(pets, lab_settings, lab_cli, tmp_path, field, value, said):
+    out = tmp_path / "run"
+    _eval(pets, lab_settings, out)
+    samples = out / "bm25" / "samples.jsonl"
+    lines = samples.read_text(encoding="utf-8").splitlines(keepends=True)
+    record = json.loads(lines[1])
+    record[field] = value  # valid JSON, the wrong shape
+    lines[1] = json.dumps(record) + "\n"
+    samples.write_text("".join(lines), encoding="utf-8")
+    code, _, err = lab_cli("report", str(out), "-o", str(tmp_path / "r.html"))
+    assert code == 2 and "Traceback" not in err, err
+    assert f"{samples}: line 2 is not a sample record ({said}; the run folder is damaged)" in err
+    assert err.count("→") == 1 and not (tmp_path / "r.html").exists()
+    with pytest.raises(DatasetError, match="line 2 is not a sample record"):
+        _eval(pets, lab_settings, out, resume=True)
+
+
+def test_a_manifest_of_the_wrong_shape_is_named(pets, lab_settings, lab_cli, tmp_path):
+    out = tmp_path / "run"
+    _eval(pets, lab_settings, out)
+    manifest = json.loads((out / "manifest.json").read_text(encoding="utf-8"))
+    (out / "manifest.json").write_text(json.dumps({**manifest, "config": ["bm25"]}), encoding="utf-8")
+    code, _, err = lab_cli("report", str(out), "-o", str(tmp_path / "r.html"))
+    assert code == 2 and "Traceback" not in err, err
+    assert f"{out / 'manifest.json'}: 'config' is list, expected a JSON object" in err
+    (out / "manifest.json").write_text("[1, 2]", encoding="utf-8")
+    code, _, err = lab_cli("report", str(out), "-o", str(tmp_path / "r.html"))
+    assert code == 2 and "expected a JSON object, got list" in err and "Traceback" not in err
 
 
 def test_a_cut_off_last_line_is_skipped_with_a_note_in_table_and_report(pets, lab_settings, lab_cli, tmp_path):
@@ -338,12 +376,12 @@ def test_an_unreachable_qdrant_url_is_one_line_without_traceback(pets, lab_cli, 
     monkeypatch.setenv("RAG_LAB_REQUEST_TIMEOUT", "5")
     monkeypatch.setenv("RAG_LAB_DATA_DIR", str(tmp_path / "data"))
     get_settings.cache_clear()
-    code, _, err = lab_cli("search", str(pets), "cats", "--mode", "bm25")
-    if code != 2 or "cannot reach" not in err:  # search may need an index first: build it against the server
-        code, _, err = lab_cli("index", str(pets))
-    assert code == 2
-    assert f"cannot reach the Qdrant server at http://127.0.0.1:{port}" in err and "QDRANT_URL" in err
-    assert "Traceback" not in err and len([l for l in err.splitlines() if l.startswith("error:")]) == 1
+    for command in (("search", str(pets), "cats", "--mode", "bm25"), ("index", str(pets))):
+        code, _, err = lab_cli(*command)  # search names the server too, not "no complete index … build it first"
+        assert code == 2, command
+        assert f"cannot reach the Qdrant server at http://127.0.0.1:{port}" in err and "QDRANT_URL" in err, err
+        assert "build it first" not in err and err.count("→") <= 1
+        assert "Traceback" not in err and len([l for l in err.splitlines() if l.startswith("error:")]) == 1
 
 
 def test_make_demo_resume_path_still_resumes(pets, lab_settings, monkeypatch, tmp_path):

@@ -131,7 +131,7 @@ def test_split_without_a_dev_split_file_is_a_clear_error(tmp_path, lab_cli, lab_
     for command in (["ir", str(root), "--modes", "bm25"], ["ablate", str(root), "--answer-configs", "none"]):
         code, out, err = lab_cli(*command, "--split", "dev")
         assert code != 0
-        assert "declares no dev split" in err and "python -m rag_lab.splits" in err, err
+        assert "declares no dev split" in err and "rag-lab split" in err, err
         assert not index_dir.exists(), command  # refused before any index build (where the CLI builds it)
 
 

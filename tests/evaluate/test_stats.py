@@ -135,7 +135,58 @@ def test_student_is_ranx_paired_t():
     rng = np.random.default_rng(9)
     a, b = rng.random(25), rng.random(25)
     assert stats.paired_p_value(a, b, "student") == pytest.approx(ttest_rel(a, b).pvalue)
-    assert stats.paired_p_value(a, a + 0.1, "student") == 0.0  # constant shift: certain
+    assert stats.paired_test(a, b, "student") == (pytest.approx(ttest_rel(a, b).pvalue), "student")
+
+
+def _hand_sign_flip(d: list[float]) -> float:
+    """Two-sided exact sign-flip p written out: every sign vector, |sum| ≥ the observed |sum|."""
+    import itertools
+
+    observed = abs(sum(d))
+    sums = [abs(sum(s * x for s, x in zip(signs, d))) for signs in itertools.product((1, -1), repeat=len(d))]
+    return sum(v >= observed - 1e-12 for v in sums) / len(sums)
+
+
+@pytest.mark.parametrize("d", [[0.1] * 4, [0.3, 0.1, -0.05, 0.2, 0.4], [0.2, -0.2, 0.1], [0.5, 0.25, 0.125, 0.1, 0.05, 0.3, 0.2],
+                               [0.1, 0.0, 0.0, 0.3, -0.1, 0.0]])
+def test_exact_sign_flip_matches_a_hand_enumeration(d):
+    assert stats.sign_flip_exact(d) == pytest.approx(_hand_sign_flip([x for x in d if x != 0]))
+
+
+@pytest.mark.parametrize("test", stats.KNOWN_TESTS)
+def test_no_degenerate_p_values(test):
+    """A constant shift is not "certain": 4 questions that all move by 0.1 → 2/2^4 = 0.125 by every
+    test (the exact sign-flip decides); 25 → 2/2^25, tiny but never 0; n < 6 → exact; all ties → 1."""
+    a = np.array([0.2, 0.4, 0.6, 0.8])
+    assert stats.paired_test(a, a + 0.1, test) == (pytest.approx(0.125), "sign-flip exact")
+    b = np.random.default_rng(9).random(25)
+    p, decided = stats.paired_test(b, b + 0.1, test)
+    assert p == pytest.approx(2.0 ** -24) and p > 0 and decided == "sign-flip exact"
+    p, decided = stats.paired_test(a, a + np.array([0.1, 0.2, -0.05, 0.3]), test)
+    assert p == pytest.approx(_hand_sign_flip([0.1, 0.2, -0.05, 0.3])) and decided == "sign-flip exact"
+    assert stats.paired_test(a, a.copy(), test) == (1.0, "identical")
+    # sparse changes in a large sample: the exact test over the non-zero differences
+    c = np.zeros(200)
+    d = c.copy()
+    d[:3] = 0.5
+    p, decided = stats.paired_test(c, d, test)
+    assert p == pytest.approx(0.25) and decided == "sign-flip exact"  # 2 of 8 sign vectors reach 1.5
+
+
+def test_many_pairs_at_once_equal_one_by_one():
+    rng = np.random.default_rng(2)
+    a = rng.random((6, 40))
+    b = a + rng.normal(0.02, 0.1, (6, 40))
+    b[1] = a[1]  # identical
+    b[2] = a[2] + 0.1  # constant shift
+    b[3] = a[3]
+    b[3, :5] += 0.2  # five changed questions
+    p_t, p_w, decided = stats.paired_tests_many(a, b)
+    for i in range(6):
+        assert (p_t[i], decided[i]) == (pytest.approx(stats.paired_test(a[i], b[i], "student")[0]),
+                                        stats.paired_test(a[i], b[i], "student")[1])
+        assert p_w[i] == pytest.approx(stats.paired_test(a[i], b[i], "wilcoxon")[0])
+    assert decided[:4] == ["student", "identical", "sign-flip exact", "sign-flip exact"]
 
 
 def test_wilcoxon_is_scipys_signed_rank_and_can_go_below_any_permutation_floor():

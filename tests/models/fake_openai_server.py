@@ -31,6 +31,7 @@ class Seen:
     retry_count: int  # the SDK's x-stainless-retry-count header: 0 = first attempt of a call
     prompt: str
     model: str
+    at: float = 0.0  # time.monotonic() when the request arrived
 
 
 @dataclass
@@ -85,7 +86,8 @@ class FakeOpenAI:
         messages = body.get("messages") or [{}]
         content = messages[-1].get("content", "")
         prompt = content if isinstance(content, str) else content[0].get("text", "") if content else ""
-        seen = Seen(handler.path, int(handler.headers.get("x-stainless-retry-count", 0)), prompt, body.get("model", ""))
+        seen = Seen(handler.path, int(handler.headers.get("x-stainless-retry-count", 0)), prompt, body.get("model", ""),
+                    time.monotonic())
         with self._lock:
             self.requests.append(seen)
         delay = self.latency() if callable(self.latency) else self.latency

@@ -56,6 +56,29 @@ def test_display_tables():
     assert set(tests["mode"]) == {"same", "better"} and (tests["vs"] == "bm25").all()
 
 
+def test_judged_coverage_is_shown_but_never_marked():
+    """judged@10 is the share of retrieved documents that carry a judgement — a coverage figure.
+    A mode that retrieves far more judged documents is not "▲ sig." on it, and the coverage does
+    not take a place in the Holm family of the real comparisons."""
+    from rag_lab.evaluate.ir import JUDGED
+    from rag_lab.report.comparison import COVERAGE_METRICS
+
+    assert JUDGED in COVERAGE_METRICS
+    per_query = _per_query()
+    ids = list(per_query["bm25"]["ndcg@10"])
+    per_query["bm25"][JUDGED] = dict.fromkeys(ids, 0.3)
+    per_query["same"][JUDGED] = dict.fromkeys(ids, 0.3)
+    per_query["better"][JUDGED] = {q: 0.9 + 0.001 * i for i, q in enumerate(ids)}
+    table = mode_table(per_query, "bm25", n_resamples=200, n_permutations=200)
+    row = table.set_index(["mode", "metric"]).loc[("better", JUDGED)]
+    assert row["mean"] > 0.8 and not row["significant"] and np.isnan(row["p_student_holm"])
+    assert "sig." not in wide_table(table).loc["better", JUDGED]
+    assert JUDGED not in set(significance_table(table)["metric"])
+    without = mode_table(_per_query(), "bm25", n_resamples=200, n_permutations=200).set_index(["mode", "metric"])
+    assert row.name[0] == "better" and table.set_index(["mode", "metric"]).loc[("better", "ndcg@10"), "p_student_holm"] \
+        == pytest.approx(without.loc[("better", "ndcg@10"), "p_student_holm"])  # same Holm family as without it
+
+
 def test_per_query_from_samples_drops_failed_scores():
     samples = pd.DataFrame([
         ("r", "bm25", "qa", "q1", "rouge_l", 0.5), ("r", "bm25", "qa", "q2", "rouge_l", float("nan")),

@@ -28,7 +28,7 @@ def small_parameters(tmp: Path) -> dict[str, dict]:
         "05_explain_hybrid": {"top_k": 5},
         "06_failure_analysis": {"dataset": "texas_childcare", "modes": ["bm25", "hybrid"], "limit": 2, "worst_n": 2,
                                 "answer_chunks": 1, "run_dir": str(tmp / "runs" / "nb-failures")},
-        "07_contextual_retrieval": {"DATASET": "texas_childcare", "MODES": ["bm25", "dense"], "RESAMPLES": 200},
+        "07_contextual_retrieval": {"dataset": "texas_childcare", "modes": ["bm25", "dense"], "resamples": 200},
     }
 
 
@@ -40,6 +40,21 @@ def test_notebooks_are_committed_clean_and_parameterised():
         assert all(not c["outputs"] and c["execution_count"] is None for c in code), f"{path.name} has outputs"
         assert any("parameters" in c.get("metadata", {}).get("tags", []) for c in code), f"{path.name}: no parameters cell"
         assert "subprocess" not in path.read_text() and "!rag-lab" not in path.read_text()  # Python API, not shell
+
+
+def test_parameters_are_lower_case_and_notebooks_run_from_notebooks_or_the_root():
+    import ast
+
+    for path in NOTEBOOKS:
+        nb = json.loads(path.read_text())
+        code = ["".join(c["source"]) for c in nb["cells"] if c["cell_type"] == "code"]
+        [parameters] = ["".join(c["source"]) for c in nb["cells"]
+                        if "parameters" in c.get("metadata", {}).get("tags", [])]
+        names = [t.id for node in ast.parse(parameters).body if isinstance(node, ast.Assign) for t in node.targets]
+        assert names and all(n == n.lower() for n in names), f"{path.name}: {names}"
+        # paths in the notebooks are the repository root's: started from notebooks/, the first cell moves there
+        assert any('if Path.cwd().name == "notebooks"' in c and "os.chdir(Path.cwd().parent)" in c
+                   for c in code[1:2]), f"{path.name}: no move to the repository root before the first library call"
 
 
 def test_every_notebook_has_small_test_parameters(tmp_path):

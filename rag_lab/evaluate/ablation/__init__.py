@@ -3,8 +3,8 @@
 The stages, one module each: :mod:`.legs` (each question's candidate lists, retrieved once and
 cached) → :mod:`.grid` (every configuration, vectorised RRF) → :mod:`.metrics` (ranx at each
 configuration's top-k, RAGAS ID-based context metrics) → :mod:`.significance` (bootstrap CIs,
-paired tests Holm-corrected within each family) → :mod:`.spot_check` (live retrievers vs the
-grid) → :mod:`.runner` (the run folder). :mod:`.answers` answers chosen configurations;
+paired tests; FWER ≤ 0.05 over the marked set, per-family Holm exploratory) → :mod:`.spot_check`
+(live retrievers vs the grid) → :mod:`.runner` (the run folder). :mod:`.answers` answers chosen configurations;
 :mod:`.contextual` runs the grid on contextual index variants.
 """
 

@@ -107,10 +107,10 @@ def generate_answers(index, settings, grid: GridResult, configs: list[Config], q
                      **engine_params):
     """Answers for ``configs`` × ``qids``; returns one record per (config, question).
 
-    ``concurrency`` answers are in flight at once (:func:`rag_lab.evaluate.schedule.run_in_flight`):
+    ``concurrency`` answers are in flight at once (:func:`rag_lab.schedule.run_in_flight`):
     only this thread appends to ``answers.jsonl`` (one fsynced line per answer, in the order they
     finish), so a kill loses at most those in flight and the next run generates exactly them."""
-    from rag_lab.evaluate.schedule import run_in_flight
+    from rag_lab.schedule import run_in_flight
     from rag_lab.progress import progress_bar
 
     generator = generator_id(settings, llm, engine_params)

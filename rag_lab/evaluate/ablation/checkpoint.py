@@ -11,7 +11,7 @@ import json
 import os
 from pathlib import Path
 
-from rag_lab.errors import DatasetError
+from rag_lab.errors import DatasetError, json_error_text
 
 
 def read_records(path: Path, what: str, required: tuple[str, ...] = ()) -> list[dict]:
@@ -36,7 +36,7 @@ def read_records(path: Path, what: str, required: tuple[str, ...] = ()) -> list[
         try:
             record = json.loads(line)
         except json.JSONDecodeError as exc:
-            raise DatasetError(f"{path}: line {number}: {exc.msg} at column {exc.colno} "
+            raise DatasetError(f"{path}: line {number}: {json_error_text(exc.msg)} at column {exc.colno} "
                                f"(the ablation's {what} cache is damaged)", hint) from None
         missing = [k for k in required if not isinstance(record, dict) or k not in record]
         if missing:

@@ -47,7 +47,8 @@ def contextual_axis(runs: dict[str, AblationResult], spec: GridSpec, seed: int =
     Wilcoxon beside it), as in the grid (:mod:`.significance`)."""
     import pandas as pd
 
-    from rag_lab.evaluate.ablation.significance import correct_within_families, paired_comparison
+    from rag_lab.evaluate.ablation.significance import (correct_over_rows, correct_within_families, headline_metric,
+                                                        paired_comparison)
     from rag_lab.evaluate.stats import bootstrap_ci
 
     names = list(runs)
@@ -77,7 +78,12 @@ def contextual_axis(runs: dict[str, AblationResult], spec: GridSpec, seed: int =
     table = pd.DataFrame(rows)
     if table.empty:
         return table
-    return correct_within_families(table, alpha)
+    table = correct_within_families(table, alpha)
+    # what may be called significant: the headline metric at the deepest cut-off, Holm over those rows
+    deepest = {c.id for c in baseline_configs(spec) if c.top_k == max(spec.top_k)}
+    marked = (table["config"].isin(deepest) & (table["metric"] == headline_metric(table["metric"]))
+              & table["p_student"].notna())
+    return correct_over_rows(table, marked, alpha)
 
 
 def run_contextual_ablation(dataset: Dataset, settings: Settings, spec: GridSpec, out_dir: Path | str,

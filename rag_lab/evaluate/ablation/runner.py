@@ -3,7 +3,7 @@
 Flow: open the index → retrieve each question's legs once at the largest prefetch (cached in the
 run folder, resumable) → every configuration of the grid from those lists (vectorised RRF) →
 ranx metrics at each configuration's top-k + RAGAS ID-based context metrics → bootstrap CIs and
-paired tests, Holm-corrected within each family (:mod:`.significance`) → live queries compared
+paired tests, FWER ≤ 0.05 over every row that can be marked (:mod:`.significance`) → live queries compared
 with their grid configurations at every prefetch (:mod:`.spot_check`) → tidy frames written into
 the run folder.
 
@@ -75,7 +75,7 @@ def run_ablation(dataset: Dataset, settings: Settings, spec: GridSpec, out_dir: 
     ``contextual``: run the grid on that contextual index variant (see :mod:`.contextual`).
     ``split``: the questions of the declared dev split, the rest, or all. ``concurrency``: answers in
     flight at once (``eval``'s rule: 1 for the in-process local model, which refuses more; 8 remote)."""
-    from rag_lab.evaluate.dry_run import resolve_concurrency
+    from rag_lab.models.concurrency import resolve_concurrency
     from rag_lab.evaluate.run_lock import run_lock
 
     if answer_configs:  # before any work: a refused --concurrency says so at once

@@ -14,11 +14,23 @@ belongs to one *family* — the comparisons that answer one question for one mod
 - ``interactions``: configurations that move two or more settings at once, against their mode's
   baseline (exploratory: a large family, so only large effects survive it).
 
-Holm's correction runs within each family, never over the whole grid (a 1,320-comparison family
-made every real effect invisible). The decision test is the two-sided paired Student's t
-(analytic: its p-value can reach any threshold, which a randomization test with N permutations
-cannot below 1/(N + 1)); the Wilcoxon signed-rank test is reported beside it as a check that does
-not assume normal differences. ``significant`` = Student's t, Holm-adjusted within its family, < α.
+Which rows may be called *significant* (▲/▼ in the report, "significant" in the CLI) is fixed
+before any p-value is seen, and one correction runs over all of them together:
+
+- the *marked set* = the comparisons of the headline metric (nDCG at the top-k, ``ndcg@top_k``) at
+  the deepest cut-off of the grid (its largest top-k) that move ONE setting (the k, prefetch,
+  weights, max_per_doc and mode families); Holm over that whole set (``p_adjusted``) → family-wise
+  error ≤ α over every row that is ever marked, whatever the grid's size or number of metrics;
+- every other row (other metrics, other cut-offs, interactions) keeps its per-family Holm p-values
+  (``p_student_holm``, ``p_wilcoxon_holm``) as an *exploratory* view and is never marked.
+
+A grid-wide correction over all ~900 rows of a default run would hold the same error rate, but one
+truly better configuration would then need p < 0.05/900; the marked set keeps the power of the old
+per-family view at the cut-off users read (``benchmarks/grid_significance.py`` measures both).
+The decision test is the two-sided paired Student's t (scipy's, analytic) except where it cannot
+speak: at most 16 non-zero differences (tiny folders, sparse changes) or a constant non-zero
+difference get the exact sign-flip p-value (``decided_by``); Wilcoxon signed-rank stands beside it
+as a check that does not assume normal differences.
 """
 
 from __future__ import annotations
@@ -26,7 +38,8 @@ from __future__ import annotations
 import numpy as np
 
 from rag_lab.evaluate.ablation.grid import Config, GridSpec
-from rag_lab.evaluate.stats import DEFAULT_ALPHA, bootstrap_ci, bootstrap_matrix, holm_within, paired_p_value
+from rag_lab.evaluate.stats import (DEFAULT_ALPHA, bootstrap_ci, bootstrap_matrix, holm, holm_within, paired_test,
+                                    paired_tests_many)
 
 FAMILY_QUESTIONS = {
     "k": "does RRF k matter? each k against the default k, at the default prefetch and weights",
@@ -39,6 +52,9 @@ FAMILY_QUESTIONS = {
 }
 DECISION_TEST = "student"
 CHECK_TEST = "wilcoxon"
+HEADLINE_METRICS = ("ndcg@top_k", "ndcg")  # the metric the marked set is drawn from (first present)
+ONE_SETTING_AXES = ("k", "prefetch", "weights", "max_per_doc", "mode")
+ERROR_RATE = "family-wise error rate"
 
 
 def _moved(config: Config, base: Config) -> list[str]:
@@ -71,71 +87,123 @@ def family_name(axis: str, mode: str, top_k: int, metric: str) -> str:
     return f"mode | top-{top_k} | {metric}" if axis == "mode" else f"{axis} | {mode} | top-{top_k} | {metric}"
 
 
-def _score_rows(per_query: dict, configs: list[Config], seed: int) -> list[dict]:
-    """One row per configuration × metric: mean and bootstrap CI (NaN-free rows in one matrix pass)."""
-    rows = []
+def _score_rows(per_query: dict, configs: list[Config], seed: int, ci: bool = True) -> tuple[list[dict], dict]:
+    """One row per configuration × metric: mean and bootstrap CI (NaN-free rows in one matrix pass);
+    and per metric (questions, config id → its scores over them, NaN where missing), for the tests."""
+    rows, matrices = [], {}
     metrics = sorted({m for per_metric in per_query.values() for m in per_metric})
     for metric in metrics:
         chosen = [c for c in configs if per_query[c.id].get(metric)]
         if not chosen:
             continue
         queries = sorted(per_query[chosen[0].id][metric])
-        matrix = np.array([[per_query[c.id][metric].get(q, np.nan) for q in queries] for c in chosen])
+        scores = [per_query[c.id][metric] for c in chosen]
+        matrix = np.array([np.fromiter(map(lambda q, s=s: s.get(q, np.nan), queries), float, len(queries))
+                           for s in scores])
+        matrices[metric] = (queries, {c.id: matrix[i] for i, c in enumerate(chosen)
+                                      if len(per_query[c.id][metric]) == len(queries)})
         complete = ~np.isnan(matrix).any(axis=1)
         mean, low, high = (np.full(len(chosen), np.nan) for _ in range(3))
-        if complete.any():
+        if complete.any() and ci:
             mean[complete], low[complete], high[complete] = bootstrap_matrix(matrix[complete], seed=seed)
+        elif complete.any():
+            mean[complete] = matrix[complete].mean(axis=1)
         for i in np.flatnonzero(~complete):
-            ci = bootstrap_ci(matrix[i], seed=seed)
-            mean[i], low[i], high[i] = ci["mean"], ci["ci_low"], ci["ci_high"]
+            row_ci = bootstrap_ci(matrix[i], seed=seed)
+            mean[i], low[i], high[i] = row_ci["mean"], row_ci["ci_low"], row_ci["ci_high"]
         for i, config in enumerate(chosen):
             rows.append({**config.to_dict(), "metric": metric, "mean": mean[i], "ci_low": low[i],
                          "ci_high": high[i], "n": int((~np.isnan(matrix[i])).sum()),
                          "n_nan": int(np.isnan(matrix[i]).sum())})
-    return rows
+    return rows, matrices
 
 
-def paired_comparison(per_query: dict, config_id: str, baseline_id: str, metric: str, memo: dict) -> dict:
-    """Δ (config − baseline) and both tests' p-values on the questions both scored (NaN pairs dropped).
-    ``per_query``: system → metric → question → score; ``memo`` is shared across calls."""
+def _pair_arrays(per_query: dict, config_id: str, baseline_id: str, metric: str) -> tuple[np.ndarray, np.ndarray]:
     scores, base = per_query[config_id].get(metric, {}), per_query[baseline_id].get(metric, {})
     queries = sorted(set(scores) & set(base))
     a = np.array([base[q] for q in queries], dtype=float)
     b = np.array([scores[q] for q in queries], dtype=float)
     keep = ~(np.isnan(a) | np.isnan(b))
-    a, b = a[keep], b[keep]
+    return a[keep], b[keep]
+
+
+def paired_comparison(per_query: dict, config_id: str, baseline_id: str, metric: str, memo: dict) -> dict:
+    """Δ (config − baseline), both tests' p-values and ``decided_by`` on the questions both scored
+    (NaN pairs dropped). ``per_query``: system → metric → question → score; ``memo`` is shared."""
+    a, b = _pair_arrays(per_query, config_id, baseline_id, metric)
     key = (a.tobytes(), b.tobytes())
     if key not in memo:  # grids repeat the same score vectors: test each pair once
-        memo[key] = {f"p_{test}": paired_p_value(a, b, test) for test in (DECISION_TEST, CHECK_TEST)}
+        p_t, decided = paired_test(a, b, DECISION_TEST)
+        memo[key] = {f"p_{DECISION_TEST}": p_t, f"p_{CHECK_TEST}": paired_test(a, b, CHECK_TEST)[0],
+                     "decided_by": decided}
     return {"delta": float((b - a).mean()) if a.size else float("nan"), **memo[key]}
 
 
+def _compare_all(per_query: dict, pairs: list[tuple[str, str, str]], matrices: dict) -> list[dict]:
+    """:func:`paired_comparison` for many (config, baseline, metric) at once: pairs whose scores
+    are complete over the same questions go through :func:`paired_tests_many` per metric (one
+    scipy call); the rest one by one."""
+    out: list[dict | None] = [None] * len(pairs)
+    memo: dict = {}
+    by_metric: dict[str, list[int]] = {}
+    for i, (config, baseline, metric) in enumerate(pairs):
+        by_metric.setdefault(metric, []).append(i)
+    for metric, indices in by_metric.items():
+        queries, rows = matrices.get(metric, ([], {}))
+        fast = [i for i in indices if all(c in rows and not np.isnan(rows[c]).any() for c in pairs[i][:2])]
+        if fast and queries:
+            a = np.array([rows[pairs[i][1]] for i in fast])
+            b = np.array([rows[pairs[i][0]] for i in fast])
+            p_t, p_w, decided = paired_tests_many(a, b)
+            delta = (b - a).mean(axis=1)
+            for j, i in enumerate(fast):
+                out[i] = {"delta": float(delta[j]), f"p_{DECISION_TEST}": float(p_t[j]),
+                          f"p_{CHECK_TEST}": float(p_w[j]), "decided_by": decided[j]}
+        for i in indices:
+            if out[i] is None:
+                out[i] = paired_comparison(per_query, *pairs[i], memo)
+    return out  # type: ignore[return-value]
+
+
+def headline_metric(metrics) -> str | None:
+    """The metric the marked set is drawn from: nDCG at the top-k when the grid has it."""
+    present = list(dict.fromkeys(metrics))
+    return next((m for m in HEADLINE_METRICS if m in present), present[0] if present else None)
+
+
 def summarise(per_query: dict, configs: list[Config], spec: GridSpec, seed: int = 42,
-              alpha: float = DEFAULT_ALPHA) -> "pandas.DataFrame":  # noqa: F821
-    """Tidy table: one row per configuration × metric with mean, bootstrap 95 % CI, its baseline,
-    Δ, both tests' p-values raw and Holm-adjusted within the row's family, the family's name and
-    size, and ``significant`` (see the module doc)."""
+              alpha: float = DEFAULT_ALPHA, ci: bool = True) -> "pandas.DataFrame":  # noqa: F821
+    """Tidy table: one row per configuration × metric with mean, bootstrap 95 % CI (``ci=False``:
+    means only, for simulations), its baseline, Δ, both tests' p-values raw and Holm-adjusted within
+    the row's family (exploratory), ``decided_by``, ``marked_set``, ``p_adjusted`` (Holm over the
+    marked set) and ``significant`` (see the module doc)."""
     import pandas as pd
 
-    table = pd.DataFrame(_score_rows(per_query, configs, seed))
+    rows, matrices = _score_rows(per_query, configs, seed, ci)
+    table = pd.DataFrame(rows)
     if table.empty:
         return table
     by_id = {c.id: c for c in configs}
-    memo: dict = {}
-    extra = []
-    for row in table.itertuples(index=False):
+    extra: list[dict] = []
+    pairs, tested = [], []
+    for position, row in enumerate(table.itertuples(index=False)):
         config = by_id[row.config]
         found = comparison_for(config, spec)
         if found is None or found[1] not in per_query:
             extra.append({"baseline": config.id if found is None else found[1], "family_axis": None,
-                          "family": None, "delta": np.nan, "p_student": np.nan, "p_wilcoxon": np.nan})
+                          "family": None, "delta": np.nan, "p_student": np.nan, "p_wilcoxon": np.nan,
+                          "decided_by": None})
             continue
         axis, baseline = found
         extra.append({"baseline": baseline, "family_axis": axis,
-                      "family": family_name(axis, config.mode, config.top_k, row.metric),
-                      **paired_comparison(per_query, config.id, baseline, row.metric, memo)})
+                      "family": family_name(axis, config.mode, config.top_k, row.metric)})
+        pairs.append((config.id, baseline, row.metric))
+        tested.append(position)
+    for position, result in zip(tested, _compare_all(per_query, pairs, matrices)):
+        extra[position].update(result)
     table = pd.concat([table, pd.DataFrame(extra, index=table.index)], axis=1)
-    return correct_within_families(table, alpha)
+    table = correct_within_families(table, alpha)
+    return correct_over_marked_set(table, spec, alpha)
 
 
 def correct_within_families(table: "pandas.DataFrame", alpha: float = DEFAULT_ALPHA) -> "pandas.DataFrame":  # noqa: F821
@@ -148,6 +216,41 @@ def correct_within_families(table: "pandas.DataFrame", alpha: float = DEFAULT_AL
     return table
 
 
+def correct_over_marked_set(table: "pandas.DataFrame", spec: GridSpec,  # noqa: F821
+                            alpha: float = DEFAULT_ALPHA) -> "pandas.DataFrame":  # noqa: F821
+    """``marked_set`` (headline metric, largest top-k, one setting moved), ``p_adjusted`` (Holm over
+    the whole marked set; NaN elsewhere) and ``significant`` = marked set and ``p_adjusted`` < α.
+    Every other row's per-family Holm p stays as an exploratory column and is never significant."""
+    metric = headline_metric(table["metric"])
+    marked = ((table["metric"] == metric) & (table["top_k"] == max(spec.top_k))
+              & table["family_axis"].isin(ONE_SETTING_AXES) & table[f"p_{DECISION_TEST}"].notna())
+    return correct_over_rows(table, marked, alpha)
+
+
+def correct_over_rows(table: "pandas.DataFrame", marked,  # noqa: F821
+                      alpha: float = DEFAULT_ALPHA) -> "pandas.DataFrame":  # noqa: F821
+    """``marked_set`` = ``marked`` (a boolean Series), ``p_adjusted`` = Holm over those rows'
+    decision p-values together, ``significant`` = marked and ``p_adjusted`` < α; nothing else."""
+    table["marked_set"] = marked.astype(bool)
+    table["p_adjusted"] = np.nan
+    rows = table.index[table["marked_set"]]
+    if len(rows):
+        table.loc[rows, "p_adjusted"] = holm(table.loc[rows, f"p_{DECISION_TEST}"].tolist())
+    table["significant"] = (table["marked_set"] & (table["p_adjusted"] < alpha)).astype(bool)
+    return table
+
+
+def marked_set_text(results, alpha: float = DEFAULT_ALPHA) -> str:
+    """What the marks control, for the CLI, the report and the manifest."""
+    marked = results[results["marked_set"]] if "marked_set" in getattr(results, "columns", ()) else results.iloc[:0]
+    metric = marked["metric"].iloc[0] if len(marked) else "the headline metric"
+    top_k = int(marked["top_k"].iloc[0]) if len(marked) else "the largest top-k"
+    return (f"significant = {ERROR_RATE} ≤ {alpha:g} over all {len(marked)} comparisons that can be marked: "
+            f"{metric} at top-{top_k}, one setting moved (k, prefetch, weights, cap, mode), Holm over them "
+            "together; every other row (other metrics, cut-offs, interactions) carries only an exploratory "
+            "per-family Holm p and is never called significant")
+
+
 def significance_manifest(results, alpha: float = DEFAULT_ALPHA) -> dict:
     """What the manifest says about the tests: the method and every family with its size."""
     families = {}
@@ -156,11 +259,16 @@ def significance_manifest(results, alpha: float = DEFAULT_ALPHA) -> dict:
             sizes = group.groupby("family").size()
             families[axis] = {"question": FAMILY_QUESTIONS[axis], "families": int(len(sizes)),
                               "comparisons_per_family": sorted({int(v) for v in sizes}),
-                              "significant": int(group["significant"].sum())}
-    return {"decision_test": "paired Student's t, two-sided (analytic)",
+                              "significant": int(group["significant"].sum()),
+                              "exploratory_below_alpha": int((group[f"p_{DECISION_TEST}_holm"] < alpha).sum())}
+    marked = int(results["marked_set"].sum()) if "marked_set" in getattr(results, "columns", ()) else 0
+    return {"decision_test": "paired Student's t, two-sided (analytic); exact sign-flip when ≤ 16 non-zero "
+                             "differences or a constant difference (column decided_by)",
             "check_test": "Wilcoxon signed-rank, two-sided (zero differences dropped)",
-            "correction": "Holm within each family (one axis × mode × top-k × metric), not over the grid",
-            "alpha": alpha, "significant": "Student's t, Holm-adjusted within its family, < alpha",
+            "error_rate": ERROR_RATE, "alpha": alpha, "marked_set_size": marked,
+            "correction": "Holm over the marked set (headline metric at the largest top-k, one setting moved); "
+                          "per-family Holm elsewhere, exploratory only",
+            "significant": marked_set_text(results, alpha) if marked else "no comparison can be marked",
             "families": families}
 
 
@@ -170,6 +278,8 @@ def family_summary(results) -> list[str]:
     lines = []
     for axis, info in significance_manifest(results)["families"].items():
         sizes = "/".join(str(v) for v in info["comparisons_per_family"])
+        exploratory = info.get("exploratory_below_alpha")
         lines.append(f"{axis}: {info['families']} families of {sizes} comparisons "
-                     f"({info['question']}); {info['significant']} significant")
+                     f"({info['question']}); {info['significant']} significant"
+                     + ("" if exploratory is None else f" ({exploratory} below α in the exploratory per-family view)"))
     return lines

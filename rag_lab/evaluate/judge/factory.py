@@ -50,10 +50,15 @@ def judge_id(settings: Settings) -> str:
 
         base += "+" + SentenceStatementPrompt.design
     if settings.judge_splitter:
-        from rag_lab.evaluate.judge.splitter import splitter_name
-
         base += f"+split-by:{splitter_name(settings)}"
     return base
+
+
+def splitter_name(settings: Settings) -> str | None:
+    """The splitter's model name (an alias resolved), or None (see :mod:`rag_lab.evaluate.judge.splitter`)."""
+    from rag_lab.models.llm.catalog import lookup
+
+    return lookup(settings.judge_splitter).name if settings.judge_splitter else None
 
 
 def build_judge(settings: Settings) -> Any:

@@ -62,14 +62,9 @@ def splitter_settings(settings: Settings) -> Settings | None:
     """The local splitter model's settings (the judge's, with the splitter as the model), or None."""
     if not settings.judge_splitter:
         return None
+    from rag_lab.evaluate.judge.factory import splitter_name
+
     return settings.model_copy(update={"llm_provider": "local", "llm_model": splitter_name(settings)})
-
-
-def splitter_name(settings: Settings) -> str | None:
-    """The splitter's model name (an alias resolved), or None."""
-    from rag_lab.models.llm.catalog import lookup
-
-    return lookup(settings.judge_splitter).name if settings.judge_splitter else None
 
 
 def use_splitter(metric: Any, settings: Settings) -> Any:

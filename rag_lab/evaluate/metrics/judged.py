@@ -58,7 +58,25 @@ def _relevancy(ctx):
     build = _metric("ResponseRelevancy", strictness=1)
     metric = build(ctx)
     metric.embeddings = LlamaIndexEmbeddingsWrapper(get_embed_model(ctx.settings), run_config=single_attempt())
+    metric._ascore = _similarity_off_the_loop(metric)
     return metric
+
+
+def _similarity_off_the_loop(metric):
+    """RAGAS's ``ResponseRelevancy._ascore`` with its embedding step in a worker thread. RAGAS embeds
+    the question and the generated questions with *sync* calls inside the coroutine: on the scorer's one
+    event loop (shared by every sample in flight) each sample's embedding stalled every other sample's
+    judge requests; MiniLM releases the GIL, so in a thread it overlaps them instead."""
+    import asyncio
+
+    from ragas.metrics._answer_relevance import ResponseRelevanceInput
+
+    async def ascore(row, callbacks):
+        responses = await metric.question_generation.generate_multiple(
+            data=ResponseRelevanceInput(response=row["response"]), llm=metric.llm, callbacks=callbacks,
+            n=metric.strictness)
+        return await asyncio.to_thread(metric._calculate_score, responses, row)
+    return ascore
 
 
 SPECS = [

@@ -200,7 +200,7 @@ def contextualize(
 
             capped = settings.model_copy(update={"llm_max_tokens": MAX_OUTPUT_TOKENS})
             llm = lambda: get_llm(capped)  # noqa: E731  (loaded only at the first cache miss)
-        from rag_lab.evaluate.dry_run import resolve_concurrency
+        from rag_lab.models.concurrency import resolve_concurrency
 
         injected = llm if isinstance(llm, LLM) else None
         concurrency = resolve_concurrency(settings.llm_concurrency, settings, None, injected)

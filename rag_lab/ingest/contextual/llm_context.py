@@ -241,11 +241,11 @@ class ChunkContextualizer:
     def run(self, requests: Sequence[ContextRequest], progress: bool = True,
             concurrency: int = 1) -> tuple[list[str | None], ContextStats]:
         """Every request's context, ``concurrency`` LLM calls in flight at once
-        (:func:`rag_lab.evaluate.schedule.run_in_flight`): workers only ask the LLM; this thread reads
+        (:func:`rag_lab.schedule.run_in_flight`): workers only ask the LLM; this thread reads
         and writes the cache (one committed row per finished chunk, so a kill loses at most those in
         flight) and counts. A chunk repeated in ``requests`` is asked once; the rest are cache hits,
         as they are one at a time."""
-        from rag_lab.evaluate.schedule import run_in_flight
+        from rag_lab.schedule import run_in_flight
 
         stats = ContextStats(chunks=len(requests))
         outcomes: dict[CacheKey, CachedContext] = {}

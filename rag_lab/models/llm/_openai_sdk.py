@@ -61,7 +61,9 @@ def build_clients(
     if settings.llm_rpm:  # RAG_LAB_LLM_RPM: one bucket per endpoint, shared by generator, judge and workers
         from rag_lab.models.rate_limit import attach_rate_limit, bucket_for
 
-        attach_rate_limit(http_client, async_http_client, bucket_for(str(client.base_url), settings.llm_rpm))
+        endpoint = str(client.base_url)
+        attach_rate_limit(http_client, async_http_client, bucket_for(endpoint, settings.llm_rpm), endpoint,
+                          settings.llm_rpm)
     return client, openai.AsyncOpenAI(http_client=async_http_client, **common)
 
 

@@ -50,20 +50,28 @@ def failure_signature(text: str) -> str:
 
 
 def _advice(text: str) -> str:
+    """What to do, and whether a plain ``--resume`` runs these samples again (a failure that may pass:
+    server error, timeout, rate limit, connection …) or only ``--resume --retry-failed`` does (a refusal,
+    see :mod:`rag_lab.evaluate.rescore`)."""
     status = _STATUS.search(text)
     code = int(status.group(1)) if status else None
+    again = " (it runs again the samples that failed this way, keeping what succeeded)"
+    refused = (" --retry-failed (a refused request will not change on its own: a plain --resume keeps it as "
+               "failed)")
     if code == 429:
         return ("the provider is rate limiting: lower --concurrency, set RAG_LAB_LLM_RPM (requests per minute), "
-                "or check your quota; then rag-lab eval --resume")
+                "or check your quota; then rag-lab eval --resume" + again)
     if code in (401, 403):
-        return "check the API key (and its access to this model); then rag-lab eval --resume"
+        return "check the API key (and its access to this model); then rag-lab eval --resume" + refused
     if code == 404:
-        return "check the model name and the base URL; then rag-lab eval --resume"
+        return "check the model name and the base URL; then rag-lab eval --resume" + refused
     if code is not None and code >= 500:
-        return "the provider's server is failing: try again later with rag-lab eval --resume"
-    if "timed out" in text:
-        return "raise RAG_LAB_REQUEST_TIMEOUT or lower --concurrency; then rag-lab eval --resume"
-    return "check that the provider is reachable and configured; then rag-lab eval --resume"
+        return "the provider's server is failing: try again later with rag-lab eval --resume" + again
+    if "timed out" in text or "deadline" in text:
+        return "raise RAG_LAB_REQUEST_TIMEOUT or lower --concurrency; then rag-lab eval --resume" + again
+    if "could not reach" in text:
+        return "check that the provider is reachable; then rag-lab eval --resume" + again
+    return "check that the provider is reachable and configured; then rag-lab eval --resume" + again
 
 
 @dataclass
@@ -108,9 +116,11 @@ class RunGuard:
     def check_streak(self) -> None:
         if self.max_failures and len(self.streak) >= self.max_failures:
             last = self.streak[-1]
+            # the recorded error carries the provider's own "→ hint"; the stop gives one hint, its own
+            message = last.split("\n  → ", 1)[0]
             raise RunStopped(
                 f"stopped after {len(self.streak)} samples in a row failed with the same provider error "
-                f"({failure_signature(last)}): {last[:400]}",
+                f"({failure_signature(last)}): {message[:400]}",
                 _advice(last) + " (RAG_LAB_MAX_CONSECUTIVE_FAILURES sets how many failures in a row stop a run)")
 
 

@@ -1,0 +1,85 @@
+"""Arguments and helpers shared by several sub-commands (the dataset argument, ``--ray``). Each
+command module imports them from here, never from another command module, so the commands stay
+leaves of one registry (:mod:`rag_lab.cli.commands`)."""
+
+from __future__ import annotations
+
+from rag_lab.cli.settings import get_settings, positive_int
+
+DATASET_HELP = ("a dataset: a name under the datasets folder (RAG_LAB_DATASETS_DIR, default ./datasets) "
+                "or a folder path")
+
+
+def add_dataset_argument(p, extra: str = "") -> None:
+    p.add_argument("dataset", help=DATASET_HELP + extra)
+
+
+def resolve_dataset_arg(name: str):
+    """The dataset a command's argument names (a name under the datasets folder, or a path)."""
+    from rag_lab.datasets import resolve_dataset
+
+    return resolve_dataset(name, get_settings().datasets_dir)
+
+
+TOP_K_HELP = "chunks the retriever returns per query"  # one meaning of --top-k in every command
+TOP_N_HELP = "chunks given to the LLM (default 7; kendra: all it retrieved)"
+
+
+def add_json_option(p, what: str) -> None:
+    """``--json [FILE]``: ``what`` as JSON on stdout (no FILE; the text output is left out), or into FILE."""
+    p.add_argument("--json", nargs="?", const="-", default=None, metavar="FILE",
+                   help=f"{what} as JSON: on stdout, or written to FILE")
+
+
+def emit_json(target: str, data) -> None:
+    """``--json``'s output: stdout for ``-``, else FILE (its folder made), with a note on stderr."""
+    import json
+    import sys
+    from pathlib import Path
+
+    text = json.dumps(data, indent=2, ensure_ascii=False, default=str)
+    if target == "-":
+        print(text)
+        return
+    Path(target).parent.mkdir(parents=True, exist_ok=True)
+    Path(target).write_text(text + "\n", encoding="utf-8")
+    print(f"wrote {target}", file=sys.stderr)
+
+
+def add_ray_options(p, what: str) -> None:
+    p.add_argument("--ray", nargs="?", const="local", default=None, metavar="ADDRESS",
+                   help=f"{what}: a local Ray instance, or the cluster at ADDRESS (auto, HOST:6379, "
+                        "ray://HOST:10001); needs `pip install -e .[ray]`")
+    p.add_argument("--ray-workers", type=positive_int, default=None, metavar="N",
+                   help="with --ray: Ray actors (each loads its models once; default: one per CPU of the cluster)")
+
+
+def ray_cluster(args):
+    """``--ray [ADDRESS]`` / ``--ray-workers N`` as a :class:`RayCluster` (None without --ray)."""
+    if args.ray is None:
+        if args.ray_workers is not None:
+            raise ValueError("--ray-workers needs --ray [ADDRESS]")
+        return None
+    from rag_lab.distributed.cluster import as_cluster
+
+    return as_cluster(args.ray, args.ray_workers)
+
+
+def ray_build_executor(args, settings):
+    """``--ray``: the index build's parsing and embedding on Ray (None: in this process)."""
+    cluster = ray_cluster(args)
+    if cluster is None:
+        return None
+    from rag_lab.distributed.ingest import ray_executor
+
+    return ray_executor(cluster, settings)
+
+
+def ray_sample_executor(args):
+    """``--ray``: a run's samples answered and scored on Ray actors (None: in this process)."""
+    cluster = ray_cluster(args)
+    if cluster is None:
+        return None
+    from rag_lab.distributed.samples import ray_sample_executor as on_ray
+
+    return on_ray(cluster)

@@ -1,0 +1,112 @@
+"""An ablation grid as a small file (``rag-lab ablate --grid grid.yaml``), equal to the flags.
+
+    # grid.yaml (or grid.toml: the same keys)
+    modes: [fusion, hybrid]
+    fusion_k: [1, 10, 60]
+    prefetch: [25, 100]
+    top_k: [5, 10]
+    weights: ["1:1", "0.7:1.3"]     # dense:sparse, or [[1, 1], [0.7, 1.3]]
+    max_per_doc: [0, 2]
+
+Keys are the flags' names (``fusion-k`` or ``fusion_k``); a value may be a list, one value, or the
+flag's comma-separated text. A key left out keeps the command's default; an unknown key is an error
+(a typo must not silently run the default grid).
+"""
+
+from __future__ import annotations
+
+import dataclasses
+from collections.abc import Mapping
+from pathlib import Path
+from typing import Any
+
+from rag_lab.errors import ConfigError
+from rag_lab.evaluate.ablation.grid import GridSpec
+
+AXES = ("modes", "fusion_k", "prefetch", "top_k", "weights", "max_per_doc")
+
+
+def read_grid_file(path: str | Path) -> dict[str, Any]:
+    """The file's mapping (YAML for .yaml/.yml, TOML for .toml), keys as in :data:`AXES`."""
+    path = Path(path)
+    try:
+        text = path.read_text(encoding="utf-8")
+    except OSError as exc:
+        raise ConfigError(f"--grid {path}: cannot read it ({exc.strerror or exc})", "give a YAML or TOML file") from None
+    try:
+        if path.suffix.lower() == ".toml":
+            import tomllib
+
+            data = tomllib.loads(text)
+        else:
+            import yaml
+
+            data = yaml.safe_load(text)
+    except Exception as exc:  # noqa: BLE001 - yaml and tomllib raise their own types; one message for both
+        raise ConfigError(f"--grid {path}: not valid {'TOML' if path.suffix.lower() == '.toml' else 'YAML'} "
+                          f"({str(exc).splitlines()[0]})", "see rag_lab/evaluate/ablation/grid_file.py") from None
+    if data is None:
+        data = {}
+    if not isinstance(data, Mapping):
+        raise ConfigError(f"--grid {path}: expected a mapping of axes (modes, fusion_k, …)",
+                          "see rag_lab/evaluate/ablation/grid_file.py")
+    return normalise_axes(data, str(path))
+
+
+def normalise_axes(data: Mapping[str, Any], where: str = "grid") -> dict[str, Any]:
+    """Axis name → tuple of values, from a file's or a caller's mapping."""
+    out: dict[str, Any] = {}
+    for key, value in data.items():
+        name = str(key).replace("-", "_")
+        if name not in AXES:
+            raise ConfigError(f"{where}: unknown grid axis {key!r}", f"axes: {', '.join(AXES)}")
+        if value is None:
+            continue
+        out[name] = _values(name, value, where)
+    return out
+
+
+def _values(name: str, value: Any, where: str) -> tuple:
+    items = [v.strip() for v in value.split(",") if v.strip()] if isinstance(value, str) else (
+        list(value) if isinstance(value, (list, tuple)) else [value])
+    try:
+        if name == "modes":
+            values = tuple(str(v) for v in items)
+        elif name == "weights":
+            values = tuple(_pair(v) for v in items)
+        elif name == "fusion_k":
+            values = tuple(int(v) for v in items)
+        else:
+            values = tuple(_whole(v) for v in items)
+    except (TypeError, ValueError):
+        raise ConfigError(f"{where}: {name} {value!r} is not a list of "
+                          + ("DENSE:SPARSE pairs" if name == "weights" else "names" if name == "modes" else "numbers"),
+                          "e.g. fusion_k: [1, 10, 60]; weights: [\"1:1\", \"0.7:1.3\"]") from None
+    return tuple(dict.fromkeys(values))
+
+
+def _whole(value: Any) -> int:
+    if isinstance(value, bool) or (isinstance(value, float) and not value.is_integer()):
+        raise ValueError(value)
+    return int(value)
+
+
+def _pair(value: Any) -> tuple[float, float]:
+    if isinstance(value, str):
+        dense, sparse = (float(v) for v in value.split(":"))
+    else:
+        dense, sparse = (float(v) for v in value)
+    return dense, sparse
+
+
+def grid_spec(grid: str | Path | Mapping[str, Any] | None = None, **axes: Any) -> GridSpec:
+    """The :class:`GridSpec` of a file or mapping (``grid``) with ``axes`` on top (None: not given);
+    every axis neither names keeps GridSpec's default — the same as the flag's."""
+    values: dict[str, Any] = {}
+    if grid is not None:
+        values.update(normalise_axes(grid) if isinstance(grid, Mapping) else read_grid_file(grid))
+    values.update(normalise_axes({k: v for k, v in axes.items() if v is not None}, "axes"))
+    try:
+        return dataclasses.replace(GridSpec(), **values)
+    except ValueError as exc:
+        raise ConfigError(str(exc), "fix the grid (see rag-lab ablate --help)") from None

@@ -1,0 +1,76 @@
+"""A run manifest as tables a reader scans, not JSON: nested sections become nested key/value
+tables, lists of records a table with a column per key, lists of values one comma-separated line."""
+
+from __future__ import annotations
+
+import html
+import json
+from collections.abc import Mapping
+from typing import Any
+
+from rag_lab.report.page import Section
+
+MAX_DEPTH = 3  # deeper than this, a value is shown as compact JSON (rare: per-item details)
+MAX_ROWS = 50
+
+
+def value_html(value: Any, depth: int = 0) -> str:
+    if value is None:
+        return "—"
+    if isinstance(value, bool):
+        return "yes" if value else "no"
+    if isinstance(value, float):
+        return html.escape(f"{value:.6g}")
+    if isinstance(value, (str, int)):
+        return html.escape(str(value))
+    if depth >= MAX_DEPTH:
+        return f"<code>{html.escape(json.dumps(value, ensure_ascii=False, default=str))}</code>"
+    if isinstance(value, Mapping):
+        return kv_table(value, depth + 1) if value else "—"
+    if isinstance(value, (list, tuple)):
+        if not value:
+            return "—"
+        if all(isinstance(v, Mapping) for v in value):
+            return records_table(list(value), depth + 1)
+        if all(not isinstance(v, (Mapping, list, tuple)) for v in value):
+            return ", ".join(value_html(v, depth + 1) for v in value)
+        return "<br>".join(value_html(v, depth + 1) for v in value)
+    return html.escape(str(value))
+
+
+def kv_table(pairs: Mapping[str, Any], depth: int = 0) -> str:
+    """One row per key; a nested mapping is a table inside its cell."""
+    rows = "".join(f"<tr><th>{html.escape(str(k))}</th><td>{value_html(v, depth)}</td></tr>" for k, v in pairs.items())
+    return f"<table><tbody>{rows}</tbody></table>"
+
+
+def records_table(records: list[Mapping[str, Any]], depth: int = 0) -> str:
+    """Records as rows, the union of their keys as columns (first seen first)."""
+    columns = list(dict.fromkeys(k for r in records for k in r))
+    head = "".join(f"<th>{html.escape(str(c))}</th>" for c in columns)
+    body = "".join("<tr>" + "".join(f"<td>{value_html(r.get(c), depth)}</td>" for c in columns) + "</tr>"
+                   for r in records[:MAX_ROWS])
+    more = f"<caption>first {MAX_ROWS} of {len(records)}</caption>" if len(records) > MAX_ROWS else ""
+    return f"<table>{more}<thead><tr>{head}</tr></thead><tbody>{body}</tbody></table>"
+
+
+def manifest_section(manifest: dict) -> Section:
+    """An ablation run's manifest (its main keys) and its spot check of the grid against live retrievers."""
+    keys = ["dataset", "dataset_root", "n_queries", "n_configs", "grid", "baseline", "rrf", "metrics", "document_key",
+            "significance", "ci", "index_fingerprint", "embed_model", "created", "git_commit", "versions"]
+    shown = {k: manifest[k] for k in keys if k in manifest}
+    check = manifest.get("spot_check")
+    body = kv_table(shown)
+    if check:
+        status = ('<span class="ok">equal</span>' if check.get("equal")
+                  else '<span class="bad">DIFFERENT</span> (ties or a changed index: see the lists)')
+        checks = check.get("checks") or [check]
+        body += (f"<h3>Spot check</h3><p>{len(checks)} live queries through {html.escape(check.get('what', check['mode']))} "
+                 f"at prefetch {html.escape(', '.join(str(v) for v in check.get('prefetch_values', ['?'])))}, "
+                 f"{sum(bool(c['equal']) for c in checks)} equal to the grid; shown: "
+                 f"<code>{html.escape(check['config'])}</code>, question {html.escape(str(check['qid']))} "
+                 f"(“{html.escape(check.get('query', '')[:160])}”), against the ranking the grid computed from the "
+                 f"cached candidate lists: {status}.</p>"
+                 f"<details><summary>both rankings (chunk ids)</summary><pre>live: {html.escape(', '.join(check['live']))}"
+                 f"\ngrid: {html.escape(', '.join(check['grid']))}</pre></details>")
+    return Section("Run manifest", body)

@@ -1,0 +1,81 @@
+"""The Python API's defaults are the CLI's: rerank (off for the local model, on for remote
+providers), top-k / top-n, modes, compression. A flag left out and an argument left out mean the same."""
+
+from __future__ import annotations
+
+import inspect
+
+import pytest
+from llama_index.core.llms import MockLLM
+from llama_index.core.retrievers import BaseRetriever
+
+from rag_lab import api
+from rag_lab.answer import build_engine, make_answerer
+from rag_lab.answer.engine import DEFAULT_TOP_K
+from rag_lab.answer.rerank import DEFAULT_TOP_N
+from rag_lab.cli.ask import rerank_default
+from rag_lab.cli.main import build_parser
+from rag_lab.evaluate.runner import run_evaluation
+
+
+class _NoRetriever(BaseRetriever):
+    """build_engine only stores the retriever; these tests never query."""
+
+    def _retrieve(self, query_bundle):
+        return []
+
+
+@pytest.fixture(params=["local", "openai"])
+def provider_settings(request, lab_settings):
+    return lab_settings.model_copy(update={"llm_provider": request.param})
+
+
+def test_rerank_defaults_to_the_cli_rule_everywhere(provider_settings):
+    cli = rerank_default(None, provider_settings)  # `rag-lab ask/eval/chat` without --rerank/--no-rerank
+    assert cli is (provider_settings.llm_provider != "local")
+    assert api.defaults(provider_settings)["rerank"] is cli
+    for function in (make_answerer, build_engine, run_evaluation, api.answerer):
+        assert inspect.signature(function).parameters["rerank"].default is None, function
+    engine = build_engine("dense", provider_settings, retriever=_NoRetriever(), llm=MockLLM())
+    assert (engine.reranker is not None) is cli
+    answerer = api.answerer(None, mode="fusion", settings=provider_settings, retriever=_NoRetriever(), llm=MockLLM())
+    assert (answerer.engine.reranker is not None) is cli
+    # the flags, when given, win in both
+    assert rerank_default(True, provider_settings) is True and rerank_default(False, provider_settings) is False
+    forced = build_engine("dense", provider_settings, rerank=not cli, retriever=_NoRetriever(), llm=MockLLM())
+    assert (forced.reranker is not None) is (not cli)
+
+
+def test_top_k_top_n_compression_and_modes_match_the_commands(lab_settings):
+    parser = build_parser()
+    defaults = api.defaults(lab_settings)
+    engine = build_engine("dense", lab_settings, retriever=_NoRetriever(), llm=MockLLM())
+    assert (engine.top_n, DEFAULT_TOP_N, DEFAULT_TOP_K) == (defaults["answer_top_n"], 7, defaults["answer_top_k"])
+    assert engine.context_lines == lab_settings.context_lines == defaults["context_lines"]  # compression
+    ask = parser.parse_args(["ask", "texas_childcare", "q"])
+    search = parser.parse_args(["search", "texas_childcare", "q"])
+    assert ask.top_k is None and ask.top_n is None  # None → the engine's defaults above, in both
+    assert ask.mode == search.mode == defaults["mode"] == inspect.signature(api.ask).parameters.get(
+        "mode", inspect.signature(api.answerer).parameters["mode"]).default
+    assert inspect.signature(api.search).parameters["top_k"].default == defaults["search_top_k"]
+    from rag_lab.cli.commands import SEARCH_TOP_K
+
+    assert SEARCH_TOP_K == defaults["search_top_k"]
+    assert parser.parse_args(["eval", "texas_childcare"]).modes.split(",") == list(api.EVAL_MODES)
+    assert parser.parse_args(["ir", "texas_childcare"]).modes.split(",") == list(api.IR_MODES)
+    assert inspect.signature(api.evaluate).parameters["modes"].default == api.EVAL_MODES
+    assert inspect.signature(api.ir).parameters["modes"].default == api.IR_MODES
+
+
+def test_search_from_python_equals_the_command(lab_cli, lab_settings, texas_index):
+    import json
+
+    from rag_lab.retrieve.records import results_json
+
+    for mode in ("bm25", "dense"):  # dense fills the default top-k; bm25 returns only chunks sharing a term
+        code, out, _ = lab_cli("search", "texas_childcare", "income limit for a family of 5", "--mode", mode, "--json")
+        assert code == 0
+        results = api.search("texas_childcare", "income limit for a family of 5", mode=mode, settings=lab_settings)
+        assert 1 <= len(results) <= api.SEARCH_TOP_K
+        assert results_json(results) == json.loads(out), mode
+    assert len(results) == api.SEARCH_TOP_K

@@ -78,5 +78,6 @@ def test_the_dry_run_prices_a_local_judge_from_its_measured_speed(lab_settings, 
     plan = run_evaluation("texas_childcare", lab_settings, ["bm25"], tmp_path / "dry", limit=2, rerank=False,
                           judge="local", dry_run=True, progress=False)
     judged = 2 * (89 + 103 + 3 * 141)  # two samples, five judged metrics each
-    assert plan.seconds == pytest.approx(2 * LOCAL_SECONDS_PER_ANSWER + judged)
+    # answers another test of the session cached cost no time: count the ones the plan will generate
+    assert plan.seconds == pytest.approx(plan.answers.calls * LOCAL_SECONDS_PER_ANSWER + judged)
     assert not (tmp_path / "dry").exists()

@@ -26,6 +26,9 @@ def add_eval(sub, common) -> None:
     p.add_argument("--metrics", default=None, metavar="M1,M2",
                    help="comma-separated metrics to compute, judged and not (default all; judged ones need --judge), "
                         "e.g. faithfulness,factual_correctness,rouge_l,ndcg@10")
+    from rag_lab.cli.ablate import add_split_option
+
+    add_split_option(p)
     p.add_argument("--judge", default=None, metavar="PROVIDER[:MODEL]",
                    help="LLM judge for the judged RAGAS metrics: local[:MODEL] (the offline GGUF model, every "
                         "call constrained to RAGAS's JSON schema) or e.g. openai:gpt-5-mini")
@@ -64,11 +67,12 @@ def _cell(mean: float, nan: int, n: int) -> str:
 
 
 def render_eval_table(run) -> str:
-    """Metrics as rows, modes as columns; each mean with its NaN count (failed / applicable) beside it."""
+    """Metrics as rows, modes as columns; each mean with its NaN count (failed / applicable) beside it;
+    the first line says which questions the means are over (``--split``)."""
+    from rag_lab.evaluate.frames import metric_order, split_label
+
     modes = list(run.modes["mode"])
     rows: list[tuple[str, list[str]]] = []
-    from rag_lab.evaluate.frames import metric_order
-
     summary = run.summary.set_index(["mode", "metric"]) if not run.summary.empty else None
     for metric in metric_order(sorted(set(run.summary["metric"]))):
         cells = []
@@ -90,7 +94,7 @@ def render_eval_table(run) -> str:
     width = max(len(r[0]) for r in rows) + 2
     col = max([14, *(len(c) + 2 for _, cells in rows for c in cells), *(len(m) + 2 for m in modes)])
     header = f"{'metric':<{width}}" + "".join(f"{m:>{col}}" for m in modes)
-    lines = [header, "-" * len(header)]
+    lines = [f"means over {split_label(run.manifest)}", header, "-" * len(header)]
     lines += [f"{name:<{width}}" + "".join(f"{c:>{col}}" for c in cells) for name, cells in rows]
     lines += [f"note: {note}" for note in getattr(run, "notes", [])]
     return "\n".join(lines)
@@ -136,7 +140,12 @@ def run_eval(args) -> int:
             print(f"error: {', '.join(needs_judge)} {'is' if len(needs_judge) == 1 else 'are'} judged by an LLM, and "
                   "this run has no judge\n  → add --judge PROVIDER[:MODEL], or choose other --metrics", file=sys.stderr)
             return 2
-    run = run_evaluation(dataset, settings, modes, out, limit=args.limit, resume=args.resume, judge=args.judge,
+    if args.split != "all":
+        from rag_lab.splits import select_split
+
+        select_split([], dataset.dev_split, args.split, dataset.name)  # no dev_split.txt: refused before any work
+    run = run_evaluation(dataset, settings, modes, out, limit=args.limit, split=args.split, resume=args.resume,
+                         judge=args.judge,
                          metrics=metrics, retry_failed=args.retry_failed,
                          rerank=rerank_default(args.rerank, settings), conversations=args.conversations,
                          progress=True, concurrency=args.concurrency, max_cost=args.max_cost,
@@ -145,7 +154,11 @@ def run_eval(args) -> int:
         print(run.summary())
         return 0
     if args.json:
-        emit_json(args.json, {"summary": run.summary.to_dict(orient="records"),
+        from rag_lab.evaluate.frames import split_label
+
+        emit_json(args.json, {"split": (run.manifest.get("config") or {}).get("split", "all"),
+                              "split_label": split_label(run.manifest),
+                              "summary": run.summary.to_dict(orient="records"),
                               "modes": run.modes.to_dict(orient="records")})
     if args.json != "-":
         print(f"{dataset.name}: {len(run.modes)} mode(s), run folder {out}")

@@ -111,10 +111,22 @@ class CachedAnswerer:
         return fields, False
 
 
+def context_window_input(settings: Settings) -> dict[str, int]:
+    """The generator's context window as an answer cache input, when the settings set it
+    (RAG_LAB_LLM_CONTEXT_WINDOW of an openai_compatible server: it decides how many chunks fit and
+    the agent's history budget). Empty otherwise — the model name in the key fixes the window — so the
+    keys of answers cached before it joined the key (local, openai, groq, bedrock) stay valid."""
+    from rag_lab.models.llm.factory import configured_context_window
+
+    window = configured_context_window(settings)
+    return {} if window is None else {"context_window": window}
+
+
 def answer_inputs(settings: Settings, *, rerank: bool, params: dict[str, Any], index: str | None) -> dict[str, Any]:
     """Every input of a cached answer besides the model, mode and question (``index``: its fingerprint)."""
     return {"rerank": rerank, "params": params, "temperature": settings.llm_temperature,
-            "max_tokens": settings.llm_max_tokens, "context_lines": settings.context_lines, "index": index}
+            "max_tokens": settings.llm_max_tokens, "context_lines": settings.context_lines, "index": index,
+            **context_window_input(settings)}
 
 
 def mode_answerer(mode: str, build, settings: Settings, *, rerank: bool, params: dict[str, Any], index: str | None,

@@ -51,6 +51,7 @@ def plan_run(dataset, settings: Settings, modes: list[str], out: Path, pairs, *,
     answer_cost: float | None = 0.0
     judge_cost: float | None = 0.0
     samples = cached = 0
+    judging_seconds = 0.0  # the local judge by its measured seconds per judged metric (plan.judge_seconds)
     try:
         for mode in modes:
             path = out / mode / SAMPLES
@@ -65,6 +66,7 @@ def plan_run(dataset, settings: Settings, modes: list[str], out: Path, pairs, *,
             fresh = len(todo) - len(hits)
             samples, cached = samples + len(todo), cached + len(hits)
             answers, judging = answers + costs.answer.times(fresh), judging + costs.judging.times(len(todo))
+            judging_seconds += costs.judge_seconds * len(todo)
             answer_cost = None if answer_cost is None or costs.answer_cost is None else answer_cost + costs.answer_cost * fresh
             judge_cost = None if judge_cost is None or costs.judge_cost is None else judge_cost + costs.judge_cost * len(todo)
     finally:
@@ -72,7 +74,8 @@ def plan_run(dataset, settings: Settings, modes: list[str], out: Path, pairs, *,
             cache.close()
     generator = manifest_model_name(settings, llm=llm)
     judge = judge_id(judge_cfg) if judge_cfg is not None else None  # as the run's manifest names it
-    seconds = estimate_seconds(settings.llm_provider == "local" and llm is None, answers, judging, concurrency)
+    seconds = estimate_seconds(settings.llm_provider == "local" and llm is None, answers, judging, concurrency,
+                               judging_seconds)
     # RAG_LAB_LLM_RPM: the calls cannot go faster than the limit; the wait is part of the run's time
     limited = rate_limited_seconds(settings if llm is None else None, judge_cfg, answers, judging)
     return EvalPlan(samples, cached, generator, judge, answers, judging, answer_cost, judge_cost,

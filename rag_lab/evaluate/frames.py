@@ -6,6 +6,7 @@
     run.modes     # one row per mode: samples, errors, cached, latency p50/p95 (s), tokens, cost
     run.records   # {mode: [raw samples.jsonl records]}
     run.notes     # lines a reader must see: a cut-off last line skipped ("3 of 4 samples"), …
+    split_label(run.manifest)  # which questions the tables average (eval --split)
 
 Only the manifest's modes are read: a sub-folder left from an earlier run in the same folder is
 not part of this run. A damaged samples line or manifest is an error naming the file and line.
@@ -56,6 +57,16 @@ class EvalRun:
         wide = pd.DataFrame(columns)
         extra = self.modes.set_index("mode")
         return extra.join(wide, how="left").reindex(self.modes["mode"])
+
+
+SPLIT_LABELS = {"all": "all questions", "dev": "the dev split only (dev_split.txt: the questions tuning looked at)",
+                "rest": "the rest only (the dev split left out: held-out questions)"}
+
+
+def split_label(manifest: dict[str, Any]) -> str:
+    """Which questions a run's tables average (its ``--split``; a run from before --split: all)."""
+    split = (manifest.get("config") or {}).get("split") or "all"
+    return SPLIT_LABELS.get(split, str(split))
 
 
 def metric_order(names: list[str]) -> list[str]:

@@ -1,7 +1,22 @@
 """Key facts: the numbers, money amounts, percentages and codes a text states.
 
 They are the sparse tokenizer's domain terms (``rag_lab.tokenizer``), so ``$4,106``,
-``$4106`` and ``4,106 dollars`` are one fact, as are ``BCY-26`` and ``BCY 2026``.
+``$4106`` and ``4,106 dollars`` are one fact, as are ``BCY-26`` and ``BCY 2026``. Two more rules
+make every way of writing a year one fact:
+
+- **years**: a program-year code and a bare year state the same year (``FFY 2025``, ``FY2025``,
+  ``fiscal year 2025`` and ``2025`` state 2025; ``BCY 2026`` = ``BCY-26`` = ``BCY26``). The code's
+  prefix scopes the year; telling FFY from BCY apart is a judge's job, not a string match's.
+- **year ranges** are one fact: ``2025-2027``, ``2025–2027``, ``2025 to 2027``, ``from FFY 2025
+  through FFY 2027``, ``FY 2025-27`` and ``between 2025 and 2027`` are all ``years_2025_2027``. A
+  range is stated only by the same range; its end years count as stated (an answer naming "2025 to
+  2027" states 2025).
+
+A **refusal** states nothing: a sentence (or a clause after "but"/"however"/";") that says the
+answer is not known or not in the documents ("I do not know the limit for a family of 5 in BCY
+2026", the prompt's "I couldn't find information about that") names what is not known, which is no
+claim; its facts are dropped before an answer is scored (:func:`claimed_text`). A pure refusal so
+earns recall 0 and has no precision (None); a hedged answer keeps the facts of its other sentences.
 
 Two answer metrics are built on them, both blind to what the question already says (echoing
 "a family of 5 in BCY 2026" back is not an answer) and to citation markers (``[Doc 1: bcy-26….pdf,
@@ -20,41 +35,157 @@ from __future__ import annotations
 
 import re
 
-from rag_lab.tokenizer import Term, amount_of, iter_terms
+from rag_lab.tokenizer import PROGRAM_YEAR_PHRASES, PROGRAM_YEAR_PREFIXES, Term, amount_of, iter_terms
 
 # "[Doc 2]", "[Doc 2: file.pdf, Page 3]", "[Docs 1, 2]", "(Doc 1)", "Doc 1": citation markers, removed
 # before an answer's facts are read (their numbers and file names are not claims).
 CITATION_MARKER = re.compile(r"[\[(]\s*docs?\b[^\])]*[\])]|\bdoc(?:ument)?s?\.?\s*#?\s*\d+", re.IGNORECASE)
 
 
+# A year range: two years joined by a dash, "to", "through", "thru" or "until" (or "between … and …"),
+# each optionally written as a program year ("FFY 2025", "fiscal year 2025"); the end may be two digits
+# after a dash ("FY 2025-27"), or both may be two-digit program years ("BCY 25-27").
+_YEAR = r"(?:19|20)\d{2}"
+_PY_CODE = rf"\b(?i:{'|'.join(PROGRAM_YEAR_PREFIXES)})\s?-?\s?"
+_PY_PHRASES = "|".join(p.replace(" ", r"\s+") for p in PROGRAM_YEAR_PHRASES)
+_PY_WORDS = rf"\b(?i:{_PY_PHRASES})\s+(?i:years?)\s+(?:\([A-Za-z]{{2,3}}\)\s+)?"
+_PREFIX = rf"(?:{_PY_CODE}|{_PY_WORDS})"
+_DASH = r"\s*[-–—]\s*"
+_WORD_TO = r"\s+(?i:to|through|thru|until)\s+"
+YEAR_RANGE = re.compile(
+    rf"""(?<![\w$€£.,/-])(?:
+      {_PREFIX}?(?P<start>{_YEAR})(?:{_DASH}{_PREFIX}?(?P<end_dash>{_YEAR}|\d{{2}})|{_WORD_TO}{_PREFIX}?(?P<end_word>{_YEAR}))
+    | {_PREFIX}(?P<start2>\d{{2}})(?:{_DASH}|{_WORD_TO}){_PREFIX}?(?P<end2>\d{{2}})
+    | (?i:between)\s+{_PREFIX}?(?P<from>{_YEAR})\s+(?i:and)\s+{_PREFIX}?(?P<to>{_YEAR})
+    )(?![\d%]|[.,]\d)""",
+    re.VERBOSE,
+)
+_CODE_YEAR = re.compile(rf"^(?:{'|'.join(PROGRAM_YEAR_PREFIXES)})(\d{{2}})$")
+
+# What a refusal says: the prompt's own reply (rag_lab.answer.prompt.NO_ANSWER, "I couldn't find
+# information about that") and the usual ways a model says it does not know or the documents do not say.
+_NOT = r"(?:do\s+not|don['’]t|did\s+not|didn['’]t|cannot|can\s*not|can['’]t|could\s+not|couldn['’]t|was\s+unable\s+to|am\s+unable\s+to|am\s+not\s+able\s+to)"
+REFUSAL = re.compile(
+    rf"""\b(?:
+      i\s+{_NOT}\s+(?:know|find|answer|determine|tell|say|confirm|locate|provide|see|have\s+(?:enough\s+|any\s+|the\s+)?information)
+    | i\s*(?:am|['’]m)\s+not\s+sure
+    | (?:unable|not\s+able)\s+to\s+(?:answer|find|determine|locate|confirm|provide)
+    | (?:context|documents?|sources?|passages?|excerpts?|information|texts?)\s+(?:provided\s+|given\s+|above\s+)?
+      (?:does|do|did)\s*(?:n['’]t|\s+not)\s+(?:contain|provide|mention|say|state|specify|include|give|list|cover|answer|address)
+    | (?:no|not\s+enough|insufficient)\s+information\s+(?:about|on|regarding|to|is|in|was|available)
+    | (?:is|are)\s+not\s+(?:mentioned|provided|specified|stated|given|listed)\s+in\s+the\s+(?:context|documents?|sources?|provided|given)
+    | cannot\s+be\s+(?:determined|answered)
+    )""",
+    re.IGNORECASE | re.VERBOSE,
+)
+# Sentences, and the clauses a hedge joins ("I don't know the monthly limit, but the bi-weekly one is …").
+_CLAUSE = re.compile(r"(?<=[.!?])\s+|\n+|;\s*|,?\s+\b(?:but|however|although|though)\b,?\s*", re.IGNORECASE)
+
+
 def strip_citations(text: str) -> str:
     return CITATION_MARKER.sub(" ", text or "")
 
 
+def is_refusal(text: str) -> bool:
+    """Does ``text`` (a sentence or a clause) say the answer is not known or not in the documents?"""
+    return bool(REFUSAL.search(text or ""))
+
+
+def claimed_text(answer: str) -> str:
+    """``answer`` without its citation markers and without the sentences and clauses that refuse
+    (:data:`REFUSAL`): what it claims. Empty for a pure refusal."""
+    clauses = _CLAUSE.split(strip_citations(answer))
+    return " … ".join(c for c in clauses if c and c.strip() and not is_refusal(c))
+
+
+def year_ranges(text: str) -> tuple[list[tuple[int, int]], str]:
+    """``([(start, end), …], rest)``: the year ranges ``text`` states and the text without them."""
+    ranges: list[tuple[int, int]] = []
+
+    def take(match: re.Match) -> str:
+        g = match.groupdict()
+        if g["start2"] is not None:
+            start, end = 2000 + int(g["start2"]), 2000 + int(g["end2"])
+        elif g["from"] is not None:
+            start, end = int(g["from"]), int(g["to"])
+        else:
+            start = int(g["start"])
+            end_text = g["end_dash"] or g["end_word"]
+            end = int(end_text) if len(end_text) == 4 else start // 100 * 100 + int(end_text)
+        if end <= start:  # "2025-15", "2027 to 2025": not a range; its years stay single facts
+            return match.group(0)
+        ranges.append((start, end))
+        return " "
+
+    rest = YEAR_RANGE.sub(take, text or "")
+    return ranges, rest
+
+
+def _range_term(start: int, end: int) -> Term:
+    return Term("range", f"years_{start}_{end}")
+
+
+def year_of(term: Term) -> int | None:
+    """The year a term states: a program-year code (``bcy26`` → 2026) or a bare year (1900–2099)."""
+    if term.kind == "code" and (match := _CODE_YEAR.match(term.text)):
+        return 2000 + int(match.group(1))
+    if term.kind == "number" and term.text.isdigit() and len(term.text) == 4 and 1900 <= int(term.text) <= 2099:
+        return int(term.text)
+    return None
+
+
 def extract_key_facts(text: str) -> set[str]:
-    """The normalised domain terms of ``text`` (``{"dollar_4106", "percent_85", "bcy26", "5"}``)."""
+    """The normalised domain terms of ``text`` (``{"dollar_4106", "percent_85", "bcy26", "5"}``); a
+    year range is one fact (``years_2025_2027``). One year written two ways ("BCY 2026 … 2026") keeps
+    both names here; the scores count it once (:func:`distinct_facts`)."""
     return set(_facts(text))
 
 
 def _facts(text: str) -> dict[str, Term]:
-    return {term.text: term for term in iter_terms(text or "") if term.is_domain}
+    ranges, rest = year_ranges(text or "")
+    facts = {term.text: term for term in (_range_term(*r) for r in ranges)}
+    facts.update((term.text, term) for term in iter_terms(rest) if term.is_domain)
+    return facts
+
+
+def fact_identity(term: Term) -> str:
+    """What a fact is, however written: ``year_2026`` for ``bcy26`` and ``2026``, else its name."""
+    year = year_of(term)
+    return f"year_{year}" if year is not None else term.text
+
+
+def distinct_facts(facts: dict[str, Term]) -> dict[str, Term]:
+    """``facts`` with one entry per :func:`fact_identity` (the first name, in sorted order)."""
+    distinct: dict[str, Term] = {}
+    for name in sorted(facts):
+        distinct.setdefault(fact_identity(facts[name]), facts[name])
+    return {term.text: term for term in distinct.values()}
 
 
 def stated_values(text: str) -> set[str]:
-    """What ``text`` states (its domain terms), with each money amount also as its bare number."""
+    """What ``text`` states (its domain terms), with each money amount also as its bare number, each
+    year also as ``year_NNNN`` and each year range as ``years_A_B`` and its two end years."""
     values: set[str] = set()
-    for term in iter_terms(text or ""):
+    ranges, rest = year_ranges(text or "")
+    for start, end in ranges:
+        values |= {_range_term(start, end).text, str(start), str(end), f"year_{start}", f"year_{end}"}
+    for term in iter_terms(rest):
         if term.is_domain:
             values.add(term.text)
             if (amount := amount_of(term)) is not None:
                 values.add(amount)
+            if (year := year_of(term)) is not None:
+                values.add(f"year_{year}")
     return values
 
 
 def _is_stated(fact: Term, stated: set[str]) -> bool:
     # Money and plain numbers are interchangeable ("$4,106" is stated by a table row "4,106" and
-    # "4,106" by "$4,106"); percentages and codes only by themselves.
+    # "4,106" by "$4,106"); a year by any way of writing it; a range only by the same range;
+    # percentages and other codes only by themselves.
     if fact.text in stated:
+        return True
+    if (year := year_of(fact)) is not None and f"year_{year}" in stated:
         return True
     if fact.kind == "money":
         return amount_of(fact) in stated
@@ -65,12 +196,13 @@ def _is_stated(fact: Term, stated: set[str]) -> bool:
 
 def _facts_not_asked(text: str, question: str | None) -> dict[str, Term]:
     asked = stated_values(question or "")
-    return {name: term for name, term in _facts(text).items() if not _is_stated(term, asked)}
+    return distinct_facts({name: term for name, term in _facts(text).items() if not _is_stated(term, asked)})
 
 
 def answer_facts(text: str, question: str | None = None) -> dict[str, Term]:
-    """The key facts ``text`` states that ``question`` does not (citation markers ignored)."""
-    return _facts_not_asked(strip_citations(text), question)
+    """The key facts ``text`` claims that ``question`` does not state (citation markers and refusing
+    sentences ignored, :func:`claimed_text`)."""
+    return _facts_not_asked(claimed_text(text), question)
 
 
 def reference_facts(reference: str, question: str | None = None) -> dict[str, Term]:
@@ -85,11 +217,11 @@ def has_key_facts(reference: str, question: str | None = None) -> bool:
 
 def key_fact_recall(answer: str, reference: str, question: str | None = None) -> float | None:
     """Share of ``reference``'s key facts, less those ``question`` states, that ``answer`` states;
-    None when the reference has none left."""
+    None when the reference has none left. A refusal claims nothing, so it scores 0."""
     facts = reference_facts(reference, question)
     if not facts:
         return None
-    stated = stated_values(strip_citations(answer))
+    stated = stated_values(claimed_text(answer))
     return sum(_is_stated(fact, stated) for fact in facts.values()) / len(facts)
 
 
@@ -105,7 +237,7 @@ def key_fact_precision(answer: str, reference: str, question: str | None = None)
 
 def missing_key_facts(answer: str, reference: str, question: str | None = None) -> list[str]:
     """The reference's key facts (less the question's) that ``answer`` does not state (failure analysis)."""
-    stated = stated_values(strip_citations(answer))
+    stated = stated_values(claimed_text(answer))
     return sorted(text for text, fact in reference_facts(reference, question).items() if not _is_stated(fact, stated))
 
 

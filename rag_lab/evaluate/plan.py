@@ -23,6 +23,16 @@ JUDGE_PROMPT_TOKENS = 900
 JUDGE_COMPLETION_TOKENS = 250
 REMOTE_SECONDS_PER_CALL = 1.5
 LOCAL_SECONDS_PER_ANSWER = 60.0  # Qwen2.5-Coder-1.5B on 2 CPU cores, a long prompt (benchmarks/answer_latency.py)
+# The local judge (the 1.5B GGUF, constrained calls, 2 threads of the 2-core machine) is timed per
+# judged metric and sample, not per call (a grounded-NLI judgment's calls are long, and their number
+# varies): faithfulness 89 s and factual_correctness 103 s wall per judgment, grounded NLI, dev
+# questions 1–10 of judge_validation.jsonl (benchmarks/judge_validation.py --limit 10, 2026-11-26;
+# README "judge validation" table, whose held-out rows measure 109 and 147 s). The three metrics that
+# benchmark does not time: from `rag-lab eval texas_childcare --modes bm25 --limit 2 --judge local`
+# (docs/evaluation.md, 2026-11-26): 25.5 min wall for 2 samples × 5 judged metrics, less the 2 answers
+# at LOCAL_SECONDS_PER_ANSWER → (1,530 − 120) / 10 ≈ 141 s per judged metric.
+LOCAL_JUDGE_SECONDS = {"faithfulness": 89.0, "factual_correctness": 103.0}
+LOCAL_JUDGE_SECONDS_OTHER = 141.0
 
 
 @dataclass(frozen=True)
@@ -55,6 +65,14 @@ def judge_calls(metric_names: list[str], *, top_n: int) -> CallEstimate:
     calls = sum(top_n if name == "llm_context_precision_with_reference" else JUDGE_CALLS.get(name, 2)
                 for name in metric_names)
     return CallEstimate(calls, calls * JUDGE_PROMPT_TOKENS, calls * JUDGE_COMPLETION_TOKENS)
+
+
+def judge_seconds(metric_names: list[str], judging: CallEstimate, *, local: bool) -> float:
+    """Wall seconds one sample's judged metrics take: the local judge by its measured seconds per
+    judged metric (LOCAL_JUDGE_SECONDS), a provider judge by REMOTE_SECONDS_PER_CALL per call."""
+    if local:
+        return sum(LOCAL_JUDGE_SECONDS.get(name, LOCAL_JUDGE_SECONDS_OTHER) for name in metric_names)
+    return judging.calls * REMOTE_SECONDS_PER_CALL
 
 
 def cost_of(provider: str, model: str, estimate: CallEstimate) -> float | None:
@@ -102,10 +120,15 @@ class EvalPlan:
         return f" (≈ {self.rate_limit_seconds / 60:.1f} min of it waiting for the rate limit, RAG_LAB_LLM_RPM)"
 
 
-def estimate_seconds(generator_local: bool, answers: CallEstimate, judging: CallEstimate, concurrency: int) -> float:
-    if generator_local:
-        return answers.calls * LOCAL_SECONDS_PER_ANSWER + judging.calls * REMOTE_SECONDS_PER_CALL / max(1, concurrency)
-    return (answers.calls + judging.calls) * REMOTE_SECONDS_PER_CALL / max(1, concurrency)
+def estimate_seconds(generator_local: bool, answers: CallEstimate, judging: CallEstimate, concurrency: int,
+                     judging_seconds: float | None = None) -> float:
+    """Wall seconds of a run: answers (local: LOCAL_SECONDS_PER_ANSWER each, one at a time) plus
+    judging (``judging_seconds`` from :func:`judge_seconds`; without it, every call at the remote
+    rate), both over ``concurrency`` samples in flight (a local model runs one at a time anyway)."""
+    parallel = max(1, concurrency)
+    judge = judging.calls * REMOTE_SECONDS_PER_CALL if judging_seconds is None else judging_seconds
+    answer = answers.calls * LOCAL_SECONDS_PER_ANSWER if generator_local else answers.calls * REMOTE_SECONDS_PER_CALL / parallel
+    return answer + judge / parallel
 
 
 def rate_limited_seconds(settings, judge_cfg, answers: CallEstimate, judging: CallEstimate) -> float:
@@ -134,6 +157,8 @@ class SampleCosts:
         self.answer = answer_calls(mode, rerank=rerank, top_n=top_n, top_k=top_k, chunk_words=settings.chunk_words,
                                    context_lines=settings.context_lines)
         self.judging = judge_calls(judge_metrics, top_n=top_n) if judge_cfg is not None else CallEstimate()
+        self.judge_seconds = (judge_seconds(judge_metrics, self.judging, local=judge_cfg.llm_provider == "local")
+                              if judge_cfg is not None else 0.0)
         self.answer_cost = cost_of(*answer_model, self.answer)
         self.judge_cost = (cost_of(judge_cfg.llm_provider, judge_cfg.llm_model_name, self.judging)
                            if judge_cfg is not None else 0.0)

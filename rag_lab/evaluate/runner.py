@@ -37,10 +37,12 @@ DEFAULT_MODES = ("dense", "bm25", "fusion", "hybrid")
 EVAL_MODES = ("dense", "bm25", "fusion", "hybrid", "kendra", "agent")
 
 
-def questions(dataset: Dataset, limit: int | None = None) -> list[tuple[QAPair, dict[str, int]]]:
+def questions(dataset: Dataset, limit: int | None = None, split: str = "all") -> list[tuple[QAPair, dict[str, int]]]:
     """The dataset's questions with their relevant documents (``{doc: grade}``; empty if unknown).
 
-    Q&A files first (reference answers, source files); otherwise BEIR queries with their qrels."""
+    Q&A files first (reference answers, source files); otherwise BEIR queries with their qrels.
+    ``split``: all, the declared dev split or the rest (:func:`rag_lab.splits.select_split`), chosen
+    before ``limit`` samples them."""
     if dataset.has_qa:
         pairs = [(p, dict.fromkeys(p.source_files, 1)) for p in dataset.load_qa()]
     elif dataset.has_beir_queries:
@@ -50,6 +52,11 @@ def questions(dataset: Dataset, limit: int | None = None) -> list[tuple[QAPair, 
     else:
         raise ConfigError(f"Dataset {dataset.name!r} has no questions",
                           "add a qa.jsonl next to the documents (see README: 'Your own corpus')")
+    if split != "all":
+        from rag_lab.splits import select_split
+
+        chosen = set(select_split([p.id for p, _ in pairs], dataset.dev_split, split, dataset.name))
+        pairs = [(p, relevant) for p, relevant in pairs if p.id in chosen]
     if limit is not None:  # a sample spread over the source documents, not the file's first lines
         by_id = {p.id: (p, relevant) for p, relevant in pairs}
         pairs = [by_id[i] for i in spread_by_source(list(by_id), {p.id: sorted(r) for p, r in pairs}, limit)]
@@ -80,6 +87,7 @@ def run_evaluation(
     out: str | Path = "runs/eval",
     *,
     limit: int | None = None,
+    split: str = "all",
     resume: bool = False,
     judge: str | None = None,
     judge_llm: Any = None,
@@ -100,6 +108,7 @@ def run_evaluation(
 
     ``judge`` (``PROVIDER[:MODEL]``) turns on the LLM-judged metrics (``judge_llm`` injects the
     judge's LLM, e.g. one with a test transport); ``llm`` / ``agent_llm`` inject the generator.
+    ``split`` (all | dev | rest) picks the dataset's declared dev split, the other questions, or all.
     ``params`` go to the answerers (top_k, top_n, rrf_k, prefetch, weights …).
     ``concurrency`` samples are in flight at once (default: 1 for the local model, 8 for remote
     providers); ``max_cost`` (USD) stops the run before the estimate would pass it; ``dry_run``
@@ -126,7 +135,7 @@ def run_evaluation(
         raise ConfigError(f"Unknown or missing mode(s): {', '.join(unknown) or '(none)'}",
                           f"choose from {', '.join(EVAL_MODES)}")
     out = Path(out)
-    pairs = questions(dataset, limit)
+    pairs = questions(dataset, limit, split)
     metrics = chosen_metrics(metrics, out, resume)
     judge_cfg = judge_settings(settings, judge) if judge else None
     judge_id = None
@@ -149,7 +158,7 @@ def run_evaluation(
                           "LLM objects passed in cannot be used there",
                           "configure the models through settings (RAG_LAB_LLM_PROVIDER …), or drop ray")
     with run_lock(out):  # one writer per run folder
-        return _run_locked(dataset, settings, modes, out, pairs, limit=limit, resume=resume, judge_id=judge_id,
+        return _run_locked(dataset, settings, modes, out, pairs, limit=limit, split=split, resume=resume, judge_id=judge_id,
                            judge_cfg=judge_cfg, judge_llm=judge_llm, rerank=rerank,
                            conversations=conversations, progress=progress, llm=llm, agent_llm=agent_llm,
                            metrics=metrics, concurrency=concurrency, max_cost=max_cost, params=params,
@@ -158,7 +167,7 @@ def run_evaluation(
 
 def _run_locked(dataset: Dataset, settings: Settings, modes: list[str], out: Path, pairs, *, limit, resume, judge_id,
                 judge_cfg, judge_llm, rerank, conversations, progress, llm, agent_llm, metrics, concurrency,
-                max_cost, params, executor=None, retry_failed=False):
+                max_cost, params, executor=None, retry_failed=False, split="all"):
     from rag_lab.evaluate.answering import prompt_version
     from rag_lab.evaluate.frames import load_run
     from rag_lab.models import embed_model_id
@@ -175,7 +184,7 @@ def _run_locked(dataset: Dataset, settings: Settings, modes: list[str], out: Pat
 
         build_index(dataset, settings, progress=progress)  # no-op when up to date
     fingerprints = {m: index_fingerprint(m, dataset, settings) for m in modes}
-    config = {"modes": modes, "limit": limit, "rerank": rerank, "judge": judge_id, "params": params,
+    config = {"modes": modes, "limit": limit, "split": split, "rerank": rerank, "judge": judge_id, "params": params,
               "conversations": conversations, "questions": len(pairs), "metrics": metrics,
               "context_lines": settings.context_lines,  # compression: lines kept per chunk (None: off)
               "prompt_version": prompt_version(),
@@ -188,6 +197,8 @@ def _run_locked(dataset: Dataset, settings: Settings, modes: list[str], out: Pat
         check_same_configuration(previous, manifest, manifest_path)
         # a resumed run keeps the modes it had: the tables show every mode of the folder's one configuration
         config["modes"] = list(dict.fromkeys([*(previous.get("config") or {}).get("modes", []), *modes]))
+        # like modes, a resumed run adds questions: dev + rest (or anything + all) is all
+        config["split"] = split if (previous.get("config") or {}).get("split", "all") == split else "all"
         config["conversations"] = conversations or bool((previous.get("config") or {}).get("conversations"))
         if models["agent_llm"] is None:
             models["agent_llm"] = (previous.get("models") or {}).get("agent_llm")

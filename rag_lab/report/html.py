@@ -95,6 +95,7 @@ def run_subtitle(manifest: dict) -> str:
         count = config.get("questions")
         parts.append((f"{count} questions × " if count else "") + f"{len(modes)} mode{'s' if len(modes) != 1 else ''} "
                      f"({', '.join(modes)})")
+        parts.append(f"split: {config.get('split') or 'all'}")  # which questions the tables average (eval --split)
     if models.get("llm"):
         parts.append(f"generator {models['llm']}")
     parts.append(f"judge {models['judge']}" if models.get("judge") else "no judge")

@@ -299,7 +299,10 @@ def _eval_sections(run) -> list:
     body = ""
     if len(scored):
         ci, table, significance, baseline = _eval_mode_table(run, scored)
-        body += ("<p>Means with seeded 95 % bootstrap intervals over the scored samples; ▲/▼ = significant "
+        from rag_lab.evaluate.frames import split_label
+
+        body += (f"<p>Questions: {html.escape(split_label(run.manifest))}. "
+                 "Means with seeded 95 % bootstrap intervals over the scored samples; ▲/▼ = significant "
                  f"against {html.escape(baseline)} by both paired tests (Student's t and Fisher's randomization) "
                  "after Holm correction. <b>failed</b>: samples whose metric failed or came back NaN, left out "
                  "of the mean (not counted as 0).</p>" + table_html(table))

@@ -75,3 +75,34 @@ def test_chunk_contexts_name_their_llm_in_the_same_spelling():
     assert context_model_id(one) == model_id(one)
     local = _settings(llm_provider="local")
     assert context_model_id(local) == f"local:{local.llm_model_name}"
+
+
+# --- issue 31, item 5: the context window an openai_compatible server is told is part of the answer key ---
+def _answer_key(settings: Settings) -> str:
+    from rag_lab.evaluate.answering import answer_inputs, mode_answerer
+
+    assert answer_inputs(settings, rerank=False, params={}, index="ix") == \
+        mode_answerer("hybrid", lambda: None, settings, rerank=False, params={}, index="ix", cache=None).inputs
+    return mode_answerer("hybrid", lambda: None, settings, rerank=False, params={}, index="ix", cache=None).key("q?")
+
+
+def test_another_context_window_misses_the_answer_cache():
+    from rag_lab.evaluate.ablation.answers import generator_id
+
+    server = _settings(llm_provider="openai_compatible", llm_model="qwen", llm_base_url="http://127.0.0.1:8000/v1",
+                       llm_context_window=8192)
+    wider = server.model_copy(update={"llm_context_window": 32768})
+    # the window decides how many chunks fit the prompt (rag_lab.answer.context): another window, another answer
+    assert _answer_key(server) != _answer_key(wider)
+    assert generator_id(server) != generator_id(wider)  # the ablation's answer cache too
+    assert _answer_key(server) == _answer_key(server.model_copy())  # the same window: found again
+
+
+def test_a_window_the_provider_does_not_read_keeps_the_key():
+    # the local model's window is its runtime's n_ctx (fixed by the model name in the key), so the
+    # setting changes no answer — and answers cached before the window joined the key stay valid
+    local = _settings(llm_provider="local")
+    assert _answer_key(local) == _answer_key(local.model_copy(update={"llm_context_window": 32768}))
+    from rag_lab.evaluate.answering import answer_inputs
+
+    assert "context_window" not in answer_inputs(local, rerank=False, params={}, index="ix")

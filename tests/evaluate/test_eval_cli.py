@@ -24,7 +24,8 @@ def test_eval_prints_every_offline_metric_with_nan_counts(cli, scripted_generato
     code, stdout, _ = cli("eval", "texas_childcare", "--modes", "bm25,hybrid", "--limit", "2", "--no-rerank",
                           "--out", str(out))
     assert code == 0
-    header, rule, *rows = stdout.splitlines()[1:]
+    split, header, rule, *rows = stdout.splitlines()[1:]
+    assert split == "means over all questions"  # the table says which questions it averages (--split)
     assert header.split()[1:] == ["bm25", "hybrid"]
     names = [row.split()[0] for row in rows]
     for metric in ("id_context_precision", "id_context_recall", "rouge_l", "string_similarity",
@@ -53,6 +54,9 @@ def test_eval_rejects_unknown_modes_and_judges(cli, tmp_path):  # noqa: F811
     assert code == 2 and "vibes" in err and "choose from" in err
     code, _, err = cli("eval", "texas_childcare", "--modes", "bm25", "--judge", "gpt:4", "--out", str(tmp_path / "x"))
     assert code == 2 and "Unknown judge provider 'gpt'" in err
+    # --split dev on a dataset without dev_split.txt: refused before any index build or answer
+    code, _, err = cli("eval", "texas_childcare", "--modes", "bm25", "--split", "dev", "--out", str(tmp_path / "y"))
+    assert code == 2 and "declares no dev split" in err and not (tmp_path / "y").exists()
 
 
 def test_ir_works_on_a_folder_dataset_with_document_level_qrels(cli):  # noqa: F811

@@ -3,8 +3,10 @@
 import pytest
 
 from rag_lab.evaluate.key_facts import (
+    claimed_text,
     extract_key_facts,
     has_key_facts,
+    is_refusal,
     key_fact_precision,
     key_fact_recall,
     missing_key_facts,
@@ -61,7 +63,9 @@ def test_echoing_the_question_earns_no_recall():
 
 def test_i_do_not_know_earns_nothing():
     answer = "I do not know the bi-weekly income for a family of 5 in BCY 2026."
-    assert key_fact_recall(answer, "The maximum bi-weekly income for a family of 5 in BCY 2026 is $4,106.") == pytest.approx(2 / 3)
+    # before issue 31 the refusal's "5" and "BCY 2026" scored 2/3 without the question: a refusal
+    # names what it does not know, which is no claim
+    assert key_fact_recall(answer, "The maximum bi-weekly income for a family of 5 in BCY 2026 is $4,106.") == 0.0
     assert key_fact_recall(answer, "The maximum bi-weekly income for a family of 5 in BCY 2026 is $4,106.",
                            QUESTION) == 0.0
     assert key_fact_precision(answer, REFERENCE, QUESTION) is None
@@ -93,3 +97,83 @@ def test_a_reference_whose_facts_are_all_in_the_question_has_no_recall():
     assert not has_key_facts("Yes, $4,106 for a family of 5.", question)
     assert has_key_facts("Yes, $4,106 for a family of 5.")
     assert key_fact_precision("Yes, and $8,897 monthly.", "Yes, $4,106 for a family of 5.", question) == 0.0
+
+
+# --- issue 31, item 5: every way of writing a year or a year range is one fact; a refusal earns nothing --
+@pytest.mark.parametrize("answer", [
+    "FFY 2025 to FFY 2027", "from 2025 to 2027", "2025-2027", "2025–2027", "2025 — 2027", "FY2025-FY2027",
+    "FY 2025-27", "federal fiscal years 2025 through 2027", "between 2025 and 2027", "BCY 25-27",
+])
+def test_every_form_of_a_year_range_states_the_reference_range(answer):
+    reference = "The state plan is covering 2025-2027."
+    assert extract_key_facts(answer) == extract_key_facts(reference) == {"years_2025_2027"}
+    assert key_fact_recall(f"The plan covers {answer}.", reference) == 1.0
+    assert key_fact_precision(f"The plan covers {answer}.", reference) == 1.0
+
+
+def test_a_range_is_stated_only_by_the_same_range_but_states_its_end_years():
+    reference = "covering 2025-2027"
+    assert key_fact_recall("It covers 2025 only.", reference) == 0.0  # half a range is not the range
+    assert key_fact_recall("FFY 2025 to FFY 2026", reference) == 0.0
+    assert key_fact_recall("The plan covers 2025-2027.", "The plan starts in FFY 2025.") == 1.0
+
+
+@pytest.mark.parametrize("text", ["a date 10/1/2025-9/30/2026", "pages 10-20", "$2,025-$3,000", "from 2027 to 2025"])
+def test_what_is_no_year_range_stays_as_it_was(text):
+    assert not any(fact.startswith("years_") for fact in extract_key_facts(text))
+
+
+@pytest.mark.parametrize("form", ["FFY 2025", "FY2025", "FY 25", "fiscal year 2025", "Federal Fiscal Year (FFY) 2025", "2025"])
+def test_every_form_of_a_year_states_that_year(form):
+    for reference in ("The rates took effect in 2025.", "The rates took effect in FFY 2025.", "in BCY-25"):
+        assert key_fact_recall(f"They took effect in {form}.", reference) == 1.0, (form, reference)
+    assert key_fact_recall(f"in {form}", "in FFY 2026") == 0.0  # another year is another fact
+
+
+def test_bcy_codes_and_a_year_written_twice_are_one_fact():
+    assert extract_key_facts("BCY 2026") == extract_key_facts("BCY-26") == extract_key_facts("BCY26") == {"bcy26"}
+    reference = "For BCY 2026 (the 2026 board contract year): $4,106"
+    assert key_fact_recall("$4,106 in 2026", reference) == 1.0
+    assert key_fact_recall("$4,106", reference) == 0.5  # two facts, not three
+    assert missing_key_facts("$4,106", reference) == ["2026"]
+
+
+REFUSALS = [
+    "I do not know the maximum bi-weekly income for a family of 5 in BCY 2026.",
+    "I don't know the bi-weekly limit in BCY 2026 [Doc 1].",
+    "I couldn't find information about that.",  # the prompt's own reply (rag_lab.answer.prompt.NO_ANSWER)
+    "The provided context does not contain the limit for a family of 5 in BCY 2026.",
+    "The documents don't mention the BCY 2026 limit for 5 people.",
+    "I'm sorry, I cannot answer that from the documents for BCY 2026.",
+    "There is not enough information in the context about BCY 2026.",
+]
+
+
+@pytest.mark.parametrize("answer", REFUSALS)
+def test_a_refusal_earns_no_recall_and_has_no_precision(answer):
+    # the issue's case: a refusal naming the reference's scoping code scored recall 1/3, precision 1.0
+    reference = "For a family of 5 in BCY 2026 the maximum bi-weekly income is $4,106."
+    assert is_refusal(answer)
+    assert claimed_text(answer) == ""
+    assert key_fact_recall(answer, reference) == 0.0
+    assert key_fact_precision(answer, reference) is None
+    assert missing_key_facts(answer, reference) == ["5", "bcy26", "dollar_4106"]
+
+
+def test_a_hedged_answer_keeps_the_facts_of_what_it_does_claim():
+    reference = "For a family of 5 in BCY 2026 the bi-weekly limit is $4,106 and the monthly limit $8,897."
+    hedged = "I don't know the monthly limit, but the bi-weekly limit for a family of 5 in BCY 2026 is $4,106."
+    assert key_fact_recall(hedged, reference) == pytest.approx(3 / 4)
+    assert key_fact_precision(hedged, reference) == 1.0
+    two_sentences = "The bi-weekly limit in BCY 2026 is $4,106. I could not find the monthly limit for 5 people."
+    assert key_fact_recall(two_sentences, reference) == pytest.approx(2 / 4)  # the "5" of the refusal is no claim
+
+
+@pytest.mark.parametrize("answer", [
+    "The bi-weekly limit is $4,106; no co-payment is charged.",
+    "Families do not pay more than 7% of income.",
+    "The context says the limit is $4,106.",
+])
+def test_answers_that_only_contain_negations_are_no_refusals(answer):
+    assert not is_refusal(answer)
+    assert claimed_text(answer).strip()

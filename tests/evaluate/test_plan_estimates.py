@@ -3,6 +3,8 @@ kendra (NO_RERANK_MODES), and a run that sets no top_k reranks the engine's DEFA
 
 from __future__ import annotations
 
+import pytest
+
 from rag_lab.answer.engine import DEFAULT_TOP_K
 from rag_lab.answer.rerank import DEFAULT_TOP_N
 from rag_lab.evaluate import run_evaluation
@@ -41,3 +43,41 @@ def test_a_run_without_top_k_is_estimated_at_the_engines_defaults(lab_settings):
                            answer_cached=lambda q: False, answer_model=("local", "any")).answer
 
     assert costs({}) == costs({"top_k": DEFAULT_TOP_K, "top_n": DEFAULT_TOP_N})  # before: top_k 20, not 30
+
+
+# --- issue 31, item 5: the dry run times the local judge by its measured speed, not the remote rate ---
+JUDGED = ["faithfulness", "response_relevancy", "llm_context_precision_with_reference", "llm_context_recall",
+          "factual_correctness"]
+
+
+def _judge_costs(lab_settings, judge: str) -> SampleCosts:
+    from rag_lab.evaluate.runner import judge_settings
+
+    return SampleCosts(lab_settings, mode="bm25", rerank=False, params={}, judge_cfg=judge_settings(lab_settings, judge),
+                       judge_metrics=JUDGED, answer_cached=lambda q: False, answer_model=("local", "any"))
+
+
+def test_a_local_judge_is_timed_per_judged_metric_at_its_measured_speed(lab_settings):
+    from rag_lab.evaluate.plan import LOCAL_JUDGE_SECONDS_OTHER, REMOTE_SECONDS_PER_CALL, estimate_seconds
+
+    local, remote = _judge_costs(lab_settings, "local"), _judge_costs(lab_settings, "openai:gpt-4o-mini")
+    assert local.judging == remote.judging  # the same calls and tokens …
+    assert remote.judge_seconds == remote.judging.calls * REMOTE_SECONDS_PER_CALL
+    # … but the local judge's seconds are the benchmark's: 89 s faithfulness, 103 s factual correctness
+    assert local.judge_seconds == 89 + 103 + 3 * LOCAL_JUDGE_SECONDS_OTHER
+    per_metric = local.judge_seconds / len(JUDGED)
+    assert 89 <= per_metric <= 147  # the measured range per judged metric and sample (README, judge validation)
+    seconds = estimate_seconds(True, local.answer.times(2), local.judging.times(2), 1, local.judge_seconds * 2)
+    assert seconds >= 2 * len(JUDGED) * 89  # before: 2.7 min for what took 25.5 min (docs/evaluation.md)
+    assert estimate_seconds(True, local.answer, local.judging, 1) < seconds / 5  # the old remote-rate figure
+
+
+def test_the_dry_run_prices_a_local_judge_from_its_measured_speed(lab_settings, texas_index, tmp_path):
+    from rag_lab.evaluate.plan import LOCAL_SECONDS_PER_ANSWER
+
+    plan = run_evaluation("texas_childcare", lab_settings, ["bm25"], tmp_path / "dry", limit=2, rerank=False,
+                          judge="local", dry_run=True, progress=False)
+    judged = 2 * (89 + 103 + 3 * 141)  # two samples, five judged metrics each
+    # answers another test of the session cached cost no time: count the ones the plan will generate
+    assert plan.seconds == pytest.approx(plan.answers.calls * LOCAL_SECONDS_PER_ANSWER + judged)
+    assert not (tmp_path / "dry").exists()

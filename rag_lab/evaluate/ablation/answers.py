@@ -68,10 +68,11 @@ def context_key(question: str, chunks: Sequence[str], generator: str = "", texts
 
 def generator_id(settings, llm=None, engine_params: dict | None = None) -> str:
     """Everything about the generator an answer depends on besides its context."""
-    from rag_lab.evaluate.answering import model_id, prompt_version
+    from rag_lab.evaluate.answering import context_window_input, model_id, prompt_version
 
-    sampling = {"max_tokens": settings.llm_max_tokens, "temperature": settings.llm_temperature}
-    if llm is not None:  # an LLM object passed in samples with its own settings
+    sampling = {"max_tokens": settings.llm_max_tokens, "temperature": settings.llm_temperature,
+                **context_window_input(settings)}
+    if llm is not None:  # an LLM object passed in samples with its own settings (its identity holds its window)
         sampling = {"max_tokens": getattr(llm, "max_tokens", None), "temperature": getattr(llm, "temperature", None)}
     return json.dumps([model_id(settings, llm=llm), prompt_version(), settings.context_lines, sampling,
                        engine_params or {}], sort_keys=True, default=str)

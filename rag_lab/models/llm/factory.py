@@ -25,6 +25,18 @@ def resolve_model(settings: Settings, *, model: str | None = None, for_agent: bo
     return settings.llm_model_name
 
 
+# Providers whose model window comes from RAG_LAB_LLM_CONTEXT_WINDOW (the server does not report it);
+# every other provider's window follows from its model name (local: the runtime's n_ctx; groq, openai,
+# bedrock: their tables).
+CONTEXT_WINDOW_FROM_SETTINGS = ("openai_compatible",)
+
+
+def configured_context_window(settings: Settings) -> int | None:
+    """The generator's context window when it comes from the settings (it decides how many chunks
+    fit the prompt and the agent's history budget), else None (the model name fixes it)."""
+    return settings.llm_context_window if settings.llm_provider in CONTEXT_WINDOW_FROM_SETTINGS else None
+
+
 def get_llm(
     settings: Settings,
     *,

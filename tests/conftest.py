@@ -31,6 +31,19 @@ def texas_index(lab_settings):
     return CorpusIndex.open("texas_childcare", lab_settings)
 
 
+# `make test-fast` leaves out the tests marked slow (marker registered in pyproject.toml): every test that
+# asks for a real local LLM, a Ray instance or notebook kernels is marked here by the fixtures it uses (a
+# new such test is slow without anyone remembering to say so); modules that load a model themselves
+# carry `pytestmark = pytest.mark.slow`, the browser tests their own mark.
+SLOW_FIXTURES = frozenset({"real_llm", "local_ray", "notebook_env"})
+
+
+def pytest_collection_modifyitems(config, items):
+    for item in items:
+        if SLOW_FIXTURES.intersection(getattr(item, "fixturenames", ())):
+            item.add_marker(pytest.mark.slow)
+
+
 PROVIDER_VARS = ("KENDRA_INDEX_ID", "KENDRA_REGION", "QDRANT_URL", "QDRANT_API_KEY")
 
 

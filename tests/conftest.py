@@ -34,8 +34,8 @@ def texas_index(lab_settings):
 # `make test-fast` leaves out the tests marked slow (marker registered in pyproject.toml): every test that
 # asks for a real local LLM, a Ray instance or notebook kernels is marked here by the fixtures it uses (a
 # new such test is slow without anyone remembering to say so); modules that load a model themselves
-# carry `pytestmark = pytest.mark.slow`, the browser tests their own mark.
-SLOW_FIXTURES = frozenset({"real_llm", "local_ray", "notebook_env"})
+# carry `pytestmark = pytest.mark.slow`, a single such test and the browser tests `@pytest.mark.slow`.
+SLOW_FIXTURES = frozenset({"real_llm", "default_llm", "local_ray", "notebook_env"})
 
 
 def pytest_collection_modifyitems(config, items):

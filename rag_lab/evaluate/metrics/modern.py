@@ -6,10 +6,10 @@ custom metrics too); a collections metric is scored with keyword arguments
 one onto the other.
 
 :class:`LlamaIndexEmbedding` is RAGAS's modern embedding interface (``BaseRagasEmbedding``, what
-collections metrics accept) over the embedding model the index uses, in place of the deprecated
-``LlamaIndexEmbeddingsWrapper``. RAGAS's own providers (OpenAI, Google, LiteLLM, sentence-transformers)
-would build a second client with their own settings and have none for Bedrock or our packaged local
-MiniLM loaded by path; this one reuses the configured model, so the embedding a score rests on is the
+collections metrics accept) over the embedding model the index uses, in place of RAGAS 0.4's deprecated
+LlamaIndex embeddings wrapper. RAGAS's own providers (OpenAI, Google, LiteLLM, sentence-transformers)
+would build a second client (or load a second copy of the local MiniLM) with their own settings, and
+have none for Bedrock; this one reuses the configured model, so the embedding a score rests on is the
 one :func:`rag_lab.models.embed_model_id` names (and the judged cache key records). It makes one
 attempt per text: the embedding client's SDK is the one retry layer.
 """

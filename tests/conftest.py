@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import os
+import shutil
 from pathlib import Path
 
 import pytest
@@ -17,7 +18,24 @@ def lab_settings(tmp_path_factory):
     from rag_lab.config import load_settings
 
     data_dir = tmp_path_factory.mktemp("rag_lab_data")
+    share_local_models(data_dir)
     return load_settings(data_dir=data_dir, datasets_dir=REPO / "datasets")
+
+
+def share_local_models(data_dir: Path) -> None:
+    """Link the local models that `make test`'s set-up joined and verified (the data folder's
+    ``models/``) into ``data_dir``, with their verification stamps: otherwise the first test that
+    needs the 1.5B model here joins its 22 parts again (1.1 GB written and hashed) into a temporary folder.
+    The catalog still checks size, stamp and GGUF header as for any data folder."""
+    source = Path(os.environ.get("RAG_LAB_DATA_DIR") or REPO / ".rag_lab") / "models"
+    if not source.is_dir():
+        return
+    (data_dir / "models").mkdir(exist_ok=True)
+    for model in source.glob("*.gguf"):
+        stamp = model.with_suffix(".verified.json")
+        if stamp.is_file() and not (data_dir / "models" / model.name).exists():
+            (data_dir / "models" / model.name).symlink_to(model.resolve())
+            shutil.copy(stamp, data_dir / "models" / stamp.name)
 
 
 @pytest.fixture(scope="session")

@@ -1,11 +1,11 @@
-# Two entry points: `make demo` (the main job, offline default) and `make test`.
-# Both create .venv if missing and install everything the project needs.
+# Two entry points: `make demo` (the main job, offline default) and `make test` (every test; `make test-fast`
+# for the inner loop: the tests not marked slow). Each creates .venv if missing and installs what it needs.
 PYTHON ?= python3
 VENV ?= .venv
 PY := $(VENV)/bin/python
 STAMP := $(VENV)/.rag-lab-installed
 
-.PHONY: install demo test clean-index reports
+.PHONY: install demo test test-fast browser clean-index reports
 
 $(PY):
 	$(PYTHON) -m venv $(VENV)
@@ -33,8 +33,25 @@ $(TEST_STAMP): $(STAMP)
 demo: install
 	$(VENV)/bin/rag-lab demo
 
-test: $(TEST_STAMP)
+# Headless Chromium (Debian's) for the report tests that open an HTML report with the network blocked:
+# installed when missing and root; otherwise say how (those tests then fail: they do not skip).
+browser:
+	@if command -v chromium >/dev/null 2>&1 || command -v chromium-browser >/dev/null 2>&1; then :; \
+	elif [ "$$(id -u)" = "0" ]; then \
+	  echo "installing Debian's chromium for the browser tests (apt-get)"; \
+	  (apt-get update -q && DEBIAN_FRONTEND=noninteractive apt-get install -y -q --no-install-recommends chromium) \
+	    >/dev/null || echo "chromium could not be installed: the browser tests in tests/report will fail"; \
+	else \
+	  echo "chromium is not installed and this is not root: run 'sudo apt-get install -y chromium'," \
+	       "or the browser tests in tests/report fail ('make test-fast' does not need it)"; \
+	fi
+
+test: $(TEST_STAMP) browser
 	$(PY) -m pytest -q
+
+# The inner loop (< 3 min): everything but the tests marked slow (real local LLM, Ray, Chromium, notebooks).
+test-fast: $(TEST_STAMP)
+	$(PY) -m pytest -q -m "not slow"
 
 clean-index:
 	rm -rf .rag_lab

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import os
+import shutil
 from pathlib import Path
 
 import pytest
@@ -17,7 +18,24 @@ def lab_settings(tmp_path_factory):
     from rag_lab.config import load_settings
 
     data_dir = tmp_path_factory.mktemp("rag_lab_data")
+    share_local_models(data_dir)
     return load_settings(data_dir=data_dir, datasets_dir=REPO / "datasets")
+
+
+def share_local_models(data_dir: Path) -> None:
+    """Link the local models that `make test`'s set-up joined and verified (the data folder's
+    ``models/``) into ``data_dir``, with their verification stamps: otherwise the first test that
+    needs the 1.5B model here joins its 22 parts again (1.1 GB written and hashed) into a temporary folder.
+    The catalog still checks size, stamp and GGUF header as for any data folder."""
+    source = Path(os.environ.get("RAG_LAB_DATA_DIR") or REPO / ".rag_lab") / "models"
+    if not source.is_dir():
+        return
+    (data_dir / "models").mkdir(exist_ok=True)
+    for model in source.glob("*.gguf"):
+        stamp = model.with_suffix(".verified.json")
+        if stamp.is_file() and not (data_dir / "models" / model.name).exists():
+            (data_dir / "models" / model.name).symlink_to(model.resolve())
+            shutil.copy(stamp, data_dir / "models" / stamp.name)
 
 
 @pytest.fixture(scope="session")
@@ -29,6 +47,19 @@ def texas_index(lab_settings):
     result = build_index(resolve_dataset("texas_childcare", lab_settings.datasets_dir), lab_settings, progress=False)
     assert result.manifest.n_chunks > 0
     return CorpusIndex.open("texas_childcare", lab_settings)
+
+
+# `make test-fast` leaves out the tests marked slow (marker registered in pyproject.toml): every test that
+# asks for a real local LLM, a Ray instance or notebook kernels is marked here by the fixtures it uses (a
+# new such test is slow without anyone remembering to say so); modules that load a model themselves
+# carry `pytestmark = pytest.mark.slow`, a single such test and the browser tests `@pytest.mark.slow`.
+SLOW_FIXTURES = frozenset({"real_llm", "default_llm", "local_ray", "notebook_env"})
+
+
+def pytest_collection_modifyitems(config, items):
+    for item in items:
+        if SLOW_FIXTURES.intersection(getattr(item, "fixturenames", ())):
+            item.add_marker(pytest.mark.slow)
 
 
 PROVIDER_VARS = ("KENDRA_INDEX_ID", "KENDRA_REGION", "QDRANT_URL", "QDRANT_API_KEY")

@@ -1,5 +1,6 @@
 """A local Ray instance for the scale-out tests: 2 CPUs, no dashboard, started
-once for the module that asks for it and shut down after it. Ray is a test dependency
+once for this package's tests (index and eval share it: each start costs seconds of raylet and worker
+start-up) and shut down after the last of them. Ray is a test dependency
 (`make test` installs the `ray` extra): a missing Ray fails these tests, it does not skip them."""
 
 from __future__ import annotations
@@ -9,7 +10,7 @@ import os
 import pytest
 
 
-@pytest.fixture(scope="module")
+@pytest.fixture(scope="package")
 def local_ray():
     import ray
 

@@ -6,9 +6,13 @@ from __future__ import annotations
 
 import math
 
+import pytest
+
 from rag_lab.config import Settings
 from rag_lab.evaluate.judge import ConstrainedJudge, build_judge, judge_id
 from rag_lab.evaluate.scoring import Scorer
+
+pytestmark = pytest.mark.slow  # the real local model (`make test-fast` leaves it out)
 
 RECORD = {"id": "q1", "question": "What is the weekly income limit for a family of 4?",
           "answer": "The weekly income limit for a family of 4 is $1,770.",

@@ -343,6 +343,7 @@ def test_openai_provider_at_the_http_layer(tmp_path, monkeypatch):
 
 
 # --- the real local model, once ---------------------------------------------------------------------
+@pytest.mark.slow
 def test_real_local_model_writes_or_rejects_a_context(tmp_path):
     from rag_lab.models.llm import get_llm
 

@@ -18,6 +18,8 @@ from rag_lab.models.llm import catalog, chatml_tools, runtime
 # Tests that need "some real LLM" pin the fast SmolLM2, whatever the default is.
 FAST = catalog.SMOLLM2.name
 
+pytestmark = pytest.mark.slow  # the real local model (`make test-fast` leaves it out)
+
 
 def get_weather(city: str) -> str:
     """Get the current weather for a city."""

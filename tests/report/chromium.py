@@ -19,6 +19,10 @@ BROWSER_FLAGS = ("--headless", "--no-sandbox", "--disable-gpu", "--disable-dev-s
                  "--host-resolver-rules=MAP * ~NOTFOUND", "--proxy-server=127.0.0.1:9", "--proxy-bypass-list=<-loopback>")
 
 
+MISSING = ("chromium is not installed: `make test` installs Debian's chromium when run as root; "
+           "otherwise `sudo apt-get install -y chromium`")
+
+
 def chromium_binary() -> str | None:
     return next((shutil.which(n) for n in CHROMIUM_NAMES if shutil.which(n)), None)
 
@@ -27,7 +31,7 @@ def open_offline(page: Path, workdir: Path, timeout: int = 90) -> tuple[str, lis
     """(rendered DOM, URL requests seen in the NetLog). DNS resolves nothing and the only proxy is
     a closed local port, so no request can leave the machine."""
     binary = chromium_binary()
-    assert binary, "chromium is not installed"
+    assert binary, MISSING
     netlog = workdir / "netlog.json"
     cmd = [binary, *BROWSER_FLAGS, f"--user-data-dir={workdir / 'profile'}", f"--log-net-log={netlog}",
            "--net-log-capture-mode=Everything", "--virtual-time-budget=5000", "--dump-dom", page.resolve().as_uri()]
@@ -90,7 +94,7 @@ def measure_layout(page: Path, workdir: Path, width: int = 1400, timeout: int = 
     import re
 
     binary = chromium_binary()
-    assert binary, "chromium is not installed"
+    assert binary, MISSING
     probe = workdir / f"measure-{page.name}"
     probe.write_text(page.read_text(encoding="utf-8").replace("</body>", _MEASURE + "</body>"), encoding="utf-8")
     cmd = [binary, *BROWSER_FLAGS, f"--user-data-dir={workdir / 'profile-measure'}", f"--window-size={width},1000",
@@ -105,7 +109,7 @@ def measure_layout(page: Path, workdir: Path, width: int = 1400, timeout: int = 
 def screenshot(page: Path, out: Path, workdir: Path, width: int = 1400, height: int = 4000, timeout: int = 90) -> Path:
     """A PNG of the top ``height`` px of ``page`` in a ``width``-px window (for a person to look at)."""
     binary = chromium_binary()
-    assert binary, "chromium is not installed"
+    assert binary, MISSING
     cmd = [binary, *BROWSER_FLAGS, f"--user-data-dir={workdir / 'profile-shot'}", f"--window-size={width},{height}",
            "--virtual-time-budget=5000", f"--screenshot={out.resolve()}", page.resolve().as_uri()]
     done = subprocess.run(cmd, capture_output=True, text=True, timeout=timeout)

@@ -64,8 +64,12 @@ def test_every_notebook_has_small_test_parameters(tmp_path):
 @pytest.fixture(scope="module")
 def notebook_env(texas_index, lab_settings, tmp_path_factory):
     """A data folder of its own (kernels are other processes; Qdrant's local mode allows one per
-    folder), seeded with the session's embedding cache so nothing is embedded twice."""
+    folder), seeded with the session's embedding cache so nothing is embedded twice, and the set-up's
+    local models."""
+    from tests.conftest import share_local_models
+
     data = tmp_path_factory.mktemp("nb_data")
+    share_local_models(data)  # the notebooks answer with the local model: not joined again here
     cache = Path(lab_settings.cache_dir) / "embeddings.sqlite"
     if cache.exists():
         (data / "cache").mkdir()

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import warnings
 from typing import Any
 
 from rag_lab.config import Settings
@@ -98,18 +97,9 @@ def judge_llm_for_ragas(llm: Any) -> Any:
     """What RAGAS's metrics get: schema-constrained calls when ``llm`` supports them."""
     if getattr(llm, "supports_constrained_output", False):
         return ConstrainedJudge(llm)
-    from ragas.llms.base import LlamaIndexLLMWrapper  # the class (ragas.llms exports a deprecation proxy)
+    from rag_lab.evaluate.judge.ragas_legacy import llamaindex_judge
 
-    class JudgeLLM(LlamaIndexLLMWrapper):
-        """RAGAS's LlamaIndex adapter, minus the per-call n/temperature/stop kwargs: the judge
-        keeps its configured settings (reasoning models reject a temperature; Bedrock an ``n``)."""
-
-        def check_args(self, n, temperature, stop, callbacks):
-            return {}
-
-    with warnings.catch_warnings():
-        warnings.simplefilter("ignore", DeprecationWarning)
-        return JudgeLLM(llm, run_config=single_attempt())
+    return llamaindex_judge(llm, run_config=single_attempt())
 
 
 def single_attempt():

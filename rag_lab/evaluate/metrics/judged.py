@@ -1,10 +1,9 @@
 """LLM-judged RAGAS metrics, only with a judge (``--judge PROVIDER[:MODEL]`` or settings): the
 judge is any configured LlamaIndex LLM, independent of the generator, wrapped for RAGAS (schema-constrained
-where the LLM supports it: :mod:`rag_lab.evaluate.judge`)."""
+where the LLM supports it: :mod:`rag_lab.evaluate.judge`). RAGAS's legacy metric classes, for the
+reasons in :mod:`rag_lab.evaluate.judge.ragas_legacy`."""
 
 from __future__ import annotations
-
-import warnings
 
 from rag_lab.evaluate.metrics.base import MetricSpec
 
@@ -19,15 +18,11 @@ def _llm(ctx):
 
 def _metric(class_name: str, **kwargs):
     def build(ctx):
-        import ragas.metrics
-
-        with warnings.catch_warnings():  # ragas 0.4 marks these imports deprecated (still its API)
-            warnings.simplefilter("ignore", DeprecationWarning)
-            cls = getattr(ragas.metrics, class_name)
         from rag_lab.evaluate.judge import ConstrainedJudge
         from rag_lab.evaluate.judge.factory import nli_design, statement_design
+        from rag_lab.evaluate.judge.ragas_legacy import legacy_metric_class
 
-        metric = cls(llm=_llm(ctx), **kwargs)
+        metric = legacy_metric_class(class_name)(llm=_llm(ctx), **kwargs)
         design = nli_design(ctx.settings, constrained=isinstance(metric.llm, ConstrainedJudge))
         if design == "per_statement":
             from rag_lab.evaluate.judge.per_statement import use_per_statement_nli
@@ -63,14 +58,12 @@ def _metric(class_name: str, **kwargs):
 
 
 def _relevancy(ctx):
-    from ragas.embeddings import LlamaIndexEmbeddingsWrapper
-
-    from rag_lab.evaluate.judge.factory import single_attempt
-    from rag_lab.models import get_embed_model
+    from rag_lab.evaluate.metrics.modern import settings_embedding
 
     build = _metric("ResponseRelevancy", strictness=1)
     metric = build(ctx)
-    metric.embeddings = LlamaIndexEmbeddingsWrapper(get_embed_model(ctx.settings), run_config=single_attempt())
+    # RAGAS's modern embedding interface over the index's model (one attempt per call: the SDK retries)
+    metric.embeddings = settings_embedding(ctx.settings)
     metric._ascore = _similarity_off_the_loop(metric)
     return metric
 

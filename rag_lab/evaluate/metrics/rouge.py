@@ -1,4 +1,5 @@
-"""ROUGE-L F1 of the answer against the reference answer (RAGAS ``RougeScore``)."""
+"""ROUGE-L F1 of the answer against the reference answer (RAGAS ``RougeScore`` from
+``ragas.metrics.collections``)."""
 
 from __future__ import annotations
 
@@ -6,9 +7,11 @@ from rag_lab.evaluate.metrics.base import MetricSpec
 
 
 def _build(_ctx):
-    from ragas.metrics import RougeScore
+    from ragas.metrics.collections import RougeScore
 
-    return RougeScore(rouge_type="rougeL", mode="fmeasure")
+    from rag_lab.evaluate.metrics.modern import SampleMetric
+
+    return SampleMetric(RougeScore(name="rouge_l", rouge_type="rougeL", mode="fmeasure"), ("reference", "response"))
 
 
 SPECS = [MetricSpec("rouge_l", ("response", "reference"), _build, description="ROUGE-L F1 vs the reference")]

@@ -1,5 +1,6 @@
 """Cosine similarity of answer and reference embeddings with the configured embedding model
-(RAGAS ``SemanticSimilarity`` over the LlamaIndex embedding the index uses)."""
+(RAGAS ``SemanticSimilarity`` from ``ragas.metrics.collections`` over the LlamaIndex embedding the
+index uses, see :mod:`rag_lab.evaluate.metrics.modern`)."""
 
 from __future__ import annotations
 
@@ -7,15 +8,12 @@ from rag_lab.evaluate.metrics.base import MetricSpec
 
 
 def _build(ctx):
-    from ragas.embeddings import LlamaIndexEmbeddingsWrapper
-    from ragas.metrics import SemanticSimilarity
+    from ragas.metrics.collections import SemanticSimilarity
 
-    from rag_lab.evaluate.judge.factory import single_attempt
-    from rag_lab.models import get_embed_model
+    from rag_lab.evaluate.metrics.modern import SampleMetric, settings_embedding
 
-    # one attempt: the embedding client's SDK retries; RAGAS's default adds 10 attempts with waits up to 60 s
-    return SemanticSimilarity(embeddings=LlamaIndexEmbeddingsWrapper(get_embed_model(ctx.settings),
-                                                                     run_config=single_attempt()))
+    # one attempt per text: the embedding client's SDK retries (the modern interface adds no retry layer)
+    return SampleMetric(SemanticSimilarity(embeddings=settings_embedding(ctx.settings)), ("reference", "response"))
 
 
 SPECS = [MetricSpec("semantic_similarity", ("response", "reference"), _build,

@@ -1,4 +1,5 @@
-"""Normalised Levenshtein similarity of answer and reference (RAGAS ``NonLLMStringSimilarity``)."""
+"""Normalised Levenshtein similarity of answer and reference (RAGAS ``NonLLMStringSimilarity`` from
+``ragas.metrics.collections``)."""
 
 from __future__ import annotations
 
@@ -6,9 +7,11 @@ from rag_lab.evaluate.metrics.base import MetricSpec
 
 
 def _build(_ctx):
-    from ragas.metrics import NonLLMStringSimilarity
+    from ragas.metrics.collections import NonLLMStringSimilarity
 
-    return NonLLMStringSimilarity()
+    from rag_lab.evaluate.metrics.modern import SampleMetric
+
+    return SampleMetric(NonLLMStringSimilarity(name="string_similarity"), ("reference", "response"))
 
 
 SPECS = [MetricSpec("string_similarity", ("response", "reference"), _build,

@@ -58,7 +58,7 @@ def test_the_cli_says_what_an_unconfirmed_cell_means_and_what_to_do():
 
 def test_the_report_marks_unconfirmed_cells_in_text_tables_and_heatmap():
     from rag_lab.report.figures import prefetch_topk_heatmap
-    from rag_lab.report.sections import spot_check_html
+    from rag_lab.report.manifest_table import spot_check_html
 
     check = _check(equal_at_10=False)
     page = spot_check_html(check)

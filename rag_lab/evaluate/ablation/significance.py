@@ -244,9 +244,9 @@ def marked_set_text(results, alpha: float = DEFAULT_ALPHA) -> str:
     """What the marks control, for the CLI, the report and the manifest."""
     marked = results[results["marked_set"]] if "marked_set" in getattr(results, "columns", ()) else results.iloc[:0]
     metric = marked["metric"].iloc[0] if len(marked) else "the headline metric"
-    top_k = int(marked["top_k"].iloc[0]) if len(marked) else "the largest top-k"
+    cut_off = f"top-{int(marked['top_k'].iloc[0])}" if len(marked) else "the largest top-k"
     return (f"significant = {ERROR_RATE} ≤ {alpha:g} over all {len(marked)} comparisons that can be marked: "
-            f"{metric} at top-{top_k}, one setting moved (k, prefetch, weights, cap, mode), Holm over them "
+            f"{metric} at {cut_off}, one setting moved (k, prefetch, weights, cap, mode), Holm over them "
             "together; every other row (other metrics, cut-offs, interactions) carries only an exploratory "
             "per-family Holm p and is never called significant")
 

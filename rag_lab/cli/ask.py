@@ -46,12 +46,12 @@ def run_ask(args) -> int:
     from rag_lab.answer import make_answerer
     from rag_lab.cli.options import resolve_dataset_arg
 
-    from rag_lab.cli.settings import tuned_config
+    from rag_lab.cli.settings import resolved_mode, tuned_config
     from rag_lab.retrieve.tuned_config import merged
 
     settings = get_settings()
     config = tuned_config(args)
-    args.mode = args.mode or (config.mode if config else "hybrid")
+    args.mode = resolved_mode(args)
     if args.mode in ("agent", "kendra"):  # they take no fused-retrieval settings
         config = None
     dataset = resolve_dataset_arg(args.dataset) if args.mode != "kendra" else None

@@ -11,7 +11,7 @@ from rag_lab.cli.options import (
     TOP_K_HELP, add_dataset_argument, add_json_option, add_ray_options, emit_json, ray_build_executor,
 )
 from rag_lab.cli.options import resolve_dataset_arg as _dataset
-from rag_lab.cli.settings import get_settings, non_negative_float, non_negative_int, positive_int, tuned_config
+from rag_lab.cli.settings import get_settings, non_negative_float, non_negative_int, positive_int, resolved_mode, tuned_config
 
 
 def add_index(sub, common) -> None:
@@ -124,7 +124,7 @@ def run_search(args) -> int:
 
     settings = get_settings()
     config = tuned_config(args)
-    args.mode = args.mode or (config.mode if config else "hybrid")
+    args.mode = resolved_mode(args)
     dataset = _dataset(args.dataset) if args.mode != "kendra" else None
     params = retrieval_params(args, explain=args.explain)
     params["top_k"] = SEARCH_TOP_K if params["top_k"] is None else params["top_k"]  # --top-k 0 is an error

@@ -75,3 +75,11 @@ def tuned_config(args):
                               "is measured by `rag-lab tune` but not yet run by the live retrievers",
                               "set num_queries = 1 in the file, or rerun tune without --num-queries")
     return args._tuned_config
+
+
+def resolved_mode(args) -> str:
+    """``--mode`` when given, else the ``--config`` file's mode, else the library's default (hybrid)."""
+    from rag_lab.api import ASK_MODE
+
+    config = tuned_config(args)
+    return args.mode or (config.mode if config else ASK_MODE)

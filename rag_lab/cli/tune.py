@@ -20,7 +20,7 @@ def add_tune(sub, common) -> None:
     p.add_argument("--modes", default=None, help="fused modes (default fusion,hybrid)")
     p.add_argument("--fusion-k", default=None, help="RRF k values, ranks from 1 (default 1,2,5,10,20,60,100)")
     p.add_argument("--prefetch", default=None, help="candidates per leg (default 10,25,50,100)")
-    p.add_argument("--top-k", default=None, help="chunks kept, the generator's context (default 3,5,7,10)")
+    p.add_argument("--top-k", default=None, help="chunks the fused retriever returns, the generator's context: values to try (default 3,5,7,10)")
     p.add_argument("--weights", default=None, help="dense:sparse leg weight pairs (default 1:1,0.7:1.3,1.3:0.7)")
     p.add_argument("--max-per-doc", default=None, help="per-document caps in the top-k, 0 = no cap (default 0,1,2)")
     p.add_argument("--out", default=None, help="run folder (default runs/tune-<dataset>); reruns reuse its leg caches")

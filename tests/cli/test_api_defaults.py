@@ -55,7 +55,10 @@ def test_top_k_top_n_compression_and_modes_match_the_commands(lab_settings):
     ask = parser.parse_args(["ask", "texas_childcare", "q"])
     search = parser.parse_args(["search", "texas_childcare", "q"])
     assert ask.top_k is None and ask.top_n is None  # None → the engine's defaults above, in both
-    assert ask.mode == search.mode == defaults["mode"] == inspect.signature(api.ask).parameters.get(
+    from rag_lab.cli.settings import resolved_mode
+
+    assert ask.mode is None and search.mode is None  # no --mode: the --config file's mode, else the default
+    assert resolved_mode(ask) == resolved_mode(search) == defaults["mode"] == inspect.signature(api.ask).parameters.get(
         "mode", inspect.signature(api.answerer).parameters["mode"]).default
     assert inspect.signature(api.search).parameters["top_k"].default == defaults["search_top_k"]
     from rag_lab.cli.commands import SEARCH_TOP_K

@@ -102,7 +102,7 @@ def test_a_smaller_splitter_on_the_real_models_splits_and_the_judge_verifies():
     """``RAG_LAB_JUDGE_SPLITTER=qwen-0.5b``: the 0.5B model splits the answer into statements (its
     reply parses under the grammar), the 1.5B judge gives the verdicts; the right number is supported
     and a changed one is not."""
-    settings = Settings(_env_file=None, llm_provider="local", judge_splitter="qwen-0.5b")  # type: ignore[call-arg]
+    settings = Settings(_env_file=None, llm_provider="local", judge_nli="grounded", judge_splitter="qwen-0.5b")  # type: ignore[call-arg]
     scorer = Scorer(settings, judge_llm=build_judge(settings), metrics=["faithfulness"])
     judge = scorer.judge_of("faithfulness")
     splitter = scorer._metric(scorer.specs[0]).statement_generator_prompt.splitter

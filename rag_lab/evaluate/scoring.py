@@ -121,7 +121,7 @@ class Scorer:
         sample = to_sample(record)
         scores: dict[str, float | None] = {}
         errors: dict[str, str] = {}
-        deadline = _Deadline(time.monotonic() + self.deadline)
+        deadline = _Deadline(self.deadline)
         for spec in self.specs:
             if any(not getattr(sample, f) for f in spec.requires) or (spec.applies and not spec.applies(sample)):
                 continue  # not applicable: no score (a user with questions only gets the rest)
@@ -185,6 +185,7 @@ class Scorer:
             return hit["score"]
         if self._refusal is not None:
             raise JudgeNotAsked(f"not asked: the judge refused access earlier in this run ({self._refusal})")
+        deadline.start()  # the clock runs from the first judged call: building metrics and models is not judging
         if deadline.at() - time.monotonic() <= 0:
             raise JudgeNotAsked(f"not asked: this sample's judge deadline ({self.deadline:g} s, "
                                 "RAG_LAB_JUDGE_DEADLINE) had passed")
@@ -202,15 +203,22 @@ class Scorer:
 
 
 class _Deadline:
-    """A sample's judge deadline (``time.monotonic()``), moved later by every second its requests waited
-    for the rate limit (their :class:`WaitMeter`): the deadline bounds the provider's work, not the queue."""
+    """A sample's judge deadline (``time.monotonic()``): ``seconds`` from its first judged call (so a
+    worker building its metrics and models on its first sample is not cut off), moved later by every
+    second its requests waited for the rate limit (their :class:`WaitMeter`): the deadline bounds the
+    provider's work, not the queue."""
 
-    def __init__(self, at: float) -> None:
+    def __init__(self, seconds: float) -> None:
         from rag_lab.models.rate_limit import WaitMeter
 
-        self._at, self.waits = at, WaitMeter()
+        self._seconds, self._at, self.waits = seconds, None, WaitMeter()
+
+    def start(self) -> None:
+        if self._at is None:
+            self._at = time.monotonic() + self._seconds
 
     def at(self) -> float:
+        self.start()
         return self._at + self.waits.seconds
 
 

@@ -165,8 +165,10 @@ def paired_tests_many(control: np.ndarray, treatment: np.ndarray) -> tuple[np.nd
     a, b = np.asarray(control, dtype=float), np.asarray(treatment, dtype=float)
     d = b - a
     nonzero = np.count_nonzero(d, axis=1)
-    spread = d.max(axis=1, initial=-np.inf) - d.min(axis=1, initial=np.inf)
-    constant = (spread <= 1e-12) & (nonzero == d.shape[1])
+    # constant among the non-zero differences, as paired_test decides (zero differences are dropped there)
+    spread = (np.where(d != 0, d, -np.inf).max(axis=1, initial=-np.inf)
+              - np.where(d != 0, d, np.inf).min(axis=1, initial=np.inf))
+    constant = (nonzero > 0) & (spread <= 1e-12)
     exact = (nonzero <= EXACT_MAX_N) | constant
     p_t, p_w = np.full(len(d), np.nan), np.full(len(d), np.nan)
     decided = np.where(nonzero == 0, "identical", np.where(exact, "sign-flip exact", "student")).tolist()

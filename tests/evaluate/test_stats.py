@@ -207,3 +207,15 @@ def test_holm_within_corrects_each_family_on_its_own():
     adjusted = stats.holm_within(frame, "family", "p")
     assert adjusted[:3].tolist() == pytest.approx([0.03, 0.06, 0.06])  # Holm over the 3 of family k
     assert adjusted[3] == pytest.approx(0.01) and np.isnan(adjusted[4])  # a family of one; no family
+
+
+def test_many_pairs_decide_like_one_pair_when_a_constant_shift_has_a_zero_difference():
+    """A constant shift on all questions but one (a zero difference) is 'constant' for both paths:
+    zero differences are dropped before the decision, in the vectorised path too."""
+    from rag_lab.evaluate.stats import paired_test, paired_tests_many
+
+    a = np.linspace(0.1, 0.6, 30)[None, :]
+    b = a + 0.1
+    b[0, 0] = a[0, 0]
+    p_t, _, decided = paired_tests_many(a, b)
+    assert (p_t[0], decided[0]) == paired_test(a[0], b[0], "student") == (2.0 ** (1 - 29), "sign-flip exact")

@@ -42,3 +42,20 @@ def test_negation_and_name_rules():
     assert unstated_names("The Gulf Coast Board runs it with TWC.", context) == ["Gulf Coast Board"]
     assert unstated_names("The Harris County Board runs CCS services.", context) == ["CCS"]
     assert unstated_names("TWC runs Child Care Services.", context) == []  # every word appears
+
+
+def test_a_verdict_is_not_reused_for_another_context_with_the_same_evidence():
+    """The numbers rule reads the whole context: the same statement and premise under a context that
+    states the number elsewhere must not be served the first context's 'numbers' verdict."""
+    from rag_lab.evaluate.judge.probability import ProbabilityNLIPrompt
+
+    verdicts = ProbabilityNLIPrompt(evidence=1, numbers="code")
+    statement = "The weekly income limit is $1,770."
+    without = verdicts.verdict(None, "The weekly income limit depends on family size.", statement)
+    assert without["rule"] == "numbers"
+    with_number = "The weekly income limit depends on family size.\nTable: family of 4 | $1,770"
+    try:
+        again = verdicts.verdict(None, with_number, statement)
+    except TypeError:  # reached the model (no local judge given here): the cached rule was not reused
+        again = {"rule": "model"}
+    assert again["rule"] != "numbers"

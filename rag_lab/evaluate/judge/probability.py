@@ -118,13 +118,14 @@ class ProbabilityNLIPrompt(NLIStatementPrompt):
         self.design = (f"{self.version}:evidence={evidence}:numbers={numbers}"
                        + (":negation" if negation else "") + (":names" if names else ""))
         self.instruction = INSTRUCTION + QUESTION  # what the cache key hashes: the text the model reads
-        self._verdicts: dict[tuple[str, str], dict[str, Any]] = {}
+        self._verdicts: dict[tuple[str, str, str], dict[str, Any]] = {}
         self._lock = threading.Lock()
 
     def verdict(self, judge: Any, context: str, statement: str) -> dict[str, Any]:
         """One statement's record: evidence, the rule that decided ("numbers" or "model"), p."""
         premise = evidence_text(statement, context, self.evidence)
-        key = (premise, statement)
+        # the whole context too: the numbers and names rules read it, not only the premise
+        key = (context, premise, statement)
         with self._lock:
             if key in self._verdicts:
                 return dict(self._verdicts[key])
@@ -144,21 +145,21 @@ class ProbabilityNLIPrompt(NLIStatementPrompt):
             llm = getattr(judge, "llm", None)
             if llm is None or not hasattr(llm, "runtime"):
                 raise TypeError("probability verdicts need the local llama.cpp judge (--judge local)")
-            key = None
+            store_key = None
             if self.store is not None:
                 from rag_lab.models.llm.disk_cache import cache_key
 
-                key = cache_key("judge_verdict", model=str(getattr(llm, "model_name", "")),
+                store_key = cache_key("judge_verdict", model=str(getattr(llm, "model_name", "")),
                                 prompt_version=self.verdict_version + ":" + premise_sha(INSTRUCTION + QUESTION),
                                 inputs=[premise, statement])
-            stored = self.store.get(key) if key is not None else None
+            stored = self.store.get(store_key) if store_key is not None else None
             started = time.perf_counter()
             if stored is not None:
                 p, tokens = float(stored), {"prompt_tokens": 0, "completion_tokens": 0}
             else:
                 p, tokens = ask_verdict(llm, premise, statement)
-                if key is not None:
-                    self.store.put(key, p, kind="judge_verdict")
+                if store_key is not None:
+                    self.store.put(store_key, p, kind="judge_verdict")
             stats = getattr(judge, "stats", None)
             if stats is not None and stored is None:
                 stats.calls += 1

@@ -69,7 +69,7 @@ def _cell(mean: float, nan: int, n: int) -> str:
 def render_eval_table(run) -> str:
     """Metrics as rows, modes as columns; each mean with its NaN count (failed / applicable) beside it;
     the first line says which questions the means are over (``--split``)."""
-    from rag_lab.evaluate.frames import metric_order, split_label
+    from rag_lab.evaluate.store.frames import metric_order, split_label
 
     modes = list(run.modes["mode"])
     rows: list[tuple[str, list[str]]] = []
@@ -154,7 +154,7 @@ def run_eval(args) -> int:
         print(run.summary())
         return 0
     if args.json:
-        from rag_lab.evaluate.frames import split_label
+        from rag_lab.evaluate.store.frames import split_label
 
         emit_json(args.json, {"split": (run.manifest.get("config") or {}).get("split", "all"),
                               "split_label": split_label(run.manifest),

@@ -1,6 +1,6 @@
 """A run's samples on Ray actors (``rag-lab eval --ray``).
 
-Each actor holds one :class:`rag_lab.evaluate.sample_worker.SampleWorker` — the same per-sample
+Each actor holds one :class:`rag_lab.evaluate.run.sample_worker.SampleWorker` — the same per-sample
 work as a run without Ray — and so loads its generator, judge and index once. The driver's
 :func:`rag_lab.schedule.run_in_flight` is unchanged: its threads each wait on one actor
 call, and the driver alone appends and fsyncs the records that come back, so ``--resume``, the
@@ -22,7 +22,7 @@ from typing import Any
 
 from rag_lab.distributed.cluster import RayCluster, import_ray
 from rag_lab.errors import RagLabError
-from rag_lab.evaluate.sample_worker import SampleExecutor, SampleSpec
+from rag_lab.evaluate.run.sample_worker import SampleExecutor, SampleSpec
 
 
 class _BucketActor:
@@ -50,7 +50,7 @@ class _SharedBucket:
 
 class _SampleActor:
     def __init__(self, spec: SampleSpec, buckets: Any = None) -> None:
-        from rag_lab.evaluate.sample_worker import SampleWorker
+        from rag_lab.evaluate.run.sample_worker import SampleWorker
 
         if buckets is not None:  # before the worker builds its HTTP clients (they pick their buckets then)
             from rag_lab.models.rate_limit import share_buckets

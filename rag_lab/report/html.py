@@ -77,7 +77,7 @@ def build_report(run_dir: Path) -> str:
         return render_document(f"rag-lab mode comparison: {data['dataset']}",
                                f"{data['queries']['evaluated']} of {data['queries']['available']} judged queries, "
                                f"ranx, document level", S.ir_sections(data, manifest))
-    from rag_lab.evaluate.store import read_manifest
+    from rag_lab.evaluate.store.run_folder import read_manifest
 
     # an evaluation run: its manifest's sections checked (a list where an object belongs is named, not a traceback)
     manifest = read_manifest(manifest_path, hint="re-run the command that wrote it")

@@ -113,7 +113,7 @@ def answers_section(answers):
     """Answer-level metrics per answer configuration (key-fact recall with a bootstrap CI)."""
     import pandas as pd
 
-    from rag_lab.evaluate.stats import bootstrap_ci
+    from rag_lab.evaluate.statistics.significance import bootstrap_ci
 
     def numeric(group, column):
         # older runs (before key_fact_precision existed) have no such column: an empty CI, shown "—"
@@ -271,7 +271,7 @@ def generic_sections(run_dir: Path, manifest: dict) -> list:
     cost, the worst questions with answers and cited sources. Any other run: its manifest."""
     sections = [_section("Run manifest", kv_table(manifest))]
     try:
-        from rag_lab.evaluate.frames import load_run
+        from rag_lab.evaluate.store.frames import load_run
     except ImportError:
         return sections
     from rag_lab.errors import RagLabError
@@ -299,7 +299,7 @@ def _eval_sections(run) -> list:
     body = ""
     if len(scored):
         ci, table, significance, baseline = _eval_mode_table(run, scored)
-        from rag_lab.evaluate.frames import split_label
+        from rag_lab.evaluate.store.frames import split_label
 
         body += (f"<p>Questions: {html.escape(split_label(run.manifest))}. "
                  "Means with seeded 95 % bootstrap intervals over the scored samples; ▲/▼ = significant "
@@ -348,7 +348,7 @@ def _eval_mode_table(run, scored):
     mode, how many samples failed that metric (left out of the mean)."""
     import pandas as pd
 
-    from rag_lab.evaluate.frames import metric_order
+    from rag_lab.evaluate.store.frames import metric_order
     from rag_lab.report.comparison import mode_table, per_query_from_samples, significance_table
 
     per_query = per_query_from_samples(scored)

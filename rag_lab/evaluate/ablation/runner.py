@@ -76,7 +76,7 @@ def run_ablation(dataset: Dataset, settings: Settings, spec: GridSpec, out_dir: 
     ``split``: the questions of the declared dev split, the rest, or all. ``concurrency``: answers in
     flight at once (``eval``'s rule: 1 for the in-process local model, which refuses more; 8 remote)."""
     from rag_lab.models.concurrency import resolve_concurrency
-    from rag_lab.evaluate.run_lock import run_lock
+    from rag_lab.evaluate.store.run_lock import run_lock
 
     if answer_configs:  # before any work: a refused --concurrency says so at once
         concurrency = resolve_concurrency(concurrency, settings, None, llm)

@@ -23,14 +23,14 @@ from typing import Any
 from rag_lab.config import Settings, get_settings
 from rag_lab.datasets import Dataset, QAPair, resolve_dataset, spread_by_source
 from rag_lab.errors import ConfigError
-from rag_lab.evaluate.answering import index_fingerprint, manifest_model_name, pending
-from rag_lab.evaluate.manifest import build_manifest
-from rag_lab.evaluate.run_lock import run_lock
-from rag_lab.evaluate.dry_run import budget_for
+from rag_lab.evaluate.plan.answering import index_fingerprint, manifest_model_name, pending
+from rag_lab.evaluate.store.manifest import build_manifest
+from rag_lab.evaluate.store.run_lock import run_lock
+from rag_lab.evaluate.plan.dry_run import budget_for
 from rag_lab.models.concurrency import resolve_concurrency
-from rag_lab.evaluate.sample_worker import SampleExecutor, SampleSpec, SampleWorker, evaluate_sample  # noqa: F401 - re-exported
+from rag_lab.evaluate.run.sample_worker import SampleExecutor, SampleSpec, SampleWorker, evaluate_sample  # noqa: F401 - re-exported
 from rag_lab.schedule import RunGuard, run_in_flight
-from rag_lab.evaluate.store import MANIFEST, SampleLog, write_json_atomic
+from rag_lab.evaluate.store.run_folder import MANIFEST, SampleLog, write_json_atomic
 from rag_lab.progress import progress_bar
 
 DEFAULT_MODES = ("dense", "bm25", "fusion", "hybrid")
@@ -149,7 +149,7 @@ def run_evaluation(
         judge_id = llm_identity(judge_llm)
     concurrency = resolve_concurrency(concurrency, settings, judge_cfg, llm)
     if dry_run:
-        from rag_lab.evaluate.dry_run import plan_run
+        from rag_lab.evaluate.plan.dry_run import plan_run
 
         return plan_run(dataset, settings, modes, out, pairs, resume=resume, judge_cfg=judge_cfg, rerank=rerank,
                         metrics=metrics, llm=llm, concurrency=concurrency, params=params, retry_failed=retry_failed)
@@ -168,8 +168,8 @@ def run_evaluation(
 def _run_locked(dataset: Dataset, settings: Settings, modes: list[str], out: Path, pairs, *, limit, resume, judge_id,
                 judge_cfg, judge_llm, rerank, conversations, progress, llm, agent_llm, metrics, concurrency,
                 max_cost, params, executor=None, retry_failed=False, split="all"):
-    from rag_lab.evaluate.answering import prompt_version
-    from rag_lab.evaluate.frames import load_run
+    from rag_lab.evaluate.plan.answering import prompt_version
+    from rag_lab.evaluate.store.frames import load_run
     from rag_lab.models import embed_model_id
 
     manifest_path = out / MANIFEST
@@ -240,7 +240,7 @@ def _run_locked(dataset: Dataset, settings: Settings, modes: list[str], out: Pat
                 run_in_flight(items, lambda entry: run_sample(*entry), lambda record: _write(logs[record["mode"]], record),
                               concurrency=in_flight, guard=guard, on_done=bar.update)
         if conversations:
-            from rag_lab.evaluate.conversations import run_conversations
+            from rag_lab.evaluate.run.conversations import run_conversations
 
             run_conversations(dataset, settings, out, resume=resume, progress=progress, llm=agent_llm or llm,
                               **params)
@@ -251,13 +251,13 @@ def _run_locked(dataset: Dataset, settings: Settings, modes: list[str], out: Pat
 
 def _write(log: SampleLog, record: dict[str, Any]) -> None:
     """Append a finished sample; one run again by --resume keeps the scores its earlier line had."""
-    from rag_lab.evaluate.rescore import keep_scored
+    from rag_lab.evaluate.plan.rescore import keep_scored
 
     log.append(keep_scored(log.done.get(record["id"]), record))
 
 
 def _count_resumed(resumed: dict[str, Any], mode: str, done: dict[str, dict[str, Any]], todo: list) -> None:
-    from rag_lab.evaluate.rescore import kept_failures
+    from rag_lab.evaluate.plan.rescore import kept_failures
 
     again = {pair.id for pair, _ in todo}
     if rescored := sum(1 for sample_id in again if sample_id in done):
@@ -271,10 +271,10 @@ def chosen_metrics(metrics: Sequence[str] | None, out: Path, resume: bool) -> li
     Unknown names are refused; a judged metric is computed only with a judge (`eval --metrics` refuses it
     without one)."""
     from rag_lab.evaluate.metrics import all_specs
-    from rag_lab.evaluate.scoring import IR_METRICS
+    from rag_lab.evaluate.run.scorer import IR_METRICS
 
     if metrics is None and resume and (out / MANIFEST).exists():
-        from rag_lab.evaluate.store import read_manifest
+        from rag_lab.evaluate.store.run_folder import read_manifest
 
         previous = read_manifest(out / MANIFEST, hint="drop --resume to start the run over in this folder")
         metrics = (previous.get("config") or {}).get("metrics")
@@ -347,8 +347,8 @@ def _previous_manifest(manifest_path: Path, dataset: Dataset, resume: bool) -> d
     """The manifest of the run being resumed (None when not resuming); refuses other data."""
     if not (resume and manifest_path.exists()):
         return None
-    from rag_lab.evaluate.manifest import dataset_hash
-    from rag_lab.evaluate.store import read_manifest
+    from rag_lab.evaluate.store.manifest import dataset_hash
+    from rag_lab.evaluate.store.run_folder import read_manifest
 
     previous = read_manifest(manifest_path, hint="drop --resume to start the run over in this folder, "
                                                  "or use a new --out folder")

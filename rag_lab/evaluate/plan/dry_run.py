@@ -14,7 +14,7 @@ from rag_lab.models.concurrency import REMOTE_CONCURRENCY, resolve_concurrency  
 
 def budget_for(settings, mode, rerank, params, judge_cfg, scorer, answerer, models, llm):
     """The per-sample cost estimates behind --max-cost; refuses a model without a list price."""
-    from rag_lab.evaluate.plan import SampleCosts
+    from rag_lab.evaluate.plan.estimates import SampleCosts
     from rag_lab.models.llm.factory import resolve_model
 
     if llm is not None:
@@ -36,11 +36,11 @@ def plan_run(dataset, settings: Settings, modes: list[str], out: Path, pairs, *,
              rerank: bool, metrics, llm, concurrency: int, params: dict, retry_failed: bool = False):
     """The :class:`EvalPlan` of a run: samples left (after --resume), answers already cached, calls,
     tokens, time and cost. Reads the run folder and the cache; writes nothing, calls nothing."""
-    from rag_lab.evaluate.answering import manifest_model_name, mode_answerer, pending
+    from rag_lab.evaluate.plan.answering import manifest_model_name, mode_answerer, pending
     from rag_lab.evaluate.judge import judge_id
     from rag_lab.evaluate.metrics import all_specs
-    from rag_lab.evaluate.plan import CallEstimate, EvalPlan, SampleCosts, estimate_seconds, rate_limited_seconds
-    from rag_lab.evaluate.store import SAMPLES, read_samples
+    from rag_lab.evaluate.plan.estimates import CallEstimate, EvalPlan, SampleCosts, estimate_seconds, rate_limited_seconds
+    from rag_lab.evaluate.store.run_folder import SAMPLES, read_samples
     from rag_lab.models.llm.disk_cache import DiskCache
     from rag_lab.models.llm.factory import resolve_model
 
@@ -85,7 +85,7 @@ def plan_run(dataset, settings: Settings, modes: list[str], out: Path, pairs, *,
 def _fingerprint(mode: str, dataset, settings: Settings) -> str | None:
     """The index fingerprint the answer cache keys use; None when the index is not built yet (then
     no answer can be cached either)."""
-    from rag_lab.evaluate.answering import index_fingerprint
+    from rag_lab.evaluate.plan.answering import index_fingerprint
 
     try:
         return index_fingerprint(mode, dataset, settings)

@@ -15,9 +15,9 @@ from typing import Any
 
 from rag_lab.config import Settings
 from rag_lab.datasets import Dataset, QAPair
-from rag_lab.evaluate.answering import CachedAnswerer, mode_answerer
-from rag_lab.evaluate.cost import cost_usd
-from rag_lab.evaluate.scoring import Scorer, citation_summary, timed_score
+from rag_lab.evaluate.plan.answering import CachedAnswerer, mode_answerer
+from rag_lab.evaluate.plan.cost import cost_usd
+from rag_lab.evaluate.run.scorer import Scorer, citation_summary, timed_score
 from rag_lab.models.llm.disk_cache import DiskCache
 
 

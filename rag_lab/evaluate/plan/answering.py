@@ -141,7 +141,7 @@ def mode_answerer(mode: str, build, settings: Settings, *, rerank: bool, params:
 def pending(pairs: list, done: dict[str, dict[str, Any]], retry_failed: bool = False) -> list:
     """The (question, relevant) pairs still to run: not recorded, or recorded with a failure that may
     pass (its answer's or a judged metric's; with ``retry_failed`` any failure, see :mod:`rescore`)."""
-    from rag_lab.evaluate.rescore import needs_rerun
+    from rag_lab.evaluate.plan.rescore import needs_rerun
 
     return [item for item in pairs if item[0].id not in done or needs_rerun(done[item[0].id], retry_failed)]
 

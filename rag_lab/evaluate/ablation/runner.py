@@ -20,13 +20,14 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from rag_lab.config import Settings
-from rag_lab.datasets import Dataset, spread_by_source
+from rag_lab.datasets import Dataset
 from rag_lab.evaluate.ablation.grid import Config, GridResult, GridSpec, compute_grid
 from rag_lab.evaluate.ablation.legs import retrieve_legs
 from rag_lab.evaluate.ablation.metrics import grid_per_query
 from rag_lab.evaluate.ablation.provenance import git_commit, now, timing_summary, versions
 from rag_lab.evaluate.ablation.significance import significance_manifest, summarise
 from rag_lab.evaluate.ablation.spot_check import spot_check
+from rag_lab.splits import spread_by_source
 
 RESULTS_FILE = "results.csv"
 PER_QUERY_FILE = "per_query.csv.gz"

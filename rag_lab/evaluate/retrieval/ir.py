@@ -18,7 +18,8 @@ from datetime import datetime, timezone
 from pathlib import Path
 
 from rag_lab.config import Settings
-from rag_lab.datasets import Dataset, sample_judged
+from rag_lab.datasets import Dataset
+from rag_lab.splits import sample_judged
 from rag_lab.evaluate.retrieval.cache_keys import question_key
 from rag_lab.evaluate.retrieval.ranx_ids import ranked_documents
 from rag_lab.fusion import TIE_RULE

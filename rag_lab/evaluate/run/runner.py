@@ -21,7 +21,7 @@ from pathlib import Path
 from typing import Any
 
 from rag_lab.config import Settings, get_settings
-from rag_lab.datasets import Dataset, QAPair, resolve_dataset, spread_by_source
+from rag_lab.datasets import Dataset, QAPair, resolve_dataset
 from rag_lab.errors import ConfigError
 from rag_lab.evaluate.plan.answering import index_fingerprint, manifest_model_name, pending
 from rag_lab.evaluate.store.manifest import build_manifest
@@ -30,6 +30,7 @@ from rag_lab.evaluate.plan.dry_run import budget_for
 from rag_lab.models.concurrency import resolve_concurrency
 from rag_lab.evaluate.run.sample_worker import SampleExecutor, SampleSpec, SampleWorker, evaluate_sample  # noqa: F401 - re-exported
 from rag_lab.schedule import RunGuard, run_in_flight
+from rag_lab.splits import spread_by_source
 from rag_lab.evaluate.store.run_folder import MANIFEST, SampleLog, write_json_atomic
 from rag_lab.progress import progress_bar
 

@@ -73,7 +73,8 @@ def ray_samples(cluster: RayCluster, spec: SampleSpec,
         actors_n = cluster.worker_count
         per_actor = max(1, math.ceil(concurrency / actors_n))
         actor_class = ray.remote(num_cpus=1, max_concurrency=per_actor)(_SampleActor)
-        rate_limited = spec.settings.llm_rpm or (spec.judge_cfg is not None and spec.judge_cfg.llm_rpm)
+        judge_cfg = spec.plan.judge_cfg
+        rate_limited = spec.plan.settings.llm_rpm or (judge_cfg is not None and judge_cfg.llm_rpm)
         # one requests-per-minute budget for every actor (num_cpus=0: it only counts tokens)
         buckets = ray.remote(num_cpus=0)(_BucketActor).remote() if rate_limited else None
         actors = [actor_class.remote(spec, buckets) for _ in range(actors_n)]

@@ -79,11 +79,11 @@ def test_chunk_contexts_name_their_llm_in_the_same_spelling():
 
 # --- issue 31, item 5: the context window an openai_compatible server is told is part of the answer key ---
 def _answer_key(settings: Settings) -> str:
-    from rag_lab.evaluate.plan.answering import answer_inputs, mode_answerer
+    # a run's answerers are keyed by these inputs (its RunPlan resolves them: tests/evaluate/test_run_plan.py)
+    from rag_lab.evaluate.plan.answering import answer_inputs
 
-    assert answer_inputs(settings, rerank=False, params={}, index="ix") == \
-        mode_answerer("hybrid", lambda: None, settings, rerank=False, params={}, index="ix", cache=None).inputs
-    return mode_answerer("hybrid", lambda: None, settings, rerank=False, params={}, index="ix", cache=None).key("q?")
+    inputs = answer_inputs(settings, rerank=False, params={}, index="ix")
+    return CachedAnswerer("hybrid", lambda: None, model_id=model_id(settings), inputs=inputs, cache=None).key("q?")
 
 
 def test_another_context_window_misses_the_answer_cache():

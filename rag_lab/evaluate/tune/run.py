@@ -216,7 +216,7 @@ def answer_configs(selection: Selection, defaults: list[Config], top: int) -> li
 def _answer_check(index, settings, dataset, grid, selection, defaults, dev_queries, qrels, run_dir, n, top, llm,
                   concurrency, progress, say, timing):
     from rag_lab.evaluate.ablation.answers import answers_frame, generate_answers
-    from rag_lab.evaluate.plan.dry_run import resolve_concurrency
+    from rag_lab.models.concurrency import resolve_concurrency
 
     configs = answer_configs(selection, defaults, top)
     qids = answer_questions(dev_queries, qrels, n)

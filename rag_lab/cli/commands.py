@@ -147,7 +147,7 @@ def add_ir(sub, common) -> None:
                    help="comma-separated retrieval modes (dense, bm25, sparse, fusion, hybrid) (default dense,bm25,fusion,hybrid)")
     add_fusion_options(p)
     p.add_argument("--limit", type=positive_int, default=None, help="N queries spread over the relevant documents (round-robin)")
-    from rag_lab.cli.ablate import add_split_option
+    from rag_lab.cli.options import add_split_option
 
     add_split_option(p)
     p.add_argument("--no-resume", action="store_true", help="ignore checkpointed runs")

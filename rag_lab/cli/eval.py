@@ -26,7 +26,7 @@ def add_eval(sub, common) -> None:
     p.add_argument("--metrics", default=None, metavar="M1,M2",
                    help="comma-separated metrics to compute, judged and not (default all; judged ones need --judge), "
                         "e.g. faithfulness,factual_correctness,rouge_l,ndcg@10")
-    from rag_lab.cli.ablate import add_split_option
+    from rag_lab.cli.options import add_split_option
 
     add_split_option(p)
     p.add_argument("--judge", default=None, metavar="PROVIDER[:MODEL]",

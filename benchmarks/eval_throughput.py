@@ -145,7 +145,7 @@ class ServerProcess:
 
 
 def count(out: Path, modes: list[str], expected: set[str], judged: list[str]) -> dict[str, float]:
-    from rag_lab.evaluate.store import read_samples
+    from rag_lab.evaluate.store.run_folder import read_samples
 
     lost = duplicated = errors = nan = 0
     for mode in modes:
@@ -188,7 +188,7 @@ def main() -> None:
     from rag_lab.datasets import resolve_dataset
     from rag_lab.evaluate import run_evaluation
     from rag_lab.evaluate.metrics import all_specs
-    from rag_lab.evaluate.runner import questions
+    from rag_lab.evaluate.run.runner import questions
 
     judged = [s.name for s in all_specs() if s.judged and (metrics is None or s.name in metrics)]
     base = load_settings()

@@ -36,7 +36,7 @@ from __future__ import annotations
 import functools
 import re
 
-from rag_lab.tokenizer import PROGRAM_YEAR_PHRASES, PROGRAM_YEAR_PREFIXES, Term, amount_of, iter_terms
+from rag_lab.tokenizer import PROGRAM_YEAR_PHRASES, PROGRAM_YEAR_PREFIXES, Term, amount_of, full_year, iter_terms
 
 # "[Doc 2]", "[Doc 2: file.pdf, Page 3]", "[Docs 1, 2]", "(Doc 1)", "Doc 1": citation markers, removed
 # before an answer's facts are read (their numbers and file names are not claims).
@@ -106,13 +106,12 @@ def year_ranges(text: str) -> tuple[list[tuple[int, int]], str]:
     def take(match: re.Match) -> str:
         g = match.groupdict()
         if g["start2"] is not None:
-            start, end = 2000 + int(g["start2"]), 2000 + int(g["end2"])
+            start, end = full_year(g["start2"]), full_year(g["end2"])
         elif g["from"] is not None:
             start, end = int(g["from"]), int(g["to"])
         else:
             start = int(g["start"])
-            end_text = g["end_dash"] or g["end_word"]
-            end = int(end_text) if len(end_text) == 4 else start // 100 * 100 + int(end_text)
+            end = full_year(g["end_dash"] or g["end_word"], start)
         if end <= start:  # "2025-15", "2027 to 2025": not a range; its years stay single facts
             return match.group(0)
         ranges.append((start, end))
@@ -129,7 +128,7 @@ def _range_term(start: int, end: int) -> Term:
 def year_of(term: Term) -> int | None:
     """The year a term states: a program-year code (``bcy26`` → 2026) or a bare year (1900–2099)."""
     if term.kind == "code" and (match := _CODE_YEAR.match(term.text)):
-        return 2000 + int(match.group(1))
+        return full_year(match.group(1))
     if term.kind == "number" and term.text.isdigit() and len(term.text) == 4 and 1900 <= int(term.text) <= 2099:
         return int(term.text)
     return None

@@ -70,3 +70,15 @@ def test_the_cli_help_states_the_tune_grid():
         assert f"(default {','.join(map(str, values))})" in text
     assert "(default " + ",".join(f"{d:g}:{w:g}" for d, w in s.weights) + ")" in text
     assert f"(default {','.join(s.modes)})" in text
+
+
+def test_ndcg_keeps_only_top_k_values_that_fill_its_list():
+    from rag_lab.evaluate.ablation.grid import GridSpec
+    from rag_lab.evaluate.tune.run import ranking_top_k
+
+    said = []
+    spec = GridSpec(top_k=(3, 5, 7, 10, 20))
+    assert ranking_top_k(spec, "ndcg@10", said.append).top_k == (10, 20)
+    assert said and "top-k 10, 20 only" in said[0]
+    assert ranking_top_k(GridSpec(top_k=(3, 5)), "ndcg@10").top_k == (10,)
+    assert ranking_top_k(spec, "chunk_hit@5") is spec  # top-k is the generator's context there: a lever

@@ -23,8 +23,10 @@ def render_tune(result) -> str:
     for scored in (conf.chosen, *conf.defaults):
         label = "recommended" if scored is conf.chosen else f"default {scored.config.mode}"
         lines.append(f"  {label:<16} {scored.mean:.4f} [{scored.ci[0]:.4f}, {scored.ci[1]:.4f}]  {scored.config.id}")
-    verdict = ("significantly better" if conf.significant else
-               "NOT significantly better" if conf.delta >= 0 else "WORSE")
+    # a lower mean is WORSE only when the paired test says so; otherwise it is no different (SciFact: −0.005, p 0.49)
+    worse = conf.delta < 0 and conf.p_student < conf.alpha
+    verdict = ("significantly better" if conf.significant else "significantly WORSE" if worse else
+               "not significantly different (lower mean)" if conf.delta < 0 else "NOT significantly better")
     lines.append(f"  Δ vs default {conf.against.config.mode}: {conf.delta:+.4f} [{conf.delta_ci[0]:+.4f}, "
                  f"{conf.delta_ci[1]:+.4f}]; paired Student's t p = {conf.p_student:.3g} (Wilcoxon p = "
                  f"{conf.p_wilcoxon:.3g}): {verdict} at α = {conf.alpha}")

@@ -37,6 +37,9 @@ def test_no_note_when_the_question_names_a_year_or_the_context_holds_one():
     assert program_years_note("What is the full-day rate for infants?", RATES[:2]) is None
     same_year = [RATES[0], chunk(BCY26.replace("board", "local"), "Toddler: $45", 2)]
     assert program_years_note("What is the toddler rate?", same_year) is None
+    # two years, but not versions of one document (a state plan and a survey report): no note
+    unrelated = [chunk("ccdf-state-plan-ffy2025-2027.pdf", "x", 1), chunk("survey-results-ffy-2023.pdf", "y", 2)]
+    assert program_years_note("What does the plan cover?", unrelated) is None
     # legislature versions are not program years: no note
     reports = [chunk("report-to-88-leg.pdf", "x", 1), chunk("report-to-89-leg.pdf", "y", 2)]
     assert program_years_note("How many children were served?", reports) is None

@@ -33,7 +33,7 @@ GROUPINGS = ("chunk", "caption", "none")
 
 
 def compressed_text(chunks: list[list[str]], query: str, max_lines: int, grouping: str,
-                    tokenizer: DomainTokenizer) -> str:
+                    tokenizer: DomainTokenizer, max_tied_rows: int | None | str = "default") -> str:
     """:func:`rag_lab.answer.compress.compress_nodes`'s text, with the table grouping as a setting."""
     flat = [(i, j, line) for i, lines in enumerate(chunks) for j, line in enumerate(lines)]
     texts = [line for _, _, line in flat]
@@ -45,7 +45,7 @@ def compressed_text(chunks: list[list[str]], query: str, max_lines: int, groupin
         tables = [(row[0][0] if len(row[0]) > 1 else "") if row else None for row in rows]
     else:
         tables = [None] * len(flat)
-    keep = {(flat[k][0], flat[k][1]) for k in select_lines(scores, tables, [i for i, _, _ in flat], max_lines)}
+    keep = {(flat[k][0], flat[k][1]) for k in select_lines(scores, tables, [i for i, _, _ in flat], max_lines, max_tied_rows)}
     terms = set(tokenizer(query))
     parts: list[str] = []
     for i, lines in enumerate(chunks):
@@ -59,7 +59,11 @@ def compressed_text(chunks: list[list[str]], query: str, max_lines: int, groupin
     return "\n\n".join(parts)
 
 
-def load_items(dataset_name: str, split: str) -> list[dict]:
+def _tied(value: str) -> int | None | str:
+    return value if value == "default" else None if value == "none" else int(value)
+
+
+def load_items(dataset_name: str, split: str, config_path: Path | None = None) -> list[dict]:
     from rag_lab.answer.engine import DEFAULT_TOP_K
     from rag_lab.answer.rerank import DEFAULT_TOP_N
     from rag_lab.config import load_settings
@@ -72,13 +76,19 @@ def load_items(dataset_name: str, split: str) -> list[dict]:
     dataset = resolve_dataset(dataset_name, settings.datasets_dir)
     pairs = {p.id: p for p in dataset.load_qa()}
     ids = select_split(list(pairs), dataset.dev_split, split, dataset.name)
-    retriever = build_retriever("fusion", settings, dataset, top_k=DEFAULT_TOP_K)
+    mode, params, top_n = "fusion", {}, DEFAULT_TOP_N
+    if config_path is not None:  # a recommended configuration (rag-lab tune): its retriever, its first top_k chunks
+        from rag_lab.retrieve.tuned_config import read_tuned_config
+
+        config = read_tuned_config(config_path)
+        mode, params, top_n = config.mode, config.retrieval_params(), config.top_k
+    retriever = build_retriever(mode, settings, dataset, top_k=DEFAULT_TOP_K, **params)
     items = []
     for qid in ids:
         pair = pairs[qid]
         if not pair.reference_answer or not has_key_facts(pair.reference_answer, pair.question):
             continue
-        nodes = retriever.retrieve(pair.question)[:DEFAULT_TOP_N]
+        nodes = retriever.retrieve(pair.question)[:top_n]
         items.append({"id": qid, "question": pair.question, "reference": pair.reference_answer,
                       "chunks": [_lines(n) for n in nodes]})
     return items
@@ -90,29 +100,35 @@ def main() -> None:
     parser.add_argument("--split", default="dev", choices=("all", "dev", "rest"))
     parser.add_argument("--lines", default="4,8,12,16,24")
     parser.add_argument("--groupings", default=",".join(GROUPINGS))
+    parser.add_argument("--tied-rows", default="default",
+                        help="MAX_TIED_ROWS values (rag_lab.answer.compress) to try, 'none' = no limit (default: the shipped one)")
+    parser.add_argument("--config", type=Path, default=None, help="retrieve with a recommended configuration file")
     parser.add_argument("--json", type=Path, default=None)
     args = parser.parse_args()
     from rag_lab.evaluate.facts.key_facts import key_fact_recall
 
-    items = load_items(args.dataset, args.split)
+    items = load_items(args.dataset, args.split, args.config)
     tokenizer = DomainTokenizer()
     whole = [sum(len(line) for lines in item["chunks"] for line in lines) or 1 for item in items]
     full = [key_fact_recall("\n".join("\n".join(c) for c in item["chunks"]), item["reference"], item["question"]) or 0.0
             for item in items]
-    rows = [{"lines": None, "grouping": "whole chunks", "key_facts_kept": float(np.mean(full)), "length": 1.0}]
+    rows = [{"lines": None, "grouping": "whole chunks", "tied_rows": None, "key_facts_kept": float(np.mean(full)),
+             "length": 1.0}]
     for grouping in args.groupings.split(","):
         for lines in (int(v) for v in args.lines.split(",")):
-            shares, lengths = [], []
-            for item, size in zip(items, whole):
-                text = compressed_text(item["chunks"], item["question"], lines, grouping, tokenizer)
-                shares.append(key_fact_recall(text, item["reference"], item["question"]) or 0.0)
-                lengths.append(len(text.replace("\n", "")) / size)
-            rows.append({"lines": lines, "grouping": grouping, "key_facts_kept": float(np.mean(shares)),
-                         "length": float(np.mean(lengths))})
-    print(f"{args.dataset} {args.split}: {len(items)} questions with key facts; fusion, first 7 of 30 chunks")
-    print(f"{'grouping':<14}{'lines':>6}{'key facts kept':>16}{'length kept':>13}")
+            for tied in (_tied(v) for v in args.tied_rows.split(",")):
+                shares, lengths = [], []
+                for item, size in zip(items, whole):
+                    text = compressed_text(item["chunks"], item["question"], lines, grouping, tokenizer, tied)
+                    shares.append(key_fact_recall(text, item["reference"], item["question"]) or 0.0)
+                    lengths.append(len(text.replace("\n", "")) / size)
+                rows.append({"lines": lines, "grouping": grouping, "tied_rows": str(tied),
+                             "key_facts_kept": float(np.mean(shares)), "length": float(np.mean(lengths))})
+    source = f"--config {args.config}" if args.config else "fusion, first 7 of 30 chunks"
+    print(f"{args.dataset} {args.split}: {len(items)} questions with key facts; {source}")
+    print(f"{'grouping':<14}{'lines':>6}{'tied rows':>10}{'key facts kept':>16}{'length kept':>13}")
     for row in rows:
-        print(f"{row['grouping']:<14}{row['lines'] or '—':>6}{row['key_facts_kept']:>16.3f}{row['length']:>13.2f}")
+        print(f"{row['grouping']:<14}{row['lines'] or '—':>6}{row['tied_rows'] or '—':>10}{row['key_facts_kept']:>16.3f}{row['length']:>13.3f}")
     if args.json:
         args.json.write_text(json.dumps({"split": args.split, "questions": [i["id"] for i in items], "rows": rows},
                                         indent=2))

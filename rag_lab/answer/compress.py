@@ -16,6 +16,7 @@ self-describing lines (see :mod:`rag_lab.ingest.tables`), so a kept row is reada
 
 from __future__ import annotations
 
+from collections import Counter
 from collections.abc import Hashable, Sequence
 from dataclasses import dataclass
 
@@ -38,6 +39,13 @@ DEFAULT_MAX_LINES = 12
 # (benchmarks/offline_models.py reports this coverage).
 PROSE_FLOOR = 0.3
 PROSE_WINDOW = 2
+# A table whose best score is shared by more than MAX_TIED_ROWS rows keeps none of them: the question's key
+# term picked no record of it (its rows tie on the caption's and column's words), so it would come in
+# whole — e.g. a "Maximum Parent Share of Cost | Family Size 7 … 15 | Bi-Weekly" page beside the page
+# holding "Family Size 5" — and outweigh the row asked for (dense's "$287" in `make demo`). None = no
+# limit (r2). Chosen on the dev split of texas_childcare_full (benchmarks/compression_sweep.py --tied-rows):
+# docs/tuning.md.
+MAX_TIED_ROWS: int | None = None
 # Part of cached answers' keys (rag_lab.evaluate.plan.answering): change it with the selection rule.
 # r2: a table is a caption within one chunk (r1 grouped rows by caption over all chunks, so the BCY26 and
 # BCY25 board-rate pages competed as one table and one chunk could keep only its title).
@@ -87,9 +95,11 @@ def project_row(line: str, query_terms: set[str], tokenizer: DomainTokenizer) ->
     return SEPARATOR.join(labels + kept)
 
 
-def select_lines(scores: np.ndarray, tables: Sequence[Hashable | None], chunk_of: Sequence[int], max_lines: int) -> set[int]:
+def select_lines(scores: np.ndarray, tables: Sequence[Hashable | None], chunk_of: Sequence[int], max_lines: int,
+                 max_tied_rows: int | None | str = "default") -> set[int]:
     """Indices of the lines to keep (never one scoring 0). ``tables[k]`` names line k's table (its
-    chunk and caption) for a table row, None for prose. Rows: each table's best-scoring rows (ties kept).
+    chunk and caption) for a table row, None for prose. Rows: each table's best-scoring rows (ties kept),
+    none when more than ``max_tied_rows`` (default MAX_TIED_ROWS; None = no limit) share the best score.
     Prose: the best ``max_lines`` lines scoring at least PROSE_FLOOR × the best prose line, each
     with PROSE_WINDOW prose neighbours each side in the same chunk (PDF lines cut sentences)."""
     keep: set[int] = set()
@@ -98,6 +108,10 @@ def select_lines(scores: np.ndarray, tables: Sequence[Hashable | None], chunk_of
         if table is not None and scores[k] > 0:
             best_row[table] = max(best_row.get(table, 0.0), scores[k])
     rows = [k for k, table in enumerate(tables) if table is not None and scores[k] > 0 and scores[k] == best_row[table]]
+    limit = MAX_TIED_ROWS if max_tied_rows == "default" else max_tied_rows
+    if limit is not None:
+        tied = Counter(tables[k] for k in rows)
+        rows = [k for k in rows if tied[tables[k]] <= limit]
     keep.update(sorted(rows, key=lambda k: (-scores[k], k))[:max_lines])
     prose = [k for k, table in enumerate(tables) if table is None and scores[k] > 0]
     if prose:

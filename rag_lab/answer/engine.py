@@ -31,6 +31,7 @@ from rag_lab.answer.prompt import (
 )
 from rag_lab.answer.rerank import DEFAULT_TOP_N, NO_RERANK_MODES, make_reranker, rerank_nodes
 from rag_lab.answer.types import RerankInfo, Source
+from rag_lab.answer.years import program_years_note
 from rag_lab.config import Settings
 from rag_lab.errors import ConfigError
 
@@ -101,27 +102,36 @@ class CitedQueryEngine(CustomQueryEngine):
             kept, compression = compress_nodes(kept, query_str, self.context_lines)
         structured = self.uses_structured_output
         prompt = self.prompt or (ANSWER_JSON_PROMPT if structured else ANSWER_PROMPT)
-        context, used = build_context(kept, self.llm, query_str, prompt)
+        # two program years in the chunks, none in the question: the model is asked to name each (answer/years.py)
+        note = program_years_note(query_str, kept)
+        context, used = build_context(kept, self.llm, _with_note(query_str, note), prompt)
         if used < len(kept):
             info.reason = (info.reason + "; " if info.reason else "") + (
                 f"context window fits {used} of {len(kept)} chunks")
             kept = kept[:used]
             info.kept = used
+            note = program_years_note(query_str, kept)  # fewer chunks: a shorter note or none, within the budget
+        asked = _with_note(query_str, note)
         if structured:
-            reply = self.llm.complete(prompt.format(context_str=context, query_str=query_str),
+            reply = self.llm.complete(prompt.format(context_str=context, query_str=asked),
                                       json_schema=ANSWER_SCHEMA).text
             text = render_structured_answer(reply, kept)
         else:
-            text = self.llm.predict(prompt, context_str=context, query_str=query_str).strip()
+            text = self.llm.predict(prompt, context_str=context, query_str=asked).strip()
         lap("generate")
         sources = extract_sources(text, kept)
-        extra = {"timings": timings} | ({"compression": asdict(compression)} if compression else {})
+        extra = ({"timings": timings} | ({"compression": asdict(compression)} if compression else {})
+                 | ({"years_note": note} if note else {}))
         return Response(text, source_nodes=kept, metadata=self._metadata("answer", sources, info, len(nodes)) | extra)
 
     def _metadata(self, response_type: str, sources: list[Source], info: RerankInfo,
                   candidates: int) -> dict[str, Any]:
         return {"mode": self.mode, "response_type": response_type, "cited_sources": sources,
                 "rerank": info, "candidates": candidates}
+
+
+def _with_note(query: str, note: str | None) -> str:
+    return f"{query}\n{note}" if note else query
 
 
 def build_engine(
@@ -160,6 +170,8 @@ def build_engine(
         # The retriever first: a missing index or Kendra config fails before the LLM loads.
         from rag_lab.retrieve import build_retriever
 
+        if (retrieval_params.get("num_queries") or 1) > 1 and llm is not None:
+            retrieval_params["llm"] = llm  # the query rewrites come from the engine's LLM
         retriever = build_retriever(mode, settings, dataset, top_k=top_k, explain=explain or None,
                                     **retrieval_params)
     if llm is None:

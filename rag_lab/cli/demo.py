@@ -126,6 +126,27 @@ def _recommended(path: str | None):
     return f"recommended: {config.describe()}", config.mode, config.answer_params()
 
 
+def recommended_summary(path: str | None) -> str | None:
+    """What the demo prints about the tuned file: its settings beside the default, and the numbers
+    ``rag-lab tune`` confirmed (its [provenance] table), or None when there is no file."""
+    if not path or not Path(path).is_file():
+        return None
+    from rag_lab.answer.rerank import DEFAULT_TOP_N
+    from rag_lab.retrieve.tuned_config import TunedConfig, read_tuned_config
+
+    config = read_tuned_config(path)
+    default = TunedConfig(mode=config.mode, top_k=DEFAULT_TOP_N)  # what `ask` gives the generator without --config
+    p = config.provenance
+    lines = [f"recommended configuration ({path}, written by `rag-lab tune {p.get('dataset', 'DATASET')}`):",
+             f"  recommended: {config.describe()}",
+             f"  default    : {default.describe()}"]
+    if {"metric", "dev_mean", "rest_mean", "rest_default_mean"} <= set(p):
+        lines.append(f"  {p['metric']} chosen on {p.get('chosen_on', 'dev')}: {p['dev_mean']:.4f}; confirmed on the rest "
+                     f"split: {p['rest_mean']:.4f} vs the default's {p['rest_default_mean']:.4f}"
+                     + (f" (paired t p = {p['rest_p_student']:.1e})" if "rest_p_student" in p else ""))
+    return "\n".join(lines)
+
+
 def _ask_every_mode(dataset, settings, modes: list[str], config_path: str | None = None) -> None:
     from rag_lab.answer.adapter import make_answerer
     from rag_lab.evaluate.plan.answering import CachedAnswerer
@@ -143,6 +164,8 @@ def _ask_every_mode(dataset, settings, modes: list[str], config_path: str | None
     fingerprint = CorpusIndex.open(dataset, settings).manifest.fingerprint
     cache = DiskCache(settings.cache_dir / "llm.sqlite")
     recommended = _recommended(config_path)
+    if summary := recommended_summary(config_path):
+        print(summary)
     runs = [(mode, mode, {} if mode == "agent" else options) for mode in [*modes, "agent"]]
     if recommended:  # the tuned configuration beside the defaults
         label, mode, params = recommended

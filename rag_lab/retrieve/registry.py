@@ -45,13 +45,32 @@ def build_retriever(mode: str, settings: Settings, dataset=None, contextual: str
         raise ConfigError(f"Mode {mode!r} needs a dataset", "pass a dataset name or folder")
     index = CorpusIndex.open(dataset, settings, contextual)
     year_boost = params.pop("year_boost", None)
+    num_queries = int(params.pop("num_queries", None) or 1)
+    llm = params.pop("llm", None)
+    if mode not in ("fusion", "hybrid"):  # rewrites are the fused modes' lever, like rrf_k (eval runs every mode)
+        num_queries = 1
     if year_boost and mode in ("fusion", "hybrid"):  # the versions a question names (rag_lab.retrieve.year_match)
         from rag_lab.retrieve.year_match import POOL, YearBoostRetriever
 
         top_k = params.get("top_k") or 10
-        wide = cls(index, **_accepted(cls, {**params, "top_k": max(top_k, POOL)}))  # re-ranked, then cut
+        wide = _fused(cls, index, {**params, "top_k": max(top_k, POOL)}, num_queries, llm, settings)  # re-ranked, then cut
         return YearBoostRetriever(wide, year_boost, top_k)
-    return cls(index, **_accepted(cls, params))
+    return _fused(cls, index, params, num_queries, llm, settings)
+
+
+def _fused(cls: type, index, params: dict[str, Any], num_queries: int, llm, settings: Settings) -> BaseRetriever:
+    """``cls`` over ``index``; with ``num_queries`` > 1 wrapped to search with LLM rewrites too
+    (:mod:`rag_lab.retrieve.rewrites`; ``llm`` defaults to the settings' generator)."""
+    retriever = cls(index, **_accepted(cls, params))
+    if num_queries < 2:
+        return retriever
+    from rag_lab.retrieve.rewrites import RewriteFusionRetriever
+
+    if llm is None:
+        from rag_lab.models.llm import get_llm
+
+        llm = get_llm(settings)
+    return RewriteFusionRetriever(retriever, llm, num_queries, params.get("top_k") or 10)
 
 
 def _accepted(cls: type, params: dict[str, Any]) -> dict[str, Any]:

@@ -56,8 +56,11 @@ class TunedConfig:
 
     def retrieval_params(self) -> dict:
         """The fused retrievers' parameters (``build_retriever``; ``search``/``ir``)."""
-        return {"rrf_k": self.rrf_k, "prefetch": self.prefetch, "dense_weight": self.dense_weight,
-                "sparse_weight": self.sparse_weight, "max_per_doc": self.max_per_doc or None}
+        params = {"rrf_k": self.rrf_k, "prefetch": self.prefetch, "dense_weight": self.dense_weight,
+                  "sparse_weight": self.sparse_weight, "max_per_doc": self.max_per_doc or None}
+        if self.num_queries > 1:  # the live retrievers search with LLM rewrites too (rag_lab.retrieve.rewrites)
+            params["num_queries"] = self.num_queries
+        return params
 
     def answer_params(self) -> dict:
         """``make_answerer`` / ``run_evaluation`` parameters: the retriever's, and the first

@@ -133,3 +133,12 @@ def test_each_chunk_keeps_its_own_best_rows(alamo_chunks, order):
     rows_26 = [line for line in kept[BCY26] if line.startswith("Alamo-20 | Provider Type")]
     assert rows_26 and all("Provider Rating: TRS2" in line for line in rows_26)
     assert any(line.startswith("Alamo-20 | Provider Type LCCC | Provider Rating: TRS2") for line in rows_26)
+
+
+def test_a_table_whose_rows_all_tie_can_be_left_out():
+    # a table of 3 rows tying at its best (no record picked) and one with a single best row
+    scores = np.array([4.0, 4.0, 4.0, 6.0, 2.0])
+    tables = ["A", "A", "A", "B", "B"]
+    assert select_lines(scores, tables, [0] * 5, 12) == {0, 1, 2, 3}  # the shipped rule: no limit (measured, kept)
+    assert select_lines(scores, tables, [0] * 5, 12, max_tied_rows=2) == {3}
+    assert select_lines(scores, tables, [0] * 5, 12, max_tied_rows=3) == {0, 1, 2, 3}

@@ -70,3 +70,29 @@ def test_the_cli_help_states_the_tune_grid():
         assert f"(default {','.join(map(str, values))})" in text
     assert "(default " + ",".join(f"{d:g}:{w:g}" for d, w in s.weights) + ")" in text
     assert f"(default {','.join(s.modes)})" in text
+
+
+def test_ndcg_keeps_only_top_k_values_that_fill_its_list():
+    from rag_lab.evaluate.ablation.grid import GridSpec
+    from rag_lab.evaluate.tune.run import ranking_top_k
+
+    said = []
+    spec = GridSpec(top_k=(3, 5, 7, 10, 20))
+    assert ranking_top_k(spec, "ndcg@10", said.append).top_k == (10, 20)
+    assert said and "top-k 10, 20 only" in said[0]
+    assert ranking_top_k(GridSpec(top_k=(3, 5)), "ndcg@10").top_k == (10,)
+    assert ranking_top_k(spec, "chunk_hit@5") is spec  # top-k is the generator's context there: a lever
+
+
+def test_a_lower_mean_is_worse_only_when_the_paired_test_says_so():
+    from types import SimpleNamespace
+
+    from rag_lab.evaluate.tune.report import confirmation_verdict
+
+    def conf(delta, p):
+        return SimpleNamespace(delta=delta, p_student=p, alpha=0.05, significant=delta > 0 and p < 0.05)
+
+    assert confirmation_verdict(conf(0.12, 1e-5)) == "significantly better"
+    assert confirmation_verdict(conf(0.01, 0.4)) == "NOT significantly better"
+    assert confirmation_verdict(conf(-0.005, 0.49)) == "not significantly different (lower mean)"
+    assert confirmation_verdict(conf(-0.05, 1e-7)) == "significantly WORSE"

@@ -33,11 +33,12 @@ def prompt_version() -> str:
     from rag_lab.answer.compress import RULE as COMPRESSION_RULE
     from rag_lab.answer.prompt import ANSWER_JSON_PROMPT_TMPL, ANSWER_PROMPT_TMPL, ANSWER_SCHEMA
     from rag_lab.answer.rerank import RERANK_PROMPT_VERSION
+    from rag_lab.answer.years import YEARS_NOTE_TMPL, YEARS_RULE
     from rag_lab.fusion import TIE_RULE
 
     text = "\x00".join([ANSWER_PROMPT_TMPL, ANSWER_JSON_PROMPT_TMPL, json.dumps(ANSWER_SCHEMA, sort_keys=True),
                         DEFAULT_CHOICE_SELECT_PROMPT.get_template(), RERANK_PROMPT_VERSION, SYSTEM_PROMPT, TIE_RULE,
-                        COMPRESSION_RULE,
+                        COMPRESSION_RULE, YEARS_NOTE_TMPL, YEARS_RULE,
                         ANSWER_PATH_REVISION])
     return hashlib.sha256(text.encode()).hexdigest()[:16]
 

@@ -23,8 +23,7 @@ def render_tune(result) -> str:
     for scored in (conf.chosen, *conf.defaults):
         label = "recommended" if scored is conf.chosen else f"default {scored.config.mode}"
         lines.append(f"  {label:<16} {scored.mean:.4f} [{scored.ci[0]:.4f}, {scored.ci[1]:.4f}]  {scored.config.id}")
-    verdict = ("significantly better" if conf.significant else
-               "NOT significantly better" if conf.delta >= 0 else "WORSE")
+    verdict = confirmation_verdict(conf)
     lines.append(f"  Δ vs default {conf.against.config.mode}: {conf.delta:+.4f} [{conf.delta_ci[0]:+.4f}, "
                  f"{conf.delta_ci[1]:+.4f}]; paired Student's t p = {conf.p_student:.3g} (Wilcoxon p = "
                  f"{conf.p_wilcoxon:.3g}): {verdict} at α = {conf.alpha}")
@@ -46,3 +45,13 @@ def render_tune(result) -> str:
               + ("" if result.split_declared else " (after `rag-lab tune … --write-split` has put the drawn split "
                                                   "into the dataset folder: --split reads dev_split.txt there)")]
     return "\n".join(lines)
+
+
+def confirmation_verdict(conf) -> str:
+    """The paired test's reading of the rest split: a lower mean is WORSE only when the test says so
+    (SciFact's pick: −0.005, p = 0.49, is no different)."""
+    if conf.significant:
+        return "significantly better"
+    if conf.delta < 0:
+        return "significantly WORSE" if conf.p_student < conf.alpha else "not significantly different (lower mean)"
+    return "NOT significantly better"

@@ -38,15 +38,59 @@ def share_local_models(data_dir: Path) -> None:
             shutil.copy(stamp, data_dir / "models" / stamp.name)
 
 
+# The caches an index build fills: with both, a build re-chunks and re-inserts (seconds) instead of
+# parsing the PDFs and embedding every chunk again.
+BUILD_CACHES = ("parsed.sqlite", "embeddings.sqlite")
+
+
 @pytest.fixture(scope="session")
-def texas_index(lab_settings):
-    """The real texas_childcare index (PDF extraction, MiniLM embeddings, Qdrant local, bm25s)."""
+def texas_index(lab_settings, tmp_path_factory):
+    """The real texas_childcare index (PDF extraction, MiniLM embeddings, Qdrant local, bm25s).
+
+    Built once per `make test` run, not once per pytest-xdist worker: the first worker builds it and
+    leaves its parse and embedding caches in the folder all workers share; the others wait on the
+    lock, take those caches and build their own copy of the index from them (Qdrant's local mode
+    allows one process per folder, so each worker keeps its own)."""
+    from filelock import FileLock
+
     from rag_lab.datasets import resolve_dataset
     from rag_lab.index import CorpusIndex, build_index
 
-    result = build_index(resolve_dataset("texas_childcare", lab_settings.datasets_dir), lab_settings, progress=False)
+    shared = run_shared_dir(tmp_path_factory) / "texas_index_caches"
+    with FileLock(str(shared) + ".lock"):
+        if shared.is_dir():
+            copy_sqlite_files(shared, Path(lab_settings.cache_dir), BUILD_CACHES)
+        result = build_index(resolve_dataset("texas_childcare", lab_settings.datasets_dir), lab_settings,
+                             progress=False)
+        if not shared.is_dir():
+            copy_sqlite_files(Path(lab_settings.cache_dir), shared, BUILD_CACHES)
     assert result.manifest.n_chunks > 0
     return CorpusIndex.open("texas_childcare", lab_settings)
+
+
+def run_shared_dir(tmp_path_factory) -> Path:
+    """A folder every pytest-xdist worker of this run sees (each worker's own base folder's parent),
+    or this process's base folder without xdist."""
+    base = tmp_path_factory.getbasetemp()
+    return base.parent if os.environ.get("PYTEST_XDIST_WORKER") else base
+
+
+def copy_sqlite_files(source: Path, target: Path, names) -> None:
+    """Copy SQLite caches with SQLite's own backup (consistent even if a connection is still open);
+    the target written whole under a temporary name, then renamed into place."""
+    import sqlite3
+
+    target.mkdir(parents=True, exist_ok=True)
+    for name in names:
+        if not (source / name).is_file():
+            continue
+        partial = target / f"{name}.partial"
+        partial.unlink(missing_ok=True)
+        with sqlite3.connect(source / name) as src, sqlite3.connect(partial) as dst:
+            src.backup(dst)
+        src.close()
+        dst.close()
+        partial.replace(target / name)
 
 
 # `make test-fast` leaves out the tests marked slow (marker registered in pyproject.toml): every test that
@@ -56,10 +100,47 @@ def texas_index(lab_settings):
 SLOW_FIXTURES = frozenset({"real_llm", "default_llm", "local_ray", "notebook_env"})
 
 
+# `make test` runs on pytest-xdist workers with `--dist loadgroup`: each test file goes to one worker as a
+# whole (its module fixtures, e.g. an ablation run, are built once), except the files listed in
+# SPLIT_FILES, whose tests are spread one by one (each is long, the module fixture is cheap), and
+# tests/distributed, one group on one worker (one Ray instance; two would fight for the 2 cores).
+SPLIT_FILES = frozenset({"tests/report/test_notebooks.py"})
+RAY_GROUP_DIR = "tests/distributed/"
+# Started first, so the longest units do not start last on one worker while the other one idles.
+LONG_FILES = ("tests/evaluate/test_kill_resume.py", "tests/index/test_concurrency.py")
+
+
+@pytest.hookimpl(tryfirst=True)  # before xdist's own hook reads the xdist_group marks
 def pytest_collection_modifyitems(config, items):
     for item in items:
         if SLOW_FIXTURES.intersection(getattr(item, "fixturenames", ())):
             item.add_marker(pytest.mark.slow)
+    if not os.environ.get("PYTEST_XDIST_WORKER"):
+        return
+    for item in items:
+        path = item.nodeid.split("::")[0]
+        if path.startswith(RAY_GROUP_DIR):
+            item.add_marker(pytest.mark.xdist_group("ray"))
+        elif path not in SPLIT_FILES:
+            item.add_marker(pytest.mark.xdist_group(path))
+    rank: dict[str, int] = {}
+    for item in items:
+        path = _file(item)
+        rank[path] = min(rank.get(path, 2), _start_rank(path, item))
+    items.sort(key=lambda item: rank[_file(item)])  # stable: a file's tests keep their order
+
+
+def _file(item) -> str:
+    return item.nodeid.split("::")[0]
+
+
+def _start_rank(path: str, item) -> int:
+    """0 the Ray group, 1 files with a long test (real models, notebooks, subprocess runs), 2 the rest."""
+    if path.startswith(RAY_GROUP_DIR):
+        return 0
+    if path in SPLIT_FILES or path in LONG_FILES or item.get_closest_marker("slow"):
+        return 1
+    return 2
 
 
 PROVIDER_VARS = ("KENDRA_INDEX_ID", "KENDRA_REGION", "QDRANT_URL", "QDRANT_API_KEY")

@@ -22,12 +22,17 @@ def lab_settings(tmp_path_factory):
     return load_settings(data_dir=data_dir, datasets_dir=REPO / "datasets")
 
 
+def local_data_dir() -> Path:
+    """The developer's data folder (the set-up joined the local models there)."""
+    return Path(os.environ.get("RAG_LAB_DATA_DIR") or REPO / ".rag_lab")
+
+
 def share_local_models(data_dir: Path) -> None:
     """Link the local models that `make test`'s set-up joined and verified (the data folder's
     ``models/``) into ``data_dir``, with their verification stamps: otherwise the first test that
     needs the 1.5B model here joins its 22 parts again (1.1 GB written and hashed) into a temporary folder.
     The catalog still checks size, stamp and GGUF header as for any data folder."""
-    source = Path(os.environ.get("RAG_LAB_DATA_DIR") or REPO / ".rag_lab") / "models"
+    source = local_data_dir() / "models"
     if not source.is_dir():
         return
     (data_dir / "models").mkdir(exist_ok=True)
@@ -50,20 +55,25 @@ def texas_index(lab_settings, tmp_path_factory):
     Built once per `make test` run, not once per pytest-xdist worker: the first worker builds it and
     leaves its parse and embedding caches in the folder all workers share; the others wait on the
     lock, take those caches and build their own copy of the index from them (Qdrant's local mode
-    allows one process per folder, so each worker keeps its own)."""
+    allows one process per folder, so each worker keeps its own). The caches are also kept in the
+    data folder's ``test-cache/`` for the next run (a fresh clone builds from scratch once)."""
     from filelock import FileLock
 
     from rag_lab.datasets import resolve_dataset
     from rag_lab.index import CorpusIndex, build_index
 
     shared = run_shared_dir(tmp_path_factory) / "texas_index_caches"
+    kept = local_data_dir() / "test-cache"  # across runs: the inner loop's later runs skip parse and embed
     with FileLock(str(shared) + ".lock"):
-        if shared.is_dir():
-            copy_sqlite_files(shared, Path(lab_settings.cache_dir), BUILD_CACHES)
+        seed = shared if shared.is_dir() else kept
+        if seed.is_dir():
+            copy_sqlite_files(seed, Path(lab_settings.cache_dir), BUILD_CACHES)
         result = build_index(resolve_dataset("texas_childcare", lab_settings.datasets_dir), lab_settings,
                              progress=False)
         if not shared.is_dir():
             copy_sqlite_files(Path(lab_settings.cache_dir), shared, BUILD_CACHES)
+            with FileLock(str(kept) + ".lock"):  # another checkout's run may write it too
+                copy_sqlite_files(Path(lab_settings.cache_dir), kept, BUILD_CACHES)
     assert result.manifest.n_chunks > 0
     return CorpusIndex.open("texas_childcare", lab_settings)
 
@@ -97,7 +107,18 @@ def copy_sqlite_files(source: Path, target: Path, names) -> None:
 # asks for a real local LLM, a Ray instance or notebook kernels is marked here by the fixtures it uses (a
 # new such test is slow without anyone remembering to say so); modules that load a model themselves
 # carry `pytestmark = pytest.mark.slow`, a single such test and the browser tests `@pytest.mark.slow`.
-SLOW_FIXTURES = frozenset({"real_llm", "default_llm", "local_ray", "notebook_env"})
+SLOW_FIXTURES = frozenset({"real_llm", "default_llm", "local_ray", "notebook_env",
+                           "scifact_slice"})  # a second corpus indexed (165 SciFact abstracts embedded): 28 CPU s
+# Tests that start other rag-lab processes or load a local model themselves, by node id (parameters
+# included), with the CPU seconds each took in `make test-fast` (2026-11-27, shared cores): kept in
+# `make test`, left out of the inner loop.
+SLOW_TESTS = frozenset({
+    "tests/evaluate/test_kill_resume.py::test_sigkill_then_resume_gives_every_sample_once_with_the_same_scores",  # 118
+    "tests/index/test_concurrency.py::test_search_and_indexing_while_a_session_holds_the_index",  # 51: 3 processes
+    "tests/evaluate/test_run_lock.py::test_a_second_writer_is_refused_naming_the_holders_pid",  # 27: CLI processes
+    "tests/evaluate/test_judge_probability.py::"
+    "test_probability_verdict_on_the_real_model_orders_a_supported_and_a_changed_number",  # 24: the 1.5B model
+})
 
 
 # `make test` runs on pytest-xdist workers with `--dist loadgroup`: each test file goes to one worker as a
@@ -113,7 +134,7 @@ LONG_FILES = ("tests/evaluate/test_kill_resume.py", "tests/index/test_concurrenc
 @pytest.hookimpl(tryfirst=True)  # before xdist's own hook reads the xdist_group marks
 def pytest_collection_modifyitems(config, items):
     for item in items:
-        if SLOW_FIXTURES.intersection(getattr(item, "fixturenames", ())):
+        if SLOW_FIXTURES.intersection(getattr(item, "fixturenames", ())) or item.nodeid.split("[")[0] in SLOW_TESTS:
             item.add_marker(pytest.mark.slow)
     if not os.environ.get("PYTEST_XDIST_WORKER"):
         return

@@ -52,12 +52,12 @@ browser:
 	       "or the browser tests in tests/report fail ('make test-fast' does not need it)"; \
 	fi
 
-# pytest-xdist workers: one per core. `--dist loadgroup` with the groups tests/conftest.py sets (a test
-# file per worker, tests/distributed together on one: one Ray instance), started longest first.
+# pytest-xdist workers: one per core, in the units tests/conftest.py makes (a test file per worker,
+# tests/distributed together on one: one Ray instance), started longest first.
 # PYTEST_WORKERS=0 runs in this process (e.g. for pdb); PYTEST_ARGS adds options (--durations=30, -x, …).
 PYTEST_WORKERS ?= 2
 PYTEST_ARGS ?=
-XDIST := $(if $(filter 0,$(PYTEST_WORKERS)),,-n $(PYTEST_WORKERS) --dist loadgroup --no-loadscope-reorder)
+XDIST := $(if $(filter 0,$(PYTEST_WORKERS)),,-n $(PYTEST_WORKERS))
 
 test: $(TEST_STAMP) browser
 	$(PY) -m pytest -q $(XDIST) $(PYTEST_ARGS)

@@ -121,29 +121,45 @@ SLOW_TESTS = frozenset({
 })
 
 
-# `make test` runs on pytest-xdist workers with `--dist loadgroup`: each test file goes to one worker as a
-# whole (its module fixtures, e.g. an ablation run, are built once), except the files listed in
-# SPLIT_FILES, whose tests are spread one by one (each is long, the module fixture is cheap), and
-# tests/distributed, one group on one worker (one Ray instance; two would fight for the 2 cores).
+# `make test` runs on 2 pytest-xdist workers, in the units `pytest_xdist_make_scheduler` below makes: each
+# test file goes to one worker as a whole (its module fixtures, e.g. an ablation run, are built once),
+# except the files in SPLIT_FILES, whose tests are spread one by one (each is long, the module fixture is
+# cheap), and tests/distributed, one unit on one worker (one Ray instance; two would fight for the 2
+# cores). (xdist's own `--dist loadgroup` marks do nothing under pytest 9: xdist 3.8 renames
+# `item._nodeid`, which pytest 9 no longer reads.)
 SPLIT_FILES = frozenset({"tests/report/test_notebooks.py"})
 RAY_GROUP_DIR = "tests/distributed/"
 # Started first, so the longest units do not start last on one worker while the other one idles.
 LONG_FILES = ("tests/evaluate/test_kill_resume.py", "tests/index/test_concurrency.py")
 
 
-@pytest.hookimpl(tryfirst=True)  # before xdist's own hook reads the xdist_group marks
+def _unit(nodeid: str) -> str:
+    path = nodeid.split("::")[0]
+    if path.startswith(RAY_GROUP_DIR):
+        return RAY_GROUP_DIR
+    return nodeid if path in SPLIT_FILES else path
+
+
+@pytest.hookimpl(optionalhook=True)
+def pytest_xdist_make_scheduler(config, log):
+    from xdist.scheduler import LoadScopeScheduling
+
+    class TestUnits(LoadScopeScheduling):
+        """Units in the workers' collection order (longest first, see below), not reordered by size."""
+
+        def _split_scope(self, nodeid: str) -> str:
+            return _unit(nodeid)
+
+    config.option.loadscopereorder = False
+    return TestUnits(config, log)
+
+
 def pytest_collection_modifyitems(config, items):
     for item in items:
         if SLOW_FIXTURES.intersection(getattr(item, "fixturenames", ())) or item.nodeid.split("[")[0] in SLOW_TESTS:
             item.add_marker(pytest.mark.slow)
     if not os.environ.get("PYTEST_XDIST_WORKER"):
         return
-    for item in items:
-        path = item.nodeid.split("::")[0]
-        if path.startswith(RAY_GROUP_DIR):
-            item.add_marker(pytest.mark.xdist_group("ray"))
-        elif path not in SPLIT_FILES:
-            item.add_marker(pytest.mark.xdist_group(path))
     rank: dict[str, int] = {}
     for item in items:
         path = _file(item)

@@ -64,7 +64,7 @@ def load_items(dataset_name: str, split: str) -> list[dict]:
     from rag_lab.answer.rerank import DEFAULT_TOP_N
     from rag_lab.config import load_settings
     from rag_lab.datasets import resolve_dataset
-    from rag_lab.evaluate.key_facts import has_key_facts
+    from rag_lab.evaluate.facts.key_facts import has_key_facts
     from rag_lab.retrieve import build_retriever
     from rag_lab.splits import select_split
 
@@ -92,7 +92,7 @@ def main() -> None:
     parser.add_argument("--groupings", default=",".join(GROUPINGS))
     parser.add_argument("--json", type=Path, default=None)
     args = parser.parse_args()
-    from rag_lab.evaluate.key_facts import key_fact_recall
+    from rag_lab.evaluate.facts.key_facts import key_fact_recall
 
     items = load_items(args.dataset, args.split)
     tokenizer = DomainTokenizer()

@@ -169,7 +169,7 @@ def _save(path: Path, **arrays) -> None:
 
 
 def fold(hits: list[tuple[str, float]], doc_of: dict[str, str]) -> dict[str, float]:
-    """Chunk hits → documents scored by their best chunk (as rag_lab.evaluate.ir.fold_to_documents)."""
+    """Chunk hits → documents scored by their best chunk (as rag_lab.evaluate.retrieval.ir.fold_to_documents)."""
     docs: dict[str, float] = {}
     for node_id, score in hits:
         doc = doc_of[node_id]
@@ -179,7 +179,7 @@ def fold(hits: list[tuple[str, float]], doc_of: dict[str, str]) -> dict[str, flo
 
 
 def evaluate(corpus: Corpus, chunks: np.ndarray, queries: np.ndarray) -> dict[str, dict[str, float]]:
-    from rag_lab.evaluate.ir import score_run
+    from rag_lab.evaluate.retrieval.ir import score_run
     from rag_lab.fusion import explain_fusion, rank_fused
 
     scores = queries @ chunks.T  # every model's vectors are L2-normalised: dot = cosine

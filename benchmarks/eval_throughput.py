@@ -27,6 +27,7 @@ from __future__ import annotations
 import argparse
 import hashlib
 import json
+import math
 import multiprocessing as mp
 import os
 import statistics
@@ -144,7 +145,7 @@ class ServerProcess:
 
 
 def count(out: Path, modes: list[str], expected: set[str], judged: list[str]) -> dict[str, float]:
-    from rag_lab.evaluate.store import read_samples
+    from rag_lab.evaluate.store.run_folder import read_samples
 
     lost = duplicated = errors = nan = 0
     for mode in modes:
@@ -187,7 +188,7 @@ def main() -> None:
     from rag_lab.datasets import resolve_dataset
     from rag_lab.evaluate import run_evaluation
     from rag_lab.evaluate.metrics import all_specs
-    from rag_lab.evaluate.runner import questions
+    from rag_lab.evaluate.run.runner import questions
 
     judged = [s.name for s in all_specs() if s.judged and (metrics is None or s.name in metrics)]
     base = load_settings()
@@ -255,12 +256,17 @@ def main() -> None:
         print(" ".join(f"{c!s:>11}" for c in row))
     print("in flight: the server's busy seconds / wall seconds; cpu/sample: this process's CPU seconds per sample "
           "(the server's are not in it); load: 1-minute load average at the end of a level")
+    # A run's last samples start alone: with n samples of equal length, concurrency c finishes in
+    # ceil(n / c) rounds, so no client can beat n / ceil(n / c) times concurrency 1 (24 samples at 16: 12x).
+    ceilings = {level: n_samples / math.ceil(n_samples / level) for level in levels}
+    print("ceiling from the run's length alone (equal samples, n / ceil(n / concurrency)): "
+          + ", ".join(f"{level}: {ceiling:.1f}x" for level, ceiling in ceilings.items()))
     if args.json:
         args.json.write_text(json.dumps({
             "samples_per_s_median": {str(k): statistics.median(r["samples_per_s"] for r in v) for k, v in runs.items()},
             "speedup_median": {str(k): statistics.median(v) for k, v in speedups.items()},
             "speedup_range": {str(k): [min(v), max(v)] for k, v in speedups.items()},
-            "judged_metrics": judged, "runs": {str(k): v for k, v in runs.items()},
+            "ceiling": {str(k): v for k, v in ceilings.items()}, "judged_metrics": judged, "runs": {str(k): v for k, v in runs.items()},
             "command": " ".join(sys.argv)}, indent=2))
 
 

@@ -36,7 +36,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 from rag_lab.evaluate.ablation.grid import GridSpec  # noqa: E402
 from rag_lab.evaluate.ablation.significance import summarise  # noqa: E402
-from rag_lab.evaluate.stats import DEFAULT_ALPHA  # noqa: E402
+from rag_lab.evaluate.statistics.significance import DEFAULT_ALPHA  # noqa: E402
 
 SIGMA = 0.23
 METRICS = ("ndcg@top_k", "recall@top_k", "precision@top_k", "mrr@top_k")

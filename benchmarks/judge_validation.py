@@ -143,7 +143,7 @@ def own_answers(items: list[dict[str, Any]], settings, scorer, out: Path, genera
     """Table 2: the generator's own answers, faithfulness beside the key-fact check (``scorer`` None:
     only what is recorded)."""
     from rag_lab.evaluate.judge.silver import answer_with_contexts, silver_supported
-    from rag_lab.evaluate.key_facts import key_fact_recall
+    from rag_lab.evaluate.facts.key_facts import key_fact_recall
 
     from rag_lab.evaluate.ablation.checkpoint import append_record
 
@@ -195,8 +195,8 @@ def main() -> int:
 
     from rag_lab.config import get_settings
     from rag_lab.evaluate.judge import build_judge, judge_id
-    from rag_lab.evaluate.runner import judge_settings
-    from rag_lab.evaluate.scoring import Scorer
+    from rag_lab.evaluate.run.runner import judge_settings
+    from rag_lab.evaluate.run.scorer import Scorer
     from rag_lab.models.llm.disk_cache import DiskCache
 
     metrics = [m.strip() for m in args.metrics.split(",") if m.strip()]

@@ -130,7 +130,7 @@ def build_subset(n: int, chunks: int, seed: int, dev: bool, contexts: list[str])
     """``n`` seeded questions (outside the dev split, or in it with ``dev``) whose reference states
     a key fact the question does not, each with its oracle chunks and/or retrieved chunks."""
     from rag_lab.config import load_settings
-    from rag_lab.evaluate.key_facts import has_key_facts, key_fact_recall
+    from rag_lab.evaluate.facts.key_facts import has_key_facts, key_fact_recall
     from rag_lab.ingest.chunking import chunk_documents
     from rag_lab.ingest.loaders import load_folder
     from rag_lab.splits import read_dev_split
@@ -251,7 +251,7 @@ def candidate_settings(candidate: str, threads: int | None = None):
 def answer_key(candidate: str, item: dict[str, Any], chunks: list[dict[str, Any]], settings) -> str:
     """Everything that shapes an answer: model, prompts (answering.prompt_version and an override),
     question, each chunk's text, file and page, compression and generation settings."""
-    from rag_lab.evaluate.answering import prompt_version
+    from rag_lab.evaluate.plan.answering import prompt_version
 
     model, _, prompt = parse_candidate(candidate)
     payload = {"task": "answer", "model": model, "prompt_version": prompt_version(), "prompt": prompt,
@@ -361,7 +361,7 @@ def context_coverage(candidate: str, items: list[dict[str, Any]], context: str) 
 
     from rag_lab.answer.compress import compress_nodes
     from rag_lab.config import load_settings
-    from rag_lab.evaluate.key_facts import key_fact_recall
+    from rag_lab.evaluate.facts.key_facts import key_fact_recall
 
     lines = load_settings().compress_lines
     shares, lengths = [], []
@@ -379,7 +379,7 @@ def context_coverage(candidate: str, items: list[dict[str, Any]], context: str) 
 
 def score_answers(items: list[dict[str, Any]], records: list[dict[str, Any]]) -> list[dict[str, Any]]:
     """Recall and precision of each stored answer, with the question's facts left out."""
-    from rag_lab.evaluate.key_facts import key_fact_precision, key_fact_recall
+    from rag_lab.evaluate.facts.key_facts import key_fact_precision, key_fact_recall
 
     return [record | {"recall": key_fact_recall(record["answer"], item["reference"], item["question"]),
                       "precision": key_fact_precision(record["answer"], item["reference"], item["question"])}

@@ -37,7 +37,7 @@ from rag_lab.distributed.cluster import RayCluster
 from rag_lab.distributed.ingest import ray_executor
 from rag_lab.distributed.samples import ray_sample_executor
 from rag_lab.evaluate import load_run, run_evaluation
-from rag_lab.evaluate.store import read_samples
+from rag_lab.evaluate.store.run_folder import read_samples
 from rag_lab.index import CorpusIndex, build_index
 from tests.evaluate.test_judged_metrics import judge_or_quote
 from tests.models.fake_openai_server import FakeOpenAI

@@ -22,8 +22,8 @@ from rag_lab.answer.engine import DEFAULT_TOP_K
 from rag_lab.answer.rerank import DEFAULT_TOP_N, make_reranker, rerank_nodes
 from rag_lab.config import load_settings
 from rag_lab.datasets import resolve_dataset
-from rag_lab.evaluate.ir import score_run
-from rag_lab.evaluate.stats import paired_p_value
+from rag_lab.evaluate.retrieval.ir import score_run
+from rag_lab.evaluate.statistics.significance import paired_p_value
 from rag_lab.index import build_index
 from rag_lab.models.llm import get_llm
 from rag_lab.retrieve import build_retriever

@@ -2,7 +2,7 @@
 
     python benchmarks/retrieval_quality.py [--dataset scifact] [--sweep]
 
-Runs are checkpointed (see rag_lab.evaluate.ir), so a second call only re-scores. ``--sweep``
+Runs are checkpointed (see rag_lab.evaluate.retrieval.ir), so a second call only re-scores. ``--sweep``
 adds fusion/hybrid rows for several RRF k values and leg weights, to show how sensitive the
 fused modes are.
 """
@@ -14,7 +14,7 @@ import argparse
 from rag_lab.cli.render import render_ir_table
 from rag_lab.config import load_settings
 from rag_lab.datasets import resolve_dataset
-from rag_lab.evaluate.ir import SCIFACT_ANCHORS, evaluate_modes
+from rag_lab.evaluate.retrieval.ir import SCIFACT_ANCHORS, evaluate_modes
 from rag_lab.index.store import close_all
 from rag_lab.index import build_index
 

@@ -101,7 +101,7 @@ def evaluate(dataset: Any, modes=EVAL_MODES, out: str | Path | None = None, *, s
 def ir(dataset: Any, modes=IR_MODES, *, settings=None, limit: int | None = None, split: str = "all",
        contextual: str = "none", resume: bool = True, **fusion: Any):
     """``rag-lab ir DATASET``: ranx metrics per mode (an ``IRReport``: ``.results``, ``.per_query``)."""
-    from rag_lab.evaluate.ir import evaluate_modes
+    from rag_lab.evaluate.retrieval.ir import evaluate_modes
 
     s = settings or load_settings()
     ds = load_dataset(dataset, s)

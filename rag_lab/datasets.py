@@ -170,7 +170,7 @@ class Dataset:
                        split: str = "all") -> tuple[dict[str, str], dict[str, dict[str, int]]]:
         """Queries that have judgements and their qrels; ``split`` keeps the declared dev split's
         questions, the rest, or all (:func:`rag_lab.splits.select_split`); with ``limit``, a sample of
-        those spread over the relevant documents (see :func:`spread_by_source`), not the first lines
+        those spread over the relevant documents (see :func:`rag_lab.splits.spread_by_source`), not the first lines
         of the file."""
         if self._queries_from_qa and self._qrels_from_qa:
             pairs = self._judged_pairs()  # one read of qa.jsonl for both
@@ -182,6 +182,8 @@ class Dataset:
             from rag_lab.splits import select_split
 
             queries = {q: queries[q] for q in select_split(list(queries), self.dev_split, split, self.name)}
+        from rag_lab.splits import sample_judged
+
         return sample_judged(queries, qrels, limit)
 
     def unjudgeable_questions(self) -> list[str]:
@@ -269,35 +271,6 @@ class _SourceResolver:
                 f"{self.dataset.qa_file}: {where}: source_file {name!r} names no document of "
                 f"{self.dataset.documents_dir}; those questions are unjudgeable (left out of the "
                 "document-level metrics) — fix the name (a path relative to the documents folder)"), stacklevel=4)
-
-
-def sample_judged(queries: dict[str, str], qrels: dict[str, dict[str, int]],
-                  limit: int | None) -> tuple[dict[str, str], dict[str, dict[str, int]]]:
-    """``queries`` and their ``qrels``, or with ``limit`` a sample of them spread over the relevant
-    documents (:func:`spread_by_source`)."""
-    if limit is not None:
-        kept = spread_by_source(list(queries), {q: sorted(qrels[q]) for q in queries}, limit)
-        queries = {q: queries[q] for q in kept}
-    return queries, {q: qrels[q] for q in queries}
-
-
-def spread_by_source(ids: list[str], sources: dict[str, list[str]], limit: int) -> list[str]:
-    """The first ``limit`` ids of a round-robin over their first source document (documents in
-    order of first appearance): Q&A files list a document's questions together, so the first 20
-    lines of texas_childcare_full are all about one PDF. Every larger limit extends a smaller one,
-    so a resumed run with a larger ``--limit`` keeps what it has."""
-    if isinstance(limit, bool) or not isinstance(limit, int) or limit < 1:
-        raise ValueError(f"limit must be a whole number ≥ 1, got {limit!r}")
-    groups: dict[str, list[str]] = {}
-    for i in ids:
-        first = sources.get(i) or [""]
-        groups.setdefault(first[0] or f"\x00{i}", []).append(i)  # no source: a group of its own
-    ordered: list[str] = []
-    for depth in range(max((len(g) for g in groups.values()), default=0)):
-        ordered.extend(g[depth] for g in groups.values() if depth < len(g))
-        if len(ordered) >= limit:
-            break
-    return ordered[:limit]
 
 
 def _qa_pair(path: Path, line_no: int, record: object) -> QAPair:

@@ -52,7 +52,7 @@ def failure_signature(text: str) -> str:
 def _advice(text: str) -> str:
     """What to do, and whether a plain ``--resume`` runs these samples again (a failure that may pass:
     server error, timeout, rate limit, connection …) or only ``--resume --retry-failed`` does (a refusal,
-    see :mod:`rag_lab.evaluate.rescore`)."""
+    see :mod:`rag_lab.evaluate.plan.rescore`)."""
     status = _STATUS.search(text)
     code = int(status.group(1)) if status else None
     again = " (it runs again the samples that failed this way, keeping what succeeded)"

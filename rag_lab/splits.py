@@ -9,6 +9,9 @@ that reports it.
 Build one with ``rag-lab split DATASET`` (:mod:`rag_lab.cli.split`; a name or a folder path): about a third of the judged questions, drawn per
 source document (so every document with questions has its share), seeded and deterministic; ids in
 ``--include`` (questions tuning already used) are always in it.
+
+A ``--limit`` sample of questions (:func:`spread_by_source`, :func:`sample_judged`) is spread over
+the source documents, so it is chosen here too.
 """
 
 from __future__ import annotations
@@ -99,3 +102,32 @@ def write_dev_split(root: Path, ids: list[str], header: str) -> Path:
 if __name__ == "__main__":  # the command moved to the CLI, which resolves names and paths alike
     raise SystemExit("the dev split is written by: rag-lab split DATASET (a name under the datasets folder or a "
                      "folder path; --fraction, --seed, --include as before)")
+
+
+def sample_judged(queries: dict[str, str], qrels: dict[str, dict[str, int]],
+                  limit: int | None) -> tuple[dict[str, str], dict[str, dict[str, int]]]:
+    """``queries`` and their ``qrels``, or with ``limit`` a sample of them spread over the relevant
+    documents (:func:`spread_by_source`)."""
+    if limit is not None:
+        kept = spread_by_source(list(queries), {q: sorted(qrels[q]) for q in queries}, limit)
+        queries = {q: queries[q] for q in kept}
+    return queries, {q: qrels[q] for q in queries}
+
+
+def spread_by_source(ids: list[str], sources: dict[str, list[str]], limit: int) -> list[str]:
+    """The first ``limit`` ids of a round-robin over their first source document (documents in
+    order of first appearance): Q&A files list a document's questions together, so the first 20
+    lines of texas_childcare_full are all about one PDF. Every larger limit extends a smaller one,
+    so a resumed run with a larger ``--limit`` keeps what it has."""
+    if isinstance(limit, bool) or not isinstance(limit, int) or limit < 1:
+        raise ValueError(f"limit must be a whole number ≥ 1, got {limit!r}")
+    groups: dict[str, list[str]] = {}
+    for i in ids:
+        first = sources.get(i) or [""]
+        groups.setdefault(first[0] or f"\x00{i}", []).append(i)  # no source: a group of its own
+    ordered: list[str] = []
+    for depth in range(max((len(g) for g in groups.values()), default=0)):
+        ordered.extend(g[depth] for g in groups.values() if depth < len(g))
+        if len(ordered) >= limit:
+            break
+    return ordered[:limit]

@@ -60,11 +60,21 @@ _CURRENCY_NAMES = {"$": "dollar", "€": "euro", "£": "pound"}
 
 
 def canonical_number(text: str) -> str:
-    """``4,106`` → ``4106``; ``8.50`` → ``8.5``; ``4106.00`` → ``4106``; ``1.2.3`` unchanged."""
+    """``4,106`` → ``4106``; ``8.50`` → ``8.5``; ``4106.00`` → ``4106``; ``1.2.3`` unchanged. The one
+    spelling of a number for the sparse index, key facts and the judge's numeric check."""
     value = text.replace(",", "")
     if value.count(".") == 1:
         value = value.rstrip("0").rstrip(".")
     return value or "0"
+
+
+def full_year(digits: str, start: int | str | None = None) -> int:
+    """A year written with four digits or two: ``26`` → 2026 (two-digit program years — BCY-26,
+    FY 25 — are of the 2000s); a two-digit range end takes its start's century (``1998-99`` → 1999).
+    The one rule for key facts and the judge's numeric check."""
+    if len(digits) == 4:
+        return int(digits)
+    return (int(start) // 100 * 100 if start is not None else 2000) + int(digits)
 
 
 @dataclass(frozen=True)

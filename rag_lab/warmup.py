@@ -33,7 +33,7 @@ def main() -> None:
         return
     from numba.core.errors import NumbaTypeSafetyWarning
 
-    from rag_lab.evaluate.ranx_ids import fixed_width_ids
+    from rag_lab.evaluate.retrieval.ranx_ids import fixed_width_ids
 
     run_ids, qrels_ids = fixed_width_ids({"q1": {"d1": 1.0, "d2": 0.5}}, {"q1": {"d1": 1}})  # the ids rag-lab passes
     qrels, run = Qrels(qrels_ids), Run(run_ids)

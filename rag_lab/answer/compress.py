@@ -38,7 +38,7 @@ DEFAULT_MAX_LINES = 12
 # (benchmarks/offline_models.py reports this coverage).
 PROSE_FLOOR = 0.3
 PROSE_WINDOW = 2
-# Part of cached answers' keys (rag_lab.evaluate.answering): change it with the selection rule.
+# Part of cached answers' keys (rag_lab.evaluate.plan.answering): change it with the selection rule.
 # r2: a table is a caption within one chunk (r1 grouped rows by caption over all chunks, so the BCY26 and
 # BCY25 board-rate pages competed as one table and one chunk could keep only its title).
 RULE = f"best rows per table of each chunk; prose >= {PROSE_FLOOR} x best, +-{PROSE_WINDOW} lines; r2"

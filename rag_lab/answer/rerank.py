@@ -142,7 +142,7 @@ class ListwiseJSONRerank(LLMRerank):
 
 
 # What a reranked answer depends on in this module's text: both rerank prompts and what they show.
-# Part of cached answers' keys (rag_lab.evaluate.answering.prompt_version): a prompt change invalidates them.
+# Part of cached answers' keys (rag_lab.evaluate.plan.answering.prompt_version): a prompt change invalidates them.
 RERANK_PROMPT_VERSION = "\x00".join([
     LISTWISE_PROMPT, DEFAULT_CHOICE_SELECT_PROMPT.get_template(),
     f"listwise: {ListwiseJSONRerank.model_fields['max_chars'].default} chars x "

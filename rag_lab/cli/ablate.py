@@ -5,33 +5,9 @@ from __future__ import annotations
 import sys
 from pathlib import Path
 
-from rag_lab.cli.options import add_dataset_argument
+from rag_lab.cli.options import add_dataset_argument, add_split_option, parse_numbers, parse_weights
 from rag_lab.cli.settings import get_settings, positive_int  # lazy: --help must not load pydantic-settings
 from rag_lab.errors import ConfigError
-
-
-def _numbers(text: str, flag: str, kind=int) -> tuple:
-    try:
-        values = tuple(kind(v.strip()) for v in text.split(",") if v.strip())
-    except ValueError:
-        raise ConfigError(f"{flag} {text!r}: expected comma-separated {'whole numbers' if kind is int else 'numbers'}",
-                          f"e.g. {flag} 1,2,5,10") from None
-    if not values:
-        raise ConfigError(f"{flag} is empty", f"e.g. {flag} 1,2,5,10")
-    return tuple(dict.fromkeys(values))
-
-
-def parse_weights(text: str) -> tuple[tuple[float, float], ...]:
-    pairs = []
-    for part in (p.strip() for p in text.split(",") if p.strip()):
-        try:
-            dense, sparse = (float(v) for v in part.split(":"))
-        except ValueError:
-            raise ConfigError(f"--weights {part!r}: expected DENSE:SPARSE", "e.g. --weights 0.7:1.3,1:1,1.3:0.7") from None
-        pairs.append((dense, sparse))
-    if not pairs:
-        raise ConfigError("--weights is empty", "e.g. --weights 0.7:1.3,1:1,1.3:0.7")
-    return tuple(dict.fromkeys(pairs))
 
 
 def add_ablate(sub, common) -> None:
@@ -76,22 +52,13 @@ def grid_from_args(args):
 
     flags = {
         "modes": tuple(m.strip() for m in args.modes.split(",") if m.strip()) if args.modes is not None else None,
-        "fusion_k": _numbers(args.fusion_k, "--fusion-k") if args.fusion_k is not None else None,
-        "prefetch": _numbers(args.prefetch, "--prefetch") if args.prefetch is not None else None,
-        "top_k": _numbers(args.top_k, "--top-k") if args.top_k is not None else None,
+        "fusion_k": parse_numbers(args.fusion_k, "--fusion-k") if args.fusion_k is not None else None,
+        "prefetch": parse_numbers(args.prefetch, "--prefetch") if args.prefetch is not None else None,
+        "top_k": parse_numbers(args.top_k, "--top-k") if args.top_k is not None else None,
         "weights": parse_weights(args.weights) if args.weights is not None else None,
-        "max_per_doc": _numbers(args.max_per_doc, "--max-per-doc") if args.max_per_doc is not None else None,
+        "max_per_doc": parse_numbers(args.max_per_doc, "--max-per-doc") if args.max_per_doc is not None else None,
     }
     return grid_spec(args.grid, **flags)
-
-
-def add_split_option(p) -> None:
-    """``--split``: the dataset's declared dev split (dev_split.txt), the other questions, or all."""
-    from rag_lab.splits import SPLITS
-
-    p.add_argument("--split", choices=SPLITS, default="all",
-                   help="questions of the dataset's dev split (dev_split.txt: tuning looks only at these), the "
-                        "rest (held out), or all (default)")
 
 
 def run_ablate(args) -> int:

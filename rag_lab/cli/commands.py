@@ -147,7 +147,7 @@ def add_ir(sub, common) -> None:
                    help="comma-separated retrieval modes (dense, bm25, sparse, fusion, hybrid) (default dense,bm25,fusion,hybrid)")
     add_fusion_options(p)
     p.add_argument("--limit", type=positive_int, default=None, help="N queries spread over the relevant documents (round-robin)")
-    from rag_lab.cli.ablate import add_split_option
+    from rag_lab.cli.options import add_split_option
 
     add_split_option(p)
     p.add_argument("--no-resume", action="store_true", help="ignore checkpointed runs")
@@ -189,7 +189,7 @@ def run_ir(args) -> int:
         dataset.judged_queries(split=args.split)  # no dev_split.txt: the error comes before any index build
     from contextlib import nullcontext
 
-    from rag_lab.evaluate.run_lock import run_lock
+    from rag_lab.evaluate.store.run_lock import run_lock
 
     with run_lock(args.out) if args.out else nullcontext():  # one writer per run folder
         return _run_ir_locked(args, settings, dataset, modes)
@@ -197,7 +197,7 @@ def run_ir(args) -> int:
 
 def _run_ir_locked(args, settings, dataset, modes) -> int:
     from rag_lab.cli.render import render_ir_table
-    from rag_lab.evaluate.ir import evaluate_modes
+    from rag_lab.evaluate.retrieval.ir import evaluate_modes
     from rag_lab.index import build_index
 
     build_index(dataset, settings, progress=True, contextual=args.contextual)  # no-op when up to date
@@ -219,7 +219,7 @@ def _run_ir_locked(args, settings, dataset, modes) -> int:
     if args.json:
         emit_json(args.json, report.to_json())
     if args.out:
-        from rag_lab.evaluate.ir import write_ir_run
+        from rag_lab.evaluate.retrieval.ir import write_ir_run
 
         say(f"wrote {write_ir_run(report, dataset, settings, args.out)} (render it: rag-lab report {args.out} -o FILE.html)")
     return 0
@@ -227,8 +227,8 @@ def _run_ir_locked(args, settings, dataset, modes) -> int:
 
 def render_chunk_hit_cis(per_query: dict) -> str:
     """chunk_hit@5 per mode with its seeded 95 % bootstrap interval (the issue-24 goal metric)."""
-    from rag_lab.evaluate.ir import CHUNK_HIT
-    from rag_lab.evaluate.stats import bootstrap_ci
+    from rag_lab.evaluate.retrieval.ir import CHUNK_HIT
+    from rag_lab.evaluate.statistics.significance import bootstrap_ci
 
     cells = []
     for mode, metrics in per_query.items():

@@ -50,7 +50,7 @@ def _banner(text: str) -> None:
 def run_demo(args) -> int:
     from rag_lab.cli.render import render_ir_table, render_results
     from rag_lab.datasets import resolve_dataset
-    from rag_lab.evaluate.ir import SCIFACT_ANCHORS, evaluate_modes
+    from rag_lab.evaluate.retrieval.ir import SCIFACT_ANCHORS, evaluate_modes
     from rag_lab.index import build_index
     from rag_lab.retrieve import INDEX_MODES, build_retriever
 
@@ -128,8 +128,8 @@ def _recommended(path: str | None):
 
 def _ask_every_mode(dataset, settings, modes: list[str], config_path: str | None = None) -> None:
     from rag_lab.answer.adapter import make_answerer
-    from rag_lab.evaluate.answering import CachedAnswerer
-    from rag_lab.evaluate.answering import context_window_input, model_id
+    from rag_lab.evaluate.plan.answering import CachedAnswerer
+    from rag_lab.evaluate.plan.answering import context_window_input, model_id
     from rag_lab.index import CorpusIndex
     from rag_lab.models.llm.disk_cache import DiskCache
 

@@ -54,7 +54,7 @@ def run_reports(settings, dataset_names=DEMO_DATASETS, answer_limit: int = 3, ou
 def _ir_comparison(dataset, settings, out_root: Path) -> Path:
     """Every retrieval mode on every judged question (ranx; per-query runs checkpointed)."""
     from rag_lab.cli.render import render_ir_table
-    from rag_lab.evaluate.ir import evaluate_modes, write_ir_run
+    from rag_lab.evaluate.retrieval.ir import evaluate_modes, write_ir_run
     from rag_lab.retrieve import INDEX_MODES
 
     report = evaluate_modes(dataset, settings, list(INDEX_MODES))
@@ -65,7 +65,7 @@ def _ir_comparison(dataset, settings, out_root: Path) -> Path:
 def _mode_comparison(dataset, settings, out_root: Path, limit: int) -> Path | None:
     """Every mode on a few questions with answers, through the evaluation runner when it exists."""
     try:
-        from rag_lab.evaluate.runner import run_evaluation
+        from rag_lab.evaluate.run.runner import run_evaluation
     except ImportError:
         return None
     if not dataset.has_qa or limit < 1:

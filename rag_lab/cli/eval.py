@@ -26,7 +26,7 @@ def add_eval(sub, common) -> None:
     p.add_argument("--metrics", default=None, metavar="M1,M2",
                    help="comma-separated metrics to compute, judged and not (default all; judged ones need --judge), "
                         "e.g. faithfulness,factual_correctness,rouge_l,ndcg@10")
-    from rag_lab.cli.ablate import add_split_option
+    from rag_lab.cli.options import add_split_option
 
     add_split_option(p)
     p.add_argument("--judge", default=None, metavar="PROVIDER[:MODEL]",
@@ -69,7 +69,7 @@ def _cell(mean: float, nan: int, n: int) -> str:
 def render_eval_table(run) -> str:
     """Metrics as rows, modes as columns; each mean with its NaN count (failed / applicable) beside it;
     the first line says which questions the means are over (``--split``)."""
-    from rag_lab.evaluate.frames import metric_order, split_label
+    from rag_lab.evaluate.store.frames import metric_order, split_label
 
     modes = list(run.modes["mode"])
     rows: list[tuple[str, list[str]]] = []
@@ -154,7 +154,7 @@ def run_eval(args) -> int:
         print(run.summary())
         return 0
     if args.json:
-        from rag_lab.evaluate.frames import split_label
+        from rag_lab.evaluate.store.frames import split_label
 
         emit_json(args.json, {"split": (run.manifest.get("config") or {}).get("split", "all"),
                               "split_label": split_label(run.manifest),

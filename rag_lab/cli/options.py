@@ -5,6 +5,7 @@ leaves of one registry (:mod:`rag_lab.cli.commands`)."""
 from __future__ import annotations
 
 from rag_lab.cli.settings import get_settings, positive_int
+from rag_lab.errors import ConfigError
 
 DATASET_HELP = ("a dataset: a name under the datasets folder (RAG_LAB_DATASETS_DIR, default ./datasets) "
                 "or a folder path")
@@ -83,3 +84,39 @@ def ray_sample_executor(args):
     from rag_lab.distributed.samples import ray_sample_executor as on_ray
 
     return on_ray(cluster)
+
+
+def add_split_option(p) -> None:
+    """``--split``: the dataset's declared dev split (dev_split.txt), the other questions, or all."""
+    from rag_lab.splits import SPLITS
+
+    p.add_argument("--split", choices=SPLITS, default="all",
+                   help="questions of the dataset's dev split (dev_split.txt: tuning looks only at these), the "
+                        "rest (held out), or all (default)")
+
+
+# The grid flags of `ablate` and `tune` (comma-separated lists).
+def parse_numbers(text: str, flag: str, kind=int) -> tuple:
+    """A grid flag's comma-separated values (``--top-k 1,2,5``), in order, each once."""
+    try:
+        values = tuple(kind(v.strip()) for v in text.split(",") if v.strip())
+    except ValueError:
+        raise ConfigError(f"{flag} {text!r}: expected comma-separated {'whole numbers' if kind is int else 'numbers'}",
+                          f"e.g. {flag} 1,2,5,10") from None
+    if not values:
+        raise ConfigError(f"{flag} is empty", f"e.g. {flag} 1,2,5,10")
+    return tuple(dict.fromkeys(values))
+
+
+def parse_weights(text: str) -> tuple[tuple[float, float], ...]:
+    """``--weights 0.7:1.3,1:1``: (dense, sparse) weight pairs, in order, each once."""
+    pairs = []
+    for part in (p.strip() for p in text.split(",") if p.strip()):
+        try:
+            dense, sparse = (float(v) for v in part.split(":"))
+        except ValueError:
+            raise ConfigError(f"--weights {part!r}: expected DENSE:SPARSE", "e.g. --weights 0.7:1.3,1:1,1.3:0.7") from None
+        pairs.append((dense, sparse))
+    if not pairs:
+        raise ConfigError("--weights is empty", "e.g. --weights 0.7:1.3,1:1,1.3:0.7")
+    return tuple(dict.fromkeys(pairs))

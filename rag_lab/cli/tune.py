@@ -43,7 +43,7 @@ def add_tune(sub, common) -> None:
 
 
 def run_tune(args) -> int:
-    from rag_lab.cli.ablate import _numbers, parse_weights
+    from rag_lab.cli.options import parse_numbers, parse_weights
     from rag_lab.datasets import resolve_dataset
     from rag_lab.evaluate.ablation.grid import GridSpec
     from rag_lab.evaluate.tune import tune
@@ -56,11 +56,11 @@ def run_tune(args) -> int:
     try:
         spec = GridSpec(
             modes=tuple(m.strip() for m in args.modes.split(",") if m.strip()) if args.modes else s.modes,
-            fusion_k=_numbers(args.fusion_k, "--fusion-k") if args.fusion_k else s.fusion_k,
-            prefetch=_numbers(args.prefetch, "--prefetch") if args.prefetch else s.prefetch,
-            top_k=_numbers(args.top_k, "--top-k") if args.top_k else s.top_k,
+            fusion_k=parse_numbers(args.fusion_k, "--fusion-k") if args.fusion_k else s.fusion_k,
+            prefetch=parse_numbers(args.prefetch, "--prefetch") if args.prefetch else s.prefetch,
+            top_k=parse_numbers(args.top_k, "--top-k") if args.top_k else s.top_k,
             weights=parse_weights(args.weights) if args.weights else s.weights,
-            max_per_doc=_numbers(args.max_per_doc, "--max-per-doc") if args.max_per_doc else s.max_per_doc)
+            max_per_doc=parse_numbers(args.max_per_doc, "--max-per-doc") if args.max_per_doc else s.max_per_doc)
     except ValueError as exc:
         raise ConfigError(str(exc), "fix the grid options (see rag-lab tune --help)") from None
     dataset = resolve_dataset(args.dataset, settings.datasets_dir)

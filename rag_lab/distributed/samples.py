@@ -1,6 +1,6 @@
 """A run's samples on Ray actors (``rag-lab eval --ray``).
 
-Each actor holds one :class:`rag_lab.evaluate.sample_worker.SampleWorker` — the same per-sample
+Each actor holds one :class:`rag_lab.evaluate.run.sample_worker.SampleWorker` — the same per-sample
 work as a run without Ray — and so loads its generator, judge and index once. The driver's
 :func:`rag_lab.schedule.run_in_flight` is unchanged: its threads each wait on one actor
 call, and the driver alone appends and fsyncs the records that come back, so ``--resume``, the
@@ -22,7 +22,7 @@ from typing import Any
 
 from rag_lab.distributed.cluster import RayCluster, import_ray
 from rag_lab.errors import RagLabError
-from rag_lab.evaluate.sample_worker import SampleExecutor, SampleSpec
+from rag_lab.evaluate.run.sample_worker import SampleExecutor, SampleSpec
 
 
 class _BucketActor:
@@ -50,7 +50,7 @@ class _SharedBucket:
 
 class _SampleActor:
     def __init__(self, spec: SampleSpec, buckets: Any = None) -> None:
-        from rag_lab.evaluate.sample_worker import SampleWorker
+        from rag_lab.evaluate.run.sample_worker import SampleWorker
 
         if buckets is not None:  # before the worker builds its HTTP clients (they pick their buckets then)
             from rag_lab.models.rate_limit import share_buckets
@@ -73,7 +73,8 @@ def ray_samples(cluster: RayCluster, spec: SampleSpec,
         actors_n = cluster.worker_count
         per_actor = max(1, math.ceil(concurrency / actors_n))
         actor_class = ray.remote(num_cpus=1, max_concurrency=per_actor)(_SampleActor)
-        rate_limited = spec.settings.llm_rpm or (spec.judge_cfg is not None and spec.judge_cfg.llm_rpm)
+        judge_cfg = spec.plan.judge_cfg
+        rate_limited = spec.plan.settings.llm_rpm or (judge_cfg is not None and judge_cfg.llm_rpm)
         # one requests-per-minute budget for every actor (num_cpus=0: it only counts tokens)
         buckets = ray.remote(num_cpus=0)(_BucketActor).remote() if rate_limited else None
         actors = [actor_class.remote(spec, buckets) for _ in range(actors_n)]

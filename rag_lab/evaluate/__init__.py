@@ -12,13 +12,13 @@ import os
 os.environ.setdefault("RAGAS_DO_NOT_TRACK", "true")  # before anything imports ragas
 
 
-def __getattr__(name):  # lazy: `import rag_lab.evaluate.ir` must not pull pandas and ragas
+def __getattr__(name):  # lazy: `import rag_lab.evaluate.retrieval.ir` must not pull pandas and ragas
     if name in ("run_evaluation", "questions"):
-        from rag_lab.evaluate import runner
+        from rag_lab.evaluate.run import runner
 
         return getattr(runner, name)
     if name in ("load_run", "EvalRun"):
-        from rag_lab.evaluate import frames
+        from rag_lab.evaluate.store import frames
 
         return getattr(frames, name)
     raise AttributeError(name)

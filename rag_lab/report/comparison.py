@@ -2,9 +2,9 @@
 baseline mode, and latency percentiles (used by ``notebooks/02_mode_comparison.ipynb``).
 
 The inputs are per-query scores, ``per_query[mode][metric][query_id] → score``: what
-:func:`rag_lab.evaluate.ir.evaluate_modes` returns (``IRReport.per_query``, ranx), or what
+:func:`rag_lab.evaluate.retrieval.ir.evaluate_modes` returns (``IRReport.per_query``, ranx), or what
 :func:`per_query_from_samples` makes of an evaluation run's tidy ``samples``. The statistics are
-the package's own (:mod:`rag_lab.evaluate.stats`): seeded percentile bootstrap, paired Student's t
+the package's own (:mod:`rag_lab.evaluate.statistics.significance`): seeded percentile bootstrap, paired Student's t
 and Fisher's randomization test, Holm-corrected over every (mode, metric) of one test;
 "significant" means both tests agree — the family-wise error over every mode × metric the table marks
 stays ≤ α. Coverage figures (``judged@10``: the share of retrieved documents that carry a judgement)
@@ -15,10 +15,10 @@ from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
 
-from rag_lab.evaluate.stats import (DEFAULT_ALPHA, DEFAULT_PERMUTATIONS, DEFAULT_RESAMPLES, DEFAULT_SEED,
+from rag_lab.evaluate.statistics.significance import (DEFAULT_ALPHA, DEFAULT_PERMUTATIONS, DEFAULT_RESAMPLES, DEFAULT_SEED,
                                     bootstrap_ci, compare_to_baseline)
 
-# Shown with their CIs, never tested or marked: rag_lab.evaluate.ir.JUDGED (not imported: that module
+# Shown with their CIs, never tested or marked: rag_lab.evaluate.retrieval.ir.JUDGED (not imported: that module
 # loads the retrievers, and this one serves notebooks that only hold score tables).
 COVERAGE_METRICS = ("judged@10",)
 

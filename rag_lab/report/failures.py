@@ -70,7 +70,7 @@ def diagnose(record: dict[str, Any]) -> str:
 def sample_details(record: dict[str, Any]) -> dict[str, Any]:
     """What a record says about one answer: question, reference, answer, the reference's key facts
     (less the question's) the answer misses, relevant / cited / retrieved documents, and a diagnosis."""
-    from rag_lab.evaluate.key_facts import missing_key_facts
+    from rag_lab.evaluate.facts.key_facts import missing_key_facts
 
     relevant = _relevant_docs(record)
     cited_docs = [str(c.get("doc")) if isinstance(c, dict) else str(c) for c in record.get("cited_sources") or []]

@@ -10,6 +10,7 @@ import json
 from datetime import datetime, timezone
 from pathlib import Path
 
+from rag_lab.report import eval_sections as E
 from rag_lab.report import sections as S
 from rag_lab.report.page import Section
 
@@ -77,11 +78,11 @@ def build_report(run_dir: Path) -> str:
         return render_document(f"rag-lab mode comparison: {data['dataset']}",
                                f"{data['queries']['evaluated']} of {data['queries']['available']} judged queries, "
                                f"ranx, document level", S.ir_sections(data, manifest))
-    from rag_lab.evaluate.store import read_manifest
+    from rag_lab.evaluate.store.run_folder import read_manifest
 
     # an evaluation run: its manifest's sections checked (a list where an object belongs is named, not a traceback)
     manifest = read_manifest(manifest_path, hint="re-run the command that wrote it")
-    return render_document(f"rag-lab run: {run_dir.name}", run_subtitle(manifest), S.generic_sections(run_dir, manifest))
+    return render_document(f"rag-lab run: {run_dir.name}", run_subtitle(manifest), E.generic_sections(run_dir, manifest))
 
 
 def run_subtitle(manifest: dict) -> str:

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import html
-from pathlib import Path
 
 from rag_lab.report import figures as F
 from rag_lab.report import tables as T
@@ -11,7 +10,7 @@ from rag_lab.report.manifest_table import kv_table, manifest_section
 from rag_lab.report.page import Section
 
 
-def _section(title: str, body: str) -> Section:
+def section(title: str, body: str) -> Section:
     return Section(title, body)
 
 
@@ -57,7 +56,7 @@ def ablation_sections(result) -> list:
         body += f"<h3>{html.escape(mode)}</h3>" + table_html(T.wide(group))
         if any(live_marks(group, manifest.get("spot_check"))):
             body += '<p class="bad">† These rows hold a value the live spot check could not confirm (see the manifest).</p>'
-    sections.append(_section("Per-mode tables", body))
+    sections.append(section("Per-mode tables", body))
 
     body = f"<p>Best configuration per mode and top-k by {html.escape(F.metric_label(main_metric))}.</p>"
     check = manifest.get("spot_check")
@@ -78,7 +77,7 @@ def ablation_sections(result) -> list:
     body += (table_html(with_live_marks(T.display(significant), significant, check)) if len(significant)
              else "<p>No configuration differs significantly from its baseline ("
              + html.escape(_significance_text(manifest)) + ").</p>")
-    sections.append(_section("Best configurations and significance", body))
+    sections.append(section("Best configurations and significance", body))
 
     body = ""
     for metric in [m for m in (main_metric, "recall@top_k") if m in metrics]:
@@ -88,7 +87,7 @@ def ablation_sections(result) -> list:
         body += figure_html(F.prefetch_topk_heatmap(results, mode, main_metric, unconfirmed=unconfirmed),
                             f"{mode}: {F.metric_label(main_metric)} over prefetch × top-k"
                             + ("; † = not confirmed by the live spot check" if unconfirmed else ""))
-    sections.append(_section("Ablation plots", body))
+    sections.append(section("Ablation plots", body))
     answers = getattr(result, "answers", None)
     if answers is not None and len(answers):
         sections.append(answers_section(answers))
@@ -113,7 +112,7 @@ def answers_section(answers):
     """Answer-level metrics per answer configuration (key-fact recall with a bootstrap CI)."""
     import pandas as pd
 
-    from rag_lab.evaluate.stats import bootstrap_ci
+    from rag_lab.evaluate.statistics.significance import bootstrap_ci
 
     def numeric(group, column):
         # older runs (before key_fact_precision existed) have no such column: an empty CI, shown "—"
@@ -147,7 +146,7 @@ def answers_section(answers):
                  f"<br><b>answer:</b> {html.escape(str(row['answer'])[:1200])}"
                  f"<br><b>cited sources:</b> {html.escape(', '.join(row['cited']) or '(none cited)')}"
                  f"<br><b>retrieved:</b> {html.escape(', '.join(dict.fromkeys(row['retrieved'])))}</div>")
-    return _section("Answer-level metrics", body)
+    return section("Answer-level metrics", body)
 
 
 def latency_section(manifest: dict, answers=None):
@@ -169,7 +168,7 @@ def latency_section(manifest: dict, answers=None):
     else:
         body += ("<p>Retrieval only: no tokens and no provider cost (the ablation calls no LLM unless "
                  "answer configurations are evaluated).</p>")
-    return _section("Latency and cost", body)
+    return section("Latency and cost", body)
 
 
 def answer_cost_table(answers):
@@ -185,7 +184,7 @@ def worst_section(result, metric: str):
     body = ""
     worst = worst_questions(result, metric)
     if worst is None or not len(worst):
-        return _section("Worst questions", "<p>(no per-question scores)</p>")
+        return section("Worst questions", "<p>(no per-question scores)</p>")
     body += (f"<p>The lowest-scoring questions by {html.escape(F.metric_label(metric))} at each mode's baseline "
              "configuration (largest top-k), with what was retrieved"
              + (" and the answer with its cited sources" if "answer" in worst.columns else "") + ".</p>")
@@ -199,7 +198,7 @@ def worst_section(result, metric: str):
             body += (f"<br><b>answer:</b> {html.escape(row['answer'][:1200])}"
                      f"<br><b>cited sources:</b> {html.escape(', '.join(row.get('cited') or []) or '(none cited)')}")
         body += "</div>"
-    return _section("Worst questions", body)
+    return section("Worst questions", body)
 
 
 def worst_questions(result, metric: str, per_mode: int = 5):
@@ -233,7 +232,7 @@ def ir_sections(data: dict, manifest: dict) -> list:
              "split": data["queries"].get("split", "all"), "params": data["params"],
              "models": data["models"], "created": data["created"], "git_commit": manifest.get("git_commit"),
              "packages": manifest.get("packages")}
-    sections = [_section("Run manifest", kv_table(shown))]
+    sections = [section("Run manifest", kv_table(shown))]
     body = (f"<p>Means with seeded 95 % bootstrap intervals; ▲/▼ = significant against {html.escape(baseline)} "
             "by both paired tests (Student's t and Fisher's randomization) after Holm correction over every mode × "
             "metric of the table: family-wise error ≤ 0.05 over every mark. judged@10 is a coverage figure (how much "
@@ -243,11 +242,11 @@ def ir_sections(data: dict, manifest: dict) -> list:
             + table_html(C.wide_table(table).reset_index()) + table_html(C.significance_table(table)))
     for metric in dict.fromkeys(table["metric"]):
         body += figure_html(F.mode_bars(table, metric), f"{metric} per mode, 95 % bootstrap CI")
-    sections.append(_section("Per-mode tables", body))
+    sections.append(section("Per-mode tables", body))
     if data.get("pooled") is not None:
-        sections.append(_section("Pooled: unjudged documents stating the answer", _pooled_html(data["pooled"])))
+        sections.append(section("Pooled: unjudged documents stating the answer", _pooled_html(data["pooled"])))
     latency = C.latency_frame(data.get("latencies_ms") or {})
-    sections.append(_section("Latency", table_html(latency) + (figure_html(F.latency_bars(latency), "retrieval latency per query")
+    sections.append(section("Latency", table_html(latency) + (figure_html(F.latency_bars(latency), "retrieval latency per query")
                                                                if len(latency) else "")))
     return sections
 
@@ -264,154 +263,3 @@ def _pooled_html(pooled: list[dict]) -> str:
                            "judged source": ", ".join(e["judged"]), "key facts": ", ".join(e["key_facts"]),
                            "question": e["question"]} for e in pooled])
     return intro + table_html(frame)
-
-
-def generic_sections(run_dir: Path, manifest: dict) -> list:
-    """An evaluation run (``rag-lab eval``): per-mode metrics with CIs and significance, latency and
-    cost, the worst questions with answers and cited sources. Any other run: its manifest."""
-    sections = [_section("Run manifest", kv_table(manifest))]
-    try:
-        from rag_lab.evaluate.frames import load_run
-    except ImportError:
-        return sections
-    from rag_lab.errors import RagLabError
-
-    try:
-        run = load_run(run_dir)
-    except RagLabError:
-        raise  # a damaged run file: `rag-lab report` fails naming it, never a report with a section missing
-    try:
-        notes = "".join(f"<p class=\"bad\">{html.escape(note)}</p>" for note in run.notes)
-        return sections + ([_section("Damaged files", notes)] if notes else []) + _eval_sections(run)
-    except Exception as exc:  # shown in the report, never silently dropped
-        return sections + [_section("Evaluation tables", f"<p class=\"bad\">could not render the evaluation frames: "
-                                                         f"{html.escape(type(exc).__name__)}: {html.escape(str(exc))}</p>")]
-
-
-def _eval_sections(run) -> list:
-    import pandas as pd
-
-    sections = []
-    scored = run.samples.dropna(subset=["value"])
-    failed = run.summary[run.summary["nan"] > 0]
-    if scored.empty and failed.empty:
-        return sections
-    body = ""
-    if len(scored):
-        ci, table, significance, baseline = _eval_mode_table(run, scored)
-        from rag_lab.evaluate.frames import split_label
-
-        body += (f"<p>Questions: {html.escape(split_label(run.manifest))}. "
-                 "Means with seeded 95 % bootstrap intervals over the scored samples; ▲/▼ = significant "
-                 f"against {html.escape(baseline)} by both paired tests (Student's t and Fisher's randomization) "
-                 "after Holm correction. <b>failed</b>: samples whose metric failed or came back NaN, left out "
-                 "of the mean (not counted as 0).</p>" + table_html(table))
-        if len(significance):
-            body += "<h3>Against " + html.escape(baseline) + "</h3>" + table_html(significance)
-        body += figure_html(F.mode_metric_bars(ci), "each metric per mode: mean over the scored samples, "
-                                                    "95 % bootstrap CI")
-    if len(failed):
-        body += "<h3>Failed metrics</h3>" + _failure_note(run, failed)
-    sections.append(_section("Per-mode tables", body))
-    sections.append(_section("Latency and cost", _eval_latency(run.modes)))
-    if scored.empty:
-        return sections
-    main_metric = next((m for m in ("key_fact_recall", "id_context_recall", "rouge_l") if m in set(scored["metric"])),
-                       scored["metric"].iloc[0])
-    body = f"<p>The lowest-scoring questions per mode by {html.escape(main_metric)}.</p>"
-    for mode, records in run.records.items():
-        by_id = {str(r.get("id")): r for r in records}
-        of_mode = scored[scored["mode"] == mode]
-        # the worst question's other key-fact score beside the one it was ranked by
-        companion = {"key_fact_recall": "key_fact_precision"}.get(main_metric)
-        companion_values = dict(zip(of_mode.loc[of_mode["metric"] == companion, "sample_id"].astype(str),
-                                    of_mode.loc[of_mode["metric"] == companion, "value"]))
-        worst = of_mode[of_mode["metric"] == main_metric].sort_values("value").head(3)
-        for _, w in worst.iterrows():
-            rec = by_id.get(str(w["sample_id"]), {})
-            other = companion_values.get(str(w["sample_id"]))
-            other_text = (f" · {html.escape(companion)} = {'—' if other is None or pd.isna(other) else f'{other:.3f}'}"
-                          if companion else "")
-            cited = rec.get("cited_sources") or []
-            cited_text = ", ".join(str(c.get("doc", c)) if isinstance(c, dict) else str(c) for c in cited)
-            body += (f"<div class=\"answer\"><b>{html.escape(mode)}</b> · {html.escape(str(w['sample_id']))} · "
-                     f"{html.escape(main_metric)} = {w['value']:.3f}{other_text}<br><b>Q:</b> {html.escape(str(rec.get('question', '')))}"
-                     f"<br><b>answer:</b> {html.escape(str(rec.get('answer', ''))[:1200])}"
-                     f"<br><b>cited sources:</b> {html.escape(cited_text or '(none cited)')}</div>")
-    sections.append(_section("Worst questions", body))
-    return sections
-
-
-def _eval_mode_table(run, scored):
-    """(CI frame, metric × mode table, significance table, baseline), from the mode comparison's own
-    statistics (:mod:`rag_lab.report.comparison`). A cell: ``mean [CI]`` and its mark; beside each
-    mode, how many samples failed that metric (left out of the mean)."""
-    import pandas as pd
-
-    from rag_lab.evaluate.frames import metric_order
-    from rag_lab.report.comparison import mode_table, per_query_from_samples, significance_table
-
-    per_query = per_query_from_samples(scored)
-    modes = list(run.records) or list(per_query)
-    baseline = next((m for m in modes if m in per_query), next(iter(per_query)))
-    ci = mode_table(per_query, baseline)
-    failed = {(r["mode"], r["metric"]): int(r["nan"]) for _, r in run.summary.iterrows()}
-    arrow = {True: "▲", False: "▼"}
-    cells = {(r["mode"], r["metric"]): (T.fmt_ci(r["mean"], r["ci_low"], r["ci_high"])
-                                        + (f" {arrow[r['delta'] > 0]}" if r["significant"] else ""))
-             for _, r in ci.iterrows()}
-    rows = []
-    for metric in metric_order(list(dict.fromkeys(run.summary["metric"]))):
-        row = {"metric": metric}
-        for mode in modes:
-            row[mode] = cells.get((mode, metric), "—")
-            row[f"{mode} failed"] = failed.get((mode, metric), 0)
-        rows.append(row)
-    significance = significance_table(ci) if len(per_query) > 1 else pd.DataFrame()
-    return ci, pd.DataFrame(rows), significance, baseline
-
-
-def _failure_note(run, failed) -> str:
-    """Per mode × metric: how many samples failed and the most common reason recorded."""
-    import pandas as pd
-    from collections import Counter
-
-    rows = []
-    for _, r in failed.iterrows():
-        reasons = Counter(str((rec.get("score_errors") or {}).get(r["metric"], "NaN score")).split("\n")[0]
-                          for rec in run.records.get(r["mode"], [])
-                          if r["metric"] in (rec.get("scores") or {}) and _failed(rec["scores"][r["metric"]]))
-        reason, count = reasons.most_common(1)[0] if reasons else ("NaN score", int(r["nan"]))
-        rows.append({"mode": r["mode"], "metric": r["metric"], "failed": f"{int(r['nan'])} of {int(r['applicable'])}",
-                     "most common reason": (reason[:240] + "…" if len(reason) > 240 else reason)
-                     + (f" ({count}×)" if len(reasons) > 1 else "")})
-    return ("<p class=\"note\">These metrics failed on some samples (a judge that errored, timed out or "
-            "replied unusably). Failed samples are left out of the means above, not counted as 0.</p>"
-            + table_html(pd.DataFrame(rows)))
-
-
-def _failed(value) -> bool:
-    try:
-        return value is None or value != value or float(value) in (float("inf"), float("-inf"))
-    except (TypeError, ValueError):
-        return True
-
-
-_LATENCY_COLUMNS = {"mode": "mode", "samples": "samples", "errors": "errors", "cached": "cached answers",
-                    "latency_p50_s": "total p50 (s)", "latency_p95_s": "total p95 (s)", "retrieve_s": "retrieve (s)",
-                    "generate_s": "generate (s)", "score_s": "score (s)"}
-_COST_COLUMNS = {"mode": "mode", "prompt_tokens": "prompt tokens", "completion_tokens": "completion tokens",
-                 "total_tokens": "total tokens", "cost_usd": "cost (USD)", "cites_nothing": "answers citing nothing"}
-
-
-def _eval_latency(modes) -> str:
-    """The per-mode run frame as two tables a page can hold: time per sample, then tokens and cost."""
-    latency = modes[[c for c in _LATENCY_COLUMNS if c in modes.columns]].rename(columns=_LATENCY_COLUMNS)
-    cost = modes[[c for c in _COST_COLUMNS if c in modes.columns]].copy()
-    if "cites_nothing" in cost.columns:
-        cost["cites_nothing"] = [("—" if v != v else f"{v:.0%}") for v in cost["cites_nothing"]]
-    if "cost_usd" in cost.columns:
-        cost["cost_usd"] = [("—" if v != v else f"${v:.4f}") for v in cost["cost_usd"]]
-    cost = cost.rename(columns=_COST_COLUMNS)
-    return ("<p>Seconds per sample (mean per stage; p50/p95 of the whole sample).</p>" + table_html(latency)
-            + "<h3>Tokens and cost</h3>" + table_html(cost))

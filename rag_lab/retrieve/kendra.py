@@ -6,25 +6,6 @@ contract (``doc_id``, ``chunk_id``, ``filename``, ``page``) plus ``title``, ``so
 ``kendra_rank`` (1-based, Kendra's order), ``kendra_confidence`` and ``kendra_query_id``.
 Queries are cut to :data:`MAX_QUERY_CHARS` (Kendra itself only reads the first 30 tokens).
 
-Scores
-------
-Kendra gives no numeric score, only a confidence bucket (``ScoreAttributes.ScoreConfidence``).
-We map it to a number with :data:`CONFIDENCE_SCORES`::
-
-    VERY_HIGH 1.0, HIGH 0.75, MEDIUM 0.5, LOW 0.25, NOT_AVAILABLE (or missing) 0.0
-
-and then make the scores follow Kendra's order, because the order is Kendra's real ranking
-signal and the buckets are coarse (and not even monotone in rank in every response)::
-
-    score(rank r) = min(bucket(r), score-bucket of rank r-1) - RANK_EPSILON * (r - 1)
-
-i.e. a running minimum of the bucket values, minus a tie-breaker of 1e-4 per rank. Scores are
-therefore *strictly* decreasing in rank (so any score sort - ranx, fusion, rerankers - keeps
-Kendra's order instead of breaking ties arbitrarily) and stay within 0.01 of their bucket value
-for up to 100 results, so the bucket is still readable from the score. Consequence to know:
-``NOT_AVAILABLE`` results after the first get tiny *negative* scores. The raw bucket is always
-kept in ``metadata["kendra_confidence"]``.
-
 Errors
 ------
 Throttling, Kendra's 5xx and connection failures are retried by this class (bounded exponential
@@ -33,11 +14,7 @@ on clients created here, so the number of attempts is exactly ``1 + max_retries`
 product of two retry loops. Everything else fails at once as a :class:`ProviderError` that names
 Kendra, the index and what to do; missing credentials or region are a :class:`ConfigError`.
 
-Identity
---------
-``chunk_id`` is the result item's ``Id``; the node id is ``uuid5(index id, DocumentId, page,
-passage text)``. Kendra's result ids embed the query id, so they differ between queries; the
-node id does not: the same passage found by two different queries is the same node.
+Result items become nodes in :mod:`rag_lab.retrieve.kendra_results` (scores, identity).
 """
 
 from __future__ import annotations
@@ -46,40 +23,25 @@ import logging
 import random
 import re
 import time
-import uuid
 from collections.abc import Callable, Mapping
-from pathlib import PurePosixPath
 from typing import TYPE_CHECKING, Any, Protocol
-from urllib.parse import unquote, urlparse
 
-from llama_index.core.schema import NodeWithScore, TextNode
+from llama_index.core.schema import NodeWithScore
 
 from rag_lab.errors import ConfigError, ProviderError
 from rag_lab.retrieve.base import LabRetriever
+from rag_lab.retrieve.kendra_results import result_nodes
 
 if TYPE_CHECKING:
     from rag_lab.config import Settings
 
 logger = logging.getLogger(__name__)
 
-#: Documented mapping of Kendra's confidence buckets to numbers (before the rank tie-breaker).
-CONFIDENCE_SCORES: dict[str, float] = {
-    "VERY_HIGH": 1.0,
-    "HIGH": 0.75,
-    "MEDIUM": 0.5,
-    "LOW": 0.25,
-    "NOT_AVAILABLE": 0.0,
-}
-#: Subtracted once per rank so that scores are strictly decreasing (100 ranks → at most 0.0099).
-RANK_EPSILON = 1e-4
 #: Kendra's Retrieve returns at most 100 passages per page.
 MAX_PAGE_SIZE = 100
 #: Kendra only uses the first 30 tokens of a query (service docs); we cut what we send to this many
 #: characters so a pasted document cannot turn into a rejected request.
 MAX_QUERY_CHARS = 1_000
-#: Reserved Kendra field: "the page number in a PDF file where the document excerpt appears".
-PAGE_ATTRIBUTE = "_excerpt_page_number"
-
 NOT_CONFIGURED_MESSAGE = "Kendra is not configured: set KENDRA_INDEX_ID (and AWS credentials)"
 _CONFIG_HINT = (
     "KENDRA_INDEX_ID is the 36-character id of an existing Kendra index; also set KENDRA_REGION "
@@ -218,7 +180,7 @@ class KendraRetriever(LabRetriever):
         if self.attribute_filter:
             params["AttributeFilter"] = self.attribute_filter
         response = self._call_retrieve(params)
-        return self._to_nodes(response)
+        return result_nodes(self.index_id, response)
 
     def _call_retrieve(self, params: dict[str, Any]) -> Mapping[str, Any]:
         from botocore.exceptions import (
@@ -321,48 +283,6 @@ class KendraRetriever(LabRetriever):
             "RAG_LAB_REQUEST_TIMEOUT",
         )
 
-    # -- mapping -------------------------------------------------------------------------------
-
-    def _to_nodes(self, response: Mapping[str, Any]) -> list[NodeWithScore]:
-        query_id = response.get("QueryId")
-        results: list[NodeWithScore] = []
-        floor = 1.0  # running minimum of the bucket values (see the module docstring)
-        for rank, item in enumerate(response.get("ResultItems") or [], start=1):
-            confidence = (item.get("ScoreAttributes") or {}).get("ScoreConfidence") or "NOT_AVAILABLE"
-            floor = min(floor, CONFIDENCE_SCORES.get(confidence, 0.0))
-            score = floor - RANK_EPSILON * (rank - 1)
-
-            doc_id = item.get("DocumentId") or ""
-            uri = item.get("DocumentURI") or None
-            title = item.get("DocumentTitle") or None
-            # Kendra always sends an Id; the fallback only keeps a malformed item addressable.
-            chunk_id = item.get("Id") or f"{doc_id}#{rank}"
-            metadata: dict[str, Any] = {
-                "doc_id": doc_id,
-                "chunk_id": chunk_id,
-                "filename": title or _filename_from_uri(uri) or doc_id,
-                "title": title,
-                "source_url": uri,
-                "page": _page(item.get("DocumentAttributes")),
-                "kendra_rank": rank,
-                "kendra_confidence": confidence,
-                "kendra_query_id": query_id,
-            }
-            # Ranking bookkeeping is noise to the LLM and the embedder.
-            hidden = ["kendra_rank", "kendra_confidence", "kendra_query_id"]
-            node = TextNode(
-                # The passage itself, not the result Id (which embeds the query id): the same
-                # passage found by two queries is one node, so fusion and evaluation can match it.
-                id_=str(uuid.uuid5(uuid.NAMESPACE_URL,
-                                   f"kendra:{self.index_id}:{doc_id}:{metadata['page']}:{item.get('Content') or ''}")),
-                text=item.get("Content") or "",
-                metadata=metadata,
-                excluded_llm_metadata_keys=list(hidden),
-                excluded_embed_metadata_keys=list(hidden),
-            )
-            results.append(NodeWithScore(node=node, score=score))
-        return results
-
 
 # -- helpers -----------------------------------------------------------------------------------
 
@@ -394,28 +314,10 @@ def _cut_query(query: str) -> str:
     return cut.rsplit(None, 1)[0] or cut  # do not send half a word
 
 
-def _filename_from_uri(uri: str | None) -> str | None:
-    if not uri:
-        return None
-    name = PurePosixPath(unquote(urlparse(uri).path)).name
-    return name or None
-
-
-def _page(attributes: Any) -> int | None:
-    for attribute in attributes or []:
-        if attribute.get("Key") == PAGE_ATTRIBUTE:
-            value = (attribute.get("Value") or {}).get("LongValue")
-            return int(value) if value is not None else None
-    return None
-
-
 __all__ = [
-    "CONFIDENCE_SCORES",
     "MAX_PAGE_SIZE",
     "MAX_QUERY_CHARS",
     "NOT_CONFIGURED_MESSAGE",
-    "PAGE_ATTRIBUTE",
-    "RANK_EPSILON",
     "KendraClient",
     "KendraRetriever",
     "make_kendra_client",

@@ -15,7 +15,7 @@ from rag_lab.answer.engine import DEFAULT_TOP_K
 from rag_lab.answer.rerank import DEFAULT_TOP_N
 from rag_lab.cli.ask import rerank_default
 from rag_lab.cli.main import build_parser
-from rag_lab.evaluate.runner import run_evaluation
+from rag_lab.evaluate.run.runner import run_evaluation
 
 
 class _NoRetriever(BaseRetriever):

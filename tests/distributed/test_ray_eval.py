@@ -12,7 +12,7 @@ import pytest
 from rag_lab.distributed.cluster import RayCluster
 from rag_lab.distributed.samples import ray_sample_executor
 from rag_lab.evaluate import load_run, run_evaluation
-from rag_lab.evaluate.sample_worker import SampleWorker
+from rag_lab.evaluate.run.sample_worker import SampleWorker
 from tests.evaluate.test_judged_metrics import judge_or_quote
 from tests.models.fake_openai_server import run_within
 

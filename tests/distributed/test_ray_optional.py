@@ -26,7 +26,7 @@ def test_a_missing_ray_says_which_extra_to_install(monkeypatch, lab_settings, tm
 
 def test_the_cli_does_not_import_ray_without_the_flag():
     code = ("import sys; from rag_lab.cli.main import build_parser; build_parser(); "
-            "import rag_lab.index.build, rag_lab.evaluate.runner; print('ray' in sys.modules)")
+            "import rag_lab.index.build, rag_lab.evaluate.run.runner; print('ray' in sys.modules)")
     done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120)
     assert done.returncode == 0, done.stderr
     assert done.stdout.strip() == "False"

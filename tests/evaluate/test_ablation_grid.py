@@ -9,7 +9,7 @@ import random
 import numpy as np
 import pytest
 
-from rag_lab.evaluate import ir
+from rag_lab.evaluate.retrieval import ir
 from rag_lab.evaluate.ablation.grid import Candidates, Config, GridSpec, compute_grid
 from rag_lab.evaluate.ablation.metrics import context_per_query, ir_per_query
 from rag_lab.fusion import explain_fusion, rank_fused, rrf_term, rrf_terms

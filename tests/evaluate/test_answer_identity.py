@@ -8,7 +8,7 @@ import httpx
 import pytest
 
 from rag_lab.config import Settings
-from rag_lab.evaluate.answering import CachedAnswerer, model_id
+from rag_lab.evaluate.plan.answering import CachedAnswerer, model_id
 from rag_lab.models.llm import get_llm
 from rag_lab.models.llm.identity import llm_identity
 from tests.answer.conftest import ScriptedLLM
@@ -79,11 +79,11 @@ def test_chunk_contexts_name_their_llm_in_the_same_spelling():
 
 # --- issue 31, item 5: the context window an openai_compatible server is told is part of the answer key ---
 def _answer_key(settings: Settings) -> str:
-    from rag_lab.evaluate.answering import answer_inputs, mode_answerer
+    # a run's answerers are keyed by these inputs (its RunPlan resolves them: tests/evaluate/test_run_plan.py)
+    from rag_lab.evaluate.plan.answering import answer_inputs
 
-    assert answer_inputs(settings, rerank=False, params={}, index="ix") == \
-        mode_answerer("hybrid", lambda: None, settings, rerank=False, params={}, index="ix", cache=None).inputs
-    return mode_answerer("hybrid", lambda: None, settings, rerank=False, params={}, index="ix", cache=None).key("q?")
+    inputs = answer_inputs(settings, rerank=False, params={}, index="ix")
+    return CachedAnswerer("hybrid", lambda: None, model_id=model_id(settings), inputs=inputs, cache=None).key("q?")
 
 
 def test_another_context_window_misses_the_answer_cache():
@@ -103,6 +103,6 @@ def test_a_window_the_provider_does_not_read_keeps_the_key():
     # setting changes no answer — and answers cached before the window joined the key stay valid
     local = _settings(llm_provider="local")
     assert _answer_key(local) == _answer_key(local.model_copy(update={"llm_context_window": 32768}))
-    from rag_lab.evaluate.answering import answer_inputs
+    from rag_lab.evaluate.plan.answering import answer_inputs
 
     assert "context_window" not in answer_inputs(local, rerank=False, params={}, index="ix")

@@ -11,7 +11,7 @@ from pathlib import Path
 
 import pytest
 
-from rag_lab.evaluate.citations import check_citations, split_claims
+from rag_lab.evaluate.facts.citations import check_citations, split_claims
 from rag_lab.ingest import chunk_documents, load_folder
 
 PDFS = Path(__file__).resolve().parents[2] / "datasets" / "texas_childcare" / "pdfs"

@@ -8,7 +8,7 @@ import pytest
 from rag_lab.datasets import resolve_dataset
 from rag_lab.evaluate.ablation.contextual import CONTEXTUAL_FILE, parse_variants, run_contextual_ablation
 from rag_lab.evaluate.ablation.grid import GridSpec
-from rag_lab.evaluate.contextual import compare_contextual, cost_frame
+from rag_lab.evaluate.retrieval.contextual import compare_contextual, cost_frame
 from rag_lab.index import CorpusIndex
 
 SPEC = GridSpec(modes=("fusion",), fusion_k=(60,), prefetch=(20,), top_k=(3, 5), default_prefetch=20)

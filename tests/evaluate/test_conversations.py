@@ -9,7 +9,7 @@ import pytest
 
 from rag_lab.datasets import resolve_dataset
 from rag_lab.errors import DatasetError
-from rag_lab.evaluate.conversations import expected_content, load_scenarios, run_conversations
+from rag_lab.evaluate.run.conversations import expected_content, load_scenarios, run_conversations
 from tests.answer.test_agent import ToolScriptLLM
 
 

@@ -7,7 +7,7 @@ import math
 
 import pytest
 
-from rag_lab.evaluate.cost import cost_usd
+from rag_lab.evaluate.plan.cost import cost_usd
 from rag_lab.models.llm.identity import llm_name
 from rag_lab.models.pricing import PRICES, price_for
 

@@ -3,7 +3,7 @@ runner records ``dev_split`` per sample and the tables count them per mode."""
 
 from __future__ import annotations
 
-from rag_lab.evaluate.frames import modes_frame
+from rag_lab.evaluate.store.frames import modes_frame
 
 
 def _record(qa_id: str, dev: bool | None) -> dict:
@@ -60,7 +60,7 @@ def test_questions_picks_the_split_before_the_limit(lab_settings, tmp_path):
 
     from rag_lab.datasets import resolve_dataset
     from rag_lab.errors import DatasetError
-    from rag_lab.evaluate.runner import questions
+    from rag_lab.evaluate.run.runner import questions
 
     dataset = resolve_dataset(str(_two_question_corpus(lab_settings, tmp_path)))
     assert [p.id for p, _ in questions(dataset, split="dev")] == ["tuned"]
@@ -77,7 +77,7 @@ def test_eval_split_runs_only_that_split_and_every_table_says_so(lab_settings, t
 
     from rag_lab.cli.eval import render_eval_table
     from rag_lab.evaluate import run_evaluation
-    from rag_lab.evaluate.frames import load_run
+    from rag_lab.evaluate.store.frames import load_run
     from rag_lab.report.html import build_report
     from tests.answer.conftest import ScriptedLLM
     from tests.evaluate.conftest import quoting_answer

@@ -119,7 +119,7 @@ def _openai_at(lab_settings, fake, monkeypatch):
 
 
 def test_max_cost_stops_before_the_estimate_would_pass_it(server, lab_settings, texas_index, tmp_path, monkeypatch):
-    from rag_lab.evaluate.plan import SampleCosts
+    from rag_lab.evaluate.plan.estimates import SampleCosts
 
     fake = server()
     settings = _openai_at(lab_settings, fake, monkeypatch)

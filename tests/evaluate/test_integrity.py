@@ -112,7 +112,7 @@ def test_ir_counts_unjudgeable_questions_and_leaves_them_out(pets, lab_cli, tmp_
 # -- IR checkpoints keyed by question text ----------------------------------------------------------
 
 def test_inserting_a_line_in_qa_does_not_serve_another_questions_retrieval(tmp_path, lab_settings):
-    from rag_lab.evaluate import ir
+    from rag_lab.evaluate.retrieval import ir
     from rag_lab.index import build_index
 
     qa = [{k: v for k, v in q.items() if k != "id"} for q in QA]  # ids default to line-N
@@ -150,7 +150,7 @@ class _TextRetrieverFactory:
 
 @pytest.fixture
 def stand_in_ir(monkeypatch, lab_settings, tmp_path):
-    from rag_lab.evaluate import ir
+    from rag_lab.evaluate.retrieval import ir
 
     index = SimpleNamespace(manifest=SimpleNamespace(fingerprint="fp"),
                             paths=SimpleNamespace(backend="edge", root=tmp_path / "stand-in-index"))
@@ -176,7 +176,7 @@ def test_ir_checkpoint_misses_when_a_questions_text_changes_under_the_same_id(st
 
 
 def test_ir_checkpoint_is_keyed_by_the_effective_parameters(stand_in_ir, monkeypatch):
-    from rag_lab.evaluate import ir
+    from rag_lab.evaluate.retrieval import ir
 
     queries = {"q": "cats?"}
     assert stand_in_ir(queries)[1] == ["cats?"]

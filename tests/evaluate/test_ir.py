@@ -10,7 +10,7 @@ import pytest
 from llama_index.core.schema import NodeWithScore, TextNode
 
 from rag_lab.datasets import resolve_dataset
-from rag_lab.evaluate import ir
+from rag_lab.evaluate.retrieval import ir
 from rag_lab.index import build_index
 
 REPO_SCIFACT = "scifact"

@@ -10,7 +10,7 @@ import pytest
 
 from rag_lab.datasets import resolve_dataset
 from rag_lab.errors import DatasetError
-from rag_lab.evaluate import ir
+from rag_lab.evaluate.retrieval import ir
 from rag_lab.splits import select_split
 from tests.builders import write_folder_dataset
 

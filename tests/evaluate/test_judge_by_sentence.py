@@ -13,7 +13,7 @@ from rag_lab.config import Settings
 from rag_lab.evaluate.judge import judge_id
 from rag_lab.evaluate.judge.by_sentence import (MAX_SENTENCES, SentenceStatementPrompt, anchored_output_model,
                                                 answer_sentences)
-from rag_lab.evaluate.scoring import Scorer, to_sample
+from rag_lab.evaluate.run.scorer import Scorer, to_sample
 from tests.evaluate.judge_doubles import ConstrainedLLM
 
 CONTEXT = "Family of 4 | Weekly: $1,770 | Annual: $92,041"

@@ -10,7 +10,7 @@ import httpx
 import pytest
 
 from rag_lab.config import Settings
-from rag_lab.evaluate.scoring import Scorer
+from rag_lab.evaluate.run.scorer import Scorer
 from rag_lab.models.llm import get_llm
 from rag_lab.models.llm.disk_cache import DiskCache
 from tests.answer.conftest import ScriptedLLM
@@ -126,7 +126,7 @@ def _local_judge(**kw):
 
 
 def _faithfulness_key(scorer: Scorer) -> str:
-    from rag_lab.evaluate.scoring import to_sample
+    from rag_lab.evaluate.run.scorer import to_sample
 
     spec = next(s for s in scorer.specs if s.name == "faithfulness")
     return scorer.judge_key(spec, to_sample(_record()))

@@ -12,7 +12,7 @@ from llama_index.core.llms.callbacks import llm_completion_callback
 
 from rag_lab.config import Settings
 from rag_lab.evaluate.judge import ConstrainedJudge, JudgeCallError, judge_llm_for_ragas
-from rag_lab.evaluate.scoring import Scorer
+from rag_lab.evaluate.run.scorer import Scorer
 from tests.evaluate.judge_doubles import ConstrainedLLM
 
 RECORD = {"id": "q1", "question": "What is the weekly limit for a family of 4?",
@@ -166,7 +166,7 @@ def test_the_judge_starts_no_call_after_the_deadline():
 def test_the_sample_deadline_gives_the_local_judge_minutes_per_metric_and_a_provider_300_s():
     from llama_index.core.llms import MockLLM
 
-    from rag_lab.evaluate.scoring import judge_deadline
+    from rag_lab.evaluate.run.scorer import judge_deadline
 
     local = ScriptedLLM(replies=[], requests=[])  # schema-constrained, like the in-process model
     metrics = ["faithfulness", "factual_correctness"]

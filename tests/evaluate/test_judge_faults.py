@@ -12,8 +12,8 @@ import json
 import pytest
 from pydantic import SecretStr
 
-from rag_lab.evaluate.runner import judge_settings
-from rag_lab.evaluate.scoring import Scorer
+from rag_lab.evaluate.run.runner import judge_settings
+from rag_lab.evaluate.run.scorer import Scorer
 from rag_lab.models.llm import get_llm
 from rag_lab.models.llm.disk_cache import DiskCache
 from rag_lab.progress import PlainProgress

@@ -12,7 +12,7 @@ from pydantic import ValidationError
 from rag_lab.config import Settings
 from rag_lab.evaluate.judge import judge_id
 from rag_lab.evaluate.judge.grounded import NO_EVIDENCE, GroundedNLIPrompt, grounded_output_model, passages
-from rag_lab.evaluate.scoring import Scorer, to_sample
+from rag_lab.evaluate.run.scorer import Scorer, to_sample
 from tests.evaluate.judge_doubles import ConstrainedLLM
 
 CHART = "Income limits BCY 2026\nFamily of 4 | Weekly: $1,770 | Annual: $92,041\nFamily of 5 | Weekly: $2,050"

@@ -10,7 +10,7 @@ import pytest
 
 from rag_lab.config import Settings
 from rag_lab.evaluate.judge import ConstrainedJudge, build_judge, judge_id
-from rag_lab.evaluate.scoring import Scorer
+from rag_lab.evaluate.run.scorer import Scorer
 
 pytestmark = pytest.mark.slow  # the real local model (`make test-fast` leaves it out)
 

@@ -9,7 +9,7 @@ from typing import Any
 
 from rag_lab.config import Settings
 from rag_lab.evaluate.judge import judge_id
-from rag_lab.evaluate.scoring import Scorer
+from rag_lab.evaluate.run.scorer import Scorer
 from tests.evaluate.judge_doubles import ConstrainedLLM
 
 STATEMENTS = ["The weekly limit is $1,770.", "The limit applies to a family of 4.", "The program started in 1990."]
@@ -71,7 +71,7 @@ def test_per_statement_scores_are_keyed_and_named_apart():
     batch = Scorer(Settings(_env_file=None, judge_nli="batch"), judge_llm=NliLLM(requests=[]), metrics=["faithfulness"])
     per = Scorer(Settings(_env_file=None, judge_nli="per_statement"), judge_llm=NliLLM(requests=[]),
                  metrics=["faithfulness"])
-    from rag_lab.evaluate.scoring import to_sample
+    from rag_lab.evaluate.run.scorer import to_sample
 
     spec_b, spec_p = batch.specs[0], per.specs[0]
     sample = to_sample(RECORD)

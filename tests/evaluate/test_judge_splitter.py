@@ -12,7 +12,7 @@ from rag_lab.config import Settings
 from rag_lab.errors import ConfigError
 from rag_lab.evaluate.judge import ConstrainedJudge, judge_id
 from rag_lab.evaluate.judge import splitter as splitter_module
-from rag_lab.evaluate.scoring import Scorer, to_sample
+from rag_lab.evaluate.run.scorer import Scorer, to_sample
 from tests.evaluate.judge_doubles import ConstrainedLLM
 
 CONTEXT = "Family of 4 | Weekly: $1,770 | Annual: $92,041"

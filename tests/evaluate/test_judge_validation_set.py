@@ -23,7 +23,7 @@ from rag_lab.evaluate.judge.validation_set import (
     stated_numbers,
     supported_reference,
 )
-from rag_lab.evaluate.key_facts import extract_key_facts
+from rag_lab.evaluate.facts.key_facts import extract_key_facts
 
 ROOT = Path(__file__).resolve().parents[2] / "datasets" / "texas_childcare_full"
 SET_FILE = ROOT / "judge_validation.jsonl"

@@ -13,7 +13,7 @@ import httpx
 import pytest
 
 from rag_lab.config import Settings
-from rag_lab.evaluate.scoring import Scorer
+from rag_lab.evaluate.run.scorer import Scorer
 from rag_lab.models.llm import get_llm
 from rag_lab.models.llm.disk_cache import DiskCache
 

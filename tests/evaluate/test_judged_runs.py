@@ -17,7 +17,7 @@ import pytest
 
 from rag_lab.evaluate import load_run, run_evaluation
 from rag_lab.schedule import RunStopped
-from rag_lab.evaluate.store import read_samples
+from rag_lab.evaluate.store.run_folder import read_samples
 from tests.builders import write_folder_dataset
 from tests.evaluate.test_judged_metrics import judge_or_quote
 from tests.models.fake_openai_server import run_within

@@ -9,8 +9,8 @@ from pathlib import Path
 
 import pytest
 
-from rag_lab.evaluate.key_facts import has_key_facts, key_fact_recall
-from rag_lab.evaluate.scoring import Scorer
+from rag_lab.evaluate.facts.key_facts import has_key_facts, key_fact_recall
+from rag_lab.evaluate.run.scorer import Scorer
 
 QA = Path(__file__).resolve().parents[2] / "datasets" / "texas_childcare_full" / "qa.jsonl"
 QUESTION = "What is the maximum bi-weekly income for a family of 5 in BCY 2026?"

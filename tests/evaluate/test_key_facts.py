@@ -2,7 +2,7 @@
 
 import pytest
 
-from rag_lab.evaluate.key_facts import (
+from rag_lab.evaluate.facts.key_facts import (
     claimed_text,
     extract_key_facts,
     has_key_facts,

@@ -17,7 +17,7 @@ from llama_index.core.llms import MockLLM
 from rag_lab.config import Settings
 from rag_lab.evaluate.metrics import MetricContext, all_specs
 from rag_lab.evaluate.metrics.modern import LlamaIndexEmbedding, SampleMetric
-from rag_lab.evaluate.scoring import to_sample
+from rag_lab.evaluate.run.scorer import to_sample
 
 RAG_LAB = Path(__file__).resolve().parents[2] / "rag_lab"
 RECORDS = [

@@ -8,7 +8,7 @@ import pytest
 from rag_lab.answer.engine import DEFAULT_TOP_K
 from rag_lab.answer.rerank import DEFAULT_TOP_N
 from rag_lab.evaluate import run_evaluation
-from rag_lab.evaluate.plan import SampleCosts, answer_calls
+from rag_lab.evaluate.plan.estimates import SampleCosts, answer_calls
 from tests.evaluate.test_judged_metrics import judge_or_quote
 from tests.models.fake_openai_server import run_within
 
@@ -51,14 +51,14 @@ JUDGED = ["faithfulness", "response_relevancy", "llm_context_precision_with_refe
 
 
 def _judge_costs(lab_settings, judge: str) -> SampleCosts:
-    from rag_lab.evaluate.runner import judge_settings
+    from rag_lab.evaluate.run.runner import judge_settings
 
     return SampleCosts(lab_settings, mode="bm25", rerank=False, params={}, judge_cfg=judge_settings(lab_settings, judge),
                        judge_metrics=JUDGED, answer_cached=lambda q: False, answer_model=("local", "any"))
 
 
 def test_a_local_judge_is_timed_per_judged_metric_at_its_measured_speed(lab_settings):
-    from rag_lab.evaluate.plan import LOCAL_JUDGE_SECONDS_OTHER, REMOTE_SECONDS_PER_CALL, estimate_seconds
+    from rag_lab.evaluate.plan.estimates import LOCAL_JUDGE_SECONDS_OTHER, REMOTE_SECONDS_PER_CALL, estimate_seconds
 
     local, remote = _judge_costs(lab_settings, "local"), _judge_costs(lab_settings, "openai:gpt-4o-mini")
     assert local.judging == remote.judging  # the same calls and tokens …
@@ -73,7 +73,7 @@ def test_a_local_judge_is_timed_per_judged_metric_at_its_measured_speed(lab_sett
 
 
 def test_the_dry_run_prices_a_local_judge_from_its_measured_speed(lab_settings, texas_index, tmp_path):
-    from rag_lab.evaluate.plan import LOCAL_SECONDS_PER_ANSWER
+    from rag_lab.evaluate.plan.estimates import LOCAL_SECONDS_PER_ANSWER
 
     plan = run_evaluation("texas_childcare", lab_settings, ["bm25"], tmp_path / "dry", limit=2, rerank=False,
                           judge="local", dry_run=True, progress=False)

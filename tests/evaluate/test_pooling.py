@@ -7,7 +7,7 @@ import json
 
 import pytest
 
-from rag_lab.evaluate.pooling import pool_unjudged
+from rag_lab.evaluate.retrieval.pooling import pool_unjudged
 from tests.builders import write_folder_dataset
 
 TEXTS = {"cats.txt": "A house cat sleeps 16 hours a day; food costs $40 a month.",
@@ -65,7 +65,7 @@ def test_ir_cli_writes_the_pool_and_the_report_shows_it(twins, lab_cli, tmp_path
 def test_pool_on_a_dataset_without_references_is_a_clear_error(lab_settings):
     from rag_lab.datasets import resolve_dataset
     from rag_lab.errors import DatasetError
-    from rag_lab.evaluate.ir import evaluate_modes
+    from rag_lab.evaluate.retrieval.ir import evaluate_modes
 
     with pytest.raises(DatasetError, match="--pool needs reference answers"):
         evaluate_modes(resolve_dataset("scifact", lab_settings.datasets_dir), lab_settings, ["bm25"], pool=True)

@@ -7,9 +7,9 @@ from __future__ import annotations
 import math
 
 from rag_lab.evaluate.ablation.metrics import ir_per_query
-from rag_lab.evaluate.ir import score_run
-from rag_lab.evaluate.ranx_ids import fixed_width_ids
-from rag_lab.evaluate.scoring import ir_scores
+from rag_lab.evaluate.retrieval.ir import score_run
+from rag_lab.evaluate.retrieval.ranx_ids import fixed_width_ids
+from rag_lab.evaluate.run.scorer import ir_scores
 
 
 def _compiled_types() -> int:

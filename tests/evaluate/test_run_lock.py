@@ -11,11 +11,11 @@ from pathlib import Path
 
 import pytest
 
-from rag_lab.evaluate.run_lock import RunFolderBusyError, run_lock
+from rag_lab.evaluate.store.run_lock import RunFolderBusyError, run_lock
 from tests.evaluate.test_integrity import make_folder
 
 REPO = Path(__file__).resolve().parents[2]
-HOLD = ("import sys, time\nfrom rag_lab.evaluate.run_lock import run_lock\n"
+HOLD = ("import sys, time\nfrom rag_lab.evaluate.store.run_lock import run_lock\n"
         "with run_lock(sys.argv[1]):\n    print('held', flush=True)\n    time.sleep(120)\n")
 
 

@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import asyncio
 
-from rag_lab.evaluate.scoring import Scorer
+from rag_lab.evaluate.run.scorer import Scorer
 
 
 def _record():

@@ -6,7 +6,7 @@ from __future__ import annotations
 
 from llama_index.core.base.embeddings.base import BaseEmbedding
 
-from rag_lab.evaluate.scoring import Scorer
+from rag_lab.evaluate.run.scorer import Scorer
 from tests.models.fake_openai_server import run_within
 
 

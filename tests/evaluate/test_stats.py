@@ -6,7 +6,7 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from rag_lab.evaluate import stats
+from rag_lab.evaluate.statistics import significance as stats
 
 
 def test_holm_known_values():
@@ -212,7 +212,7 @@ def test_holm_within_corrects_each_family_on_its_own():
 def test_many_pairs_decide_like_one_pair_when_a_constant_shift_has_a_zero_difference():
     """A constant shift on all questions but one (a zero difference) is 'constant' for both paths:
     zero differences are dropped before the decision, in the vectorised path too."""
-    from rag_lab.evaluate.stats import paired_test, paired_tests_many
+    from rag_lab.evaluate.statistics.significance import paired_test, paired_tests_many
 
     a = np.linspace(0.1, 0.6, 30)[None, :]
     b = a + 0.1

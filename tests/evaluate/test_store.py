@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import json
 
-from rag_lab.evaluate.store import SampleLog, read_samples
+from rag_lab.evaluate.store.run_folder import SampleLog, read_samples
 
 
 def test_append_resume_and_torn_line(tmp_path):

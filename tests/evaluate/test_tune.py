@@ -70,7 +70,7 @@ def test_selection_follows_the_one_se_rule(result):
 
 
 def test_the_config_file_reproduces_the_confirmed_number_live(result, texas, lab_settings):
-    from rag_lab.evaluate.ir import chunk_hits, run_mode
+    from rag_lab.evaluate.retrieval.ir import chunk_hits, run_mode
     from rag_lab.splits import read_id_file
 
     config = read_tuned_config(result.config_path)

@@ -8,7 +8,8 @@ from pathlib import Path
 
 import pytest
 
-from rag_lab.datasets import resolve_dataset, spread_by_source
+from rag_lab.datasets import resolve_dataset
+from rag_lab.splits import spread_by_source
 from rag_lab.errors import DatasetError
 
 REPO = Path(__file__).resolve().parents[2]

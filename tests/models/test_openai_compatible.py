@@ -9,8 +9,8 @@ from pydantic import SecretStr
 
 from rag_lab.config import Settings
 from rag_lab.errors import ConfigError, ProviderError
-from rag_lab.evaluate.answering import model_id
-from rag_lab.evaluate.runner import judge_settings
+from rag_lab.evaluate.plan.answering import model_id
+from rag_lab.evaluate.run.runner import judge_settings
 from rag_lab.models import embed_model_id, get_embed_model
 from rag_lab.models.llm import get_llm
 from rag_lab.models.llm.identity import llm_identity

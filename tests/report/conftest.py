@@ -29,7 +29,7 @@ def report_file(small_ablation, tmp_path_factory):
 def small_ir_run(texas_index, lab_settings, tmp_path_factory):
     """`rag-lab ir --out`: three modes over every judged texas_childcare question."""
     from rag_lab.datasets import resolve_dataset
-    from rag_lab.evaluate.ir import evaluate_modes, write_ir_run
+    from rag_lab.evaluate.retrieval.ir import evaluate_modes, write_ir_run
 
     dataset = resolve_dataset("texas_childcare", lab_settings.datasets_dir)
     report = evaluate_modes(dataset, lab_settings, ["bm25", "dense", "hybrid"], progress=False)

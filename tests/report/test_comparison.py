@@ -7,7 +7,7 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from rag_lab.evaluate.stats import bootstrap_ci
+from rag_lab.evaluate.statistics.significance import bootstrap_ci
 from rag_lab.report.comparison import (answer_cost_frame, latency_frame, mode_table, per_query_from_samples,
                                        significance_table, wide_table)
 
@@ -60,7 +60,7 @@ def test_judged_coverage_is_shown_but_never_marked():
     """judged@10 is the share of retrieved documents that carry a judgement — a coverage figure.
     A mode that retrieves far more judged documents is not "▲ sig." on it, and the coverage does
     not take a place in the Holm family of the real comparisons."""
-    from rag_lab.evaluate.ir import JUDGED
+    from rag_lab.evaluate.retrieval.ir import JUDGED
     from rag_lab.report.comparison import COVERAGE_METRICS
 
     assert JUDGED in COVERAGE_METRICS

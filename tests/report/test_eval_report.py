@@ -36,7 +36,7 @@ def test_ir_mode_comparison_report(texas_index, lab_settings, tmp_path):
     """`rag-lab ir --out DIR` + `rag-lab report DIR`: a real ranx run of three modes rendered with
     CIs, paired tests against bm25, bar charts and latency."""
     from rag_lab.datasets import resolve_dataset
-    from rag_lab.evaluate.ir import evaluate_modes, write_ir_run
+    from rag_lab.evaluate.retrieval.ir import evaluate_modes, write_ir_run
 
     dataset = resolve_dataset("texas_childcare", lab_settings.datasets_dir)
     report = evaluate_modes(dataset, lab_settings, ["bm25", "dense", "hybrid"], progress=False)

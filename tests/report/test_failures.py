@@ -9,7 +9,7 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from rag_lab.evaluate.frames import load_run
+from rag_lab.evaluate.store.frames import load_run
 from rag_lab.report.failures import diagnose, score_matrix, worst_samples
 
 

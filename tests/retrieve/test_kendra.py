@@ -14,10 +14,10 @@ from rag_lab.config import Settings
 from rag_lab.errors import ConfigError, ProviderError
 from rag_lab.retrieve.base import REQUIRED_METADATA
 from rag_lab.retrieve.kendra import (
-    CONFIDENCE_SCORES,
     NOT_CONFIGURED_MESSAGE,
     KendraRetriever,
 )
+from rag_lab.retrieve.kendra_results import CONFIDENCE_SCORES
 
 try:
     from tests.retrieve.kendra_stub import (

@@ -32,7 +32,7 @@ def test_a_sync_call_from_inside_the_loop_is_refused_not_a_hang():
 
 
 def test_the_agent_and_the_scorer_say_what_to_do_instead(lab_settings):
-    from rag_lab.evaluate.scoring import Scorer
+    from rag_lab.evaluate.run.scorer import Scorer
 
     async def agent_turn() -> int:
         return agent_runtime.run_sync(_answer())

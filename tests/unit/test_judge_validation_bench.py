@@ -10,7 +10,7 @@ import pytest
 
 from rag_lab.config import Settings
 from rag_lab.errors import DatasetError
-from rag_lab.evaluate.scoring import Scorer
+from rag_lab.evaluate.run.scorer import Scorer
 from tests.answer.conftest import ScriptedLLM
 from tests.builders import load_benchmark
 

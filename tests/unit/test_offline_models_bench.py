@@ -89,7 +89,7 @@ def test_the_subset_file_follows_its_inputs_and_fresh_rebuilds_it(bench, tmp_pat
 
 def test_the_local_rerank_prompt_is_part_of_the_prompt_version(monkeypatch):
     import rag_lab.answer.rerank as rerank
-    from rag_lab.evaluate.answering import prompt_version
+    from rag_lab.evaluate.plan.answering import prompt_version
 
     assert rerank.LISTWISE_PROMPT in rerank.RERANK_PROMPT_VERSION
     before = prompt_version()

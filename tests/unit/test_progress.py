@@ -89,7 +89,7 @@ def test_disabled_prints_nothing_but_still_iterates():
 
 def test_build_index_progress_goes_through_the_helper(monkeypatch):
     """The long loops (embedding, Qdrant writes, IR runs) use the one helper, not tqdm directly."""
-    import rag_lab.evaluate.ir as ir
+    import rag_lab.evaluate.retrieval.ir as ir
     import rag_lab.index.build as build
 
     assert build.progress_bar is progress_bar

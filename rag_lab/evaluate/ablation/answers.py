@@ -68,7 +68,7 @@ def context_key(question: str, chunks: Sequence[str], generator: str = "", texts
 
 def generator_id(settings, llm=None, engine_params: dict | None = None) -> str:
     """Everything about the generator an answer depends on besides its context."""
-    from rag_lab.evaluate.answering import context_window_input, model_id, prompt_version
+    from rag_lab.evaluate.plan.answering import context_window_input, model_id, prompt_version
 
     sampling = {"max_tokens": settings.llm_max_tokens, "temperature": settings.llm_temperature,
                 **context_window_input(settings)}
@@ -163,7 +163,7 @@ def answers_frame(rows: list[dict], qa_by_id: dict, qrels: dict):
     cited-source correctness."""
     import pandas as pd
 
-    from rag_lab.evaluate.key_facts import key_fact_precision, key_fact_recall
+    from rag_lab.evaluate.facts.key_facts import key_fact_precision, key_fact_recall
 
     out = []
     for row in rows:

@@ -17,7 +17,7 @@ from rag_lab.config import Settings
 from rag_lab.datasets import Dataset
 from rag_lab.evaluate.ablation.runner import AblationResult, baseline_configs, run_ablation
 from rag_lab.evaluate.ablation.grid import GridSpec
-from rag_lab.evaluate.stats import DEFAULT_ALPHA
+from rag_lab.evaluate.statistics.significance import DEFAULT_ALPHA
 from rag_lab.ingest.contextual import VARIANTS, check_variant
 
 CONTEXTUAL_FILE = "contextual.csv"
@@ -49,7 +49,7 @@ def contextual_axis(runs: dict[str, AblationResult], spec: GridSpec, seed: int =
 
     from rag_lab.evaluate.ablation.significance import (correct_over_rows, correct_within_families, headline_metric,
                                                         paired_comparison)
-    from rag_lab.evaluate.stats import bootstrap_ci
+    from rag_lab.evaluate.statistics.significance import bootstrap_ci
 
     names = list(runs)
     base = names[0]

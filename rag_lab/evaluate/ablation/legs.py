@@ -2,7 +2,7 @@
 
 ``runs/<name>/legs.jsonl`` holds one line per question (appended and flushed as soon as it is
 retrieved, so an interrupted ablation resumes where it stopped), keyed by a hash of the question's
-text (:func:`rag_lab.evaluate.cache_keys.question_key`) — not by its id, which shifts when a line
+text (:func:`rag_lab.evaluate.retrieval.cache_keys.question_key`) — not by its id, which shifts when a line
 is inserted into qa.jsonl. ``legs.meta.json`` says which ranking signature (everything else that
 shapes a ranking, :func:`ranking_signature`: index build, vector engine, tie rule), depth and legs
 the lines belong to: a different index or engine, or a shallower cache, is moved aside and
@@ -27,7 +27,7 @@ from pathlib import Path
 
 from rag_lab.evaluate.ablation.checkpoint import append_record, read_records
 from rag_lab.evaluate.ablation.grid import MODE_LEGS, Candidates
-from rag_lab.evaluate.cache_keys import question_key
+from rag_lab.evaluate.retrieval.cache_keys import question_key
 from rag_lab.progress import progress_bar
 from rag_lab.retrieve.bm25 import bm25_ranking
 from rag_lab.retrieve.ties import LEG_TIE_RULE as TIE_ORDER

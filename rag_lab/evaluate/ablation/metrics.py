@@ -50,7 +50,7 @@ def ir_per_query(docs: Mapping[str, Mapping[str, Sequence[str]]], qrels: Mapping
     """
     from ranx import Qrels, Run, evaluate
 
-    from rag_lab.evaluate.ranx_ids import fixed_width_ids
+    from rag_lab.evaluate.retrieval.ranx_ids import fixed_width_ids
 
     names = {m: metric_name(m) if cutoffs is not None else m for m in metrics}
     result: PerQuery = {config: {names[m]: {} for m in metrics} for config in docs}

@@ -20,13 +20,14 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from rag_lab.config import Settings
-from rag_lab.datasets import Dataset, spread_by_source
+from rag_lab.datasets import Dataset
 from rag_lab.evaluate.ablation.grid import Config, GridResult, GridSpec, compute_grid
 from rag_lab.evaluate.ablation.legs import retrieve_legs
 from rag_lab.evaluate.ablation.metrics import grid_per_query
 from rag_lab.evaluate.ablation.provenance import git_commit, now, timing_summary, versions
 from rag_lab.evaluate.ablation.significance import significance_manifest, summarise
 from rag_lab.evaluate.ablation.spot_check import spot_check
+from rag_lab.splits import spread_by_source
 
 RESULTS_FILE = "results.csv"
 PER_QUERY_FILE = "per_query.csv.gz"
@@ -76,7 +77,7 @@ def run_ablation(dataset: Dataset, settings: Settings, spec: GridSpec, out_dir: 
     ``split``: the questions of the declared dev split, the rest, or all. ``concurrency``: answers in
     flight at once (``eval``'s rule: 1 for the in-process local model, which refuses more; 8 remote)."""
     from rag_lab.models.concurrency import resolve_concurrency
-    from rag_lab.evaluate.run_lock import run_lock
+    from rag_lab.evaluate.store.run_lock import run_lock
 
     if answer_configs:  # before any work: a refused --concurrency says so at once
         concurrency = resolve_concurrency(concurrency, settings, None, llm)

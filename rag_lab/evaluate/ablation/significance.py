@@ -38,7 +38,7 @@ from __future__ import annotations
 import numpy as np
 
 from rag_lab.evaluate.ablation.grid import Config, GridSpec
-from rag_lab.evaluate.stats import (DEFAULT_ALPHA, bootstrap_ci, bootstrap_matrix, holm, holm_within, paired_test,
+from rag_lab.evaluate.statistics.significance import (DEFAULT_ALPHA, bootstrap_ci, bootstrap_matrix, holm, holm_within, paired_test,
                                     paired_tests_many)
 
 FAMILY_QUESTIONS = {

@@ -36,7 +36,7 @@ def statement_design(settings: Settings, constrained: bool) -> str:
 def judge_id(settings: Settings) -> str:
     """The judge's name in manifests and the dry run (``settings`` = the judge's settings); judged
     scores' cache keys use ``llm_identity`` of the built judge and its design (``Scorer.judge_key``)."""
-    from rag_lab.evaluate.answering import model_id
+    from rag_lab.evaluate.plan.answering import model_id
 
     base = model_id(settings)  # identity.llm_name spelling: provider[@endpoint]:model
     if settings.llm_provider == "local":

@@ -8,12 +8,16 @@ which of a statement's tokens its evidence does not state. A statement with a mi
 unsupported whatever the model says; one whose values all appear still goes to the model.
 
 Kept in the judge package on purpose (key_facts.py has its own rules for a different question:
-which facts of a reference an answer repeats).
+which facts of a reference an answer repeats); both spell numbers and years by the tokenizer's one
+rule (``canonical_number``, ``full_year``).
 """
 
 from __future__ import annotations
 
 import re
+
+from rag_lab.tokenizer import canonical_number as _plain
+from rag_lab.tokenizer import full_year as _year
 
 _MONTHS = {m: i for i, m in enumerate(("january", "february", "march", "april", "may", "june", "july", "august",
                                        "september", "october", "november", "december"), start=1)}
@@ -34,21 +38,6 @@ _MONEY = re.compile(rf"\$\s?({_NUM})(?:\s*(thousand|million|billion)\b)?", re.I)
 _PERCENT = re.compile(rf"({_NUM})\s?(?:%|percent\b)", re.I)
 _NUMBER = re.compile(rf"(?<![\w.,/$])({_NUM})(?![\d%]|,\d|\.\d)")
 _WORD_NUMBER = re.compile(r"\b(" + "|".join(sorted(_WORDS, key=len, reverse=True)) + r")\b", re.I)
-
-
-def _plain(text: str) -> str:
-    """``4,106`` → ``4106``; ``8.50`` → ``8.5``; ``4106.00`` → ``4106``."""
-    value = text.replace(",", "")
-    if "." in value:
-        value = value.rstrip("0").rstrip(".")
-    return value or "0"
-
-
-def _year(text: str, century_of: str | None = None) -> str:
-    """A 4-digit year from ``26`` (→ 2026) or ``2026``; a 2-digit range end takes its start's century."""
-    if len(text) == 4:
-        return text
-    return (century_of[:2] if century_of else "20") + text
 
 
 def values_of(text: str) -> set[str]:

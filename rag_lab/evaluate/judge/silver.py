@@ -1,6 +1,6 @@
 """A silver label for the generator's own answers: does every number it states come from its contexts?
 
-Key-fact precision (:mod:`rag_lab.evaluate.key_facts`) against the contexts: the share of the
+Key-fact precision (:mod:`rag_lab.evaluate.facts.key_facts`) against the contexts: the share of the
 *answer's* key facts, citation markers ignored, that the contexts state. An answer with a number its
 contexts do not state is unsupported there; one without numbers, or whose numbers all appear, counts
 as supported (a silver label: a wrong sentence without numbers passes it).
@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from rag_lab.evaluate.key_facts import key_fact_precision
+from rag_lab.evaluate.facts.key_facts import key_fact_precision
 
 
 def silver_supported(answer: str, contexts: list[dict[str, Any]]) -> bool:

@@ -3,7 +3,7 @@
 Built from a dataset's Q&A pairs, deterministically (no randomness, no model):
 
 - a question qualifies when it is outside the dataset's dev split and its reference answer states key
-  facts (numbers, amounts, percentages, codes: :mod:`rag_lab.evaluate.key_facts`);
+  facts (numbers, amounts, percentages, codes: :mod:`rag_lab.evaluate.facts.key_facts`);
 - its contexts are at most ``MAX_CHUNKS`` chunks of its source PDF, picked greedily to support as
   many of the reference's sentences as possible (ties: question words shared, then chunk order). A
   sentence is supported when the contexts state every key fact of it and at least
@@ -32,7 +32,7 @@ from typing import Any
 
 from bm25s.stopwords import STOPWORDS_EN
 
-from rag_lab.evaluate.key_facts import extract_key_facts
+from rag_lab.evaluate.facts.key_facts import extract_key_facts
 from rag_lab.tokenizer import canonical_number, iter_terms
 
 MAX_CHUNKS = 3

@@ -1,6 +1,6 @@
 """Citation precision as a custom RAGAS metric: of the ``[Doc N]`` citations whose sentence
 states key facts, the share whose chunk N states them (offline check, see
-:mod:`rag_lab.evaluate.citations`). Defined only for answers with at least one checkable citation."""
+:mod:`rag_lab.evaluate.facts.citations`). Defined only for answers with at least one checkable citation."""
 
 from __future__ import annotations
 
@@ -10,7 +10,7 @@ from dataclasses import dataclass, field
 from ragas.dataset_schema import SingleTurnSample
 from ragas.metrics.base import MetricOutputType, MetricType, SingleTurnMetric
 
-from rag_lab.evaluate.citations import check_citations
+from rag_lab.evaluate.facts.citations import check_citations
 from rag_lab.evaluate.metrics.base import MetricSpec
 
 

@@ -1,4 +1,4 @@
-"""Key-fact recall and precision as custom RAGAS metrics (see :mod:`rag_lab.evaluate.key_facts`).
+"""Key-fact recall and precision as custom RAGAS metrics (see :mod:`rag_lab.evaluate.facts.key_facts`).
 
 Recall: the share of the reference answer's numbers, money amounts, percentages and codes (the
 sparse tokenizer's domain terms) that the answer states, less those the question states (echoing the
@@ -15,7 +15,7 @@ from dataclasses import dataclass, field
 from ragas.dataset_schema import SingleTurnSample
 from ragas.metrics.base import MetricOutputType, MetricType, SingleTurnMetric
 
-from rag_lab.evaluate.key_facts import answer_facts, has_key_facts, key_fact_precision, key_fact_recall
+from rag_lab.evaluate.facts.key_facts import answer_facts, has_key_facts, key_fact_precision, key_fact_recall
 from rag_lab.evaluate.metrics.base import MetricSpec
 
 

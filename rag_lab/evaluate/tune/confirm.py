@@ -18,7 +18,7 @@ import numpy as np
 
 from rag_lab.evaluate.ablation.grid import Config, GridSpec, compute_grid
 from rag_lab.evaluate.ablation.legs import retrieve_legs
-from rag_lab.evaluate.stats import bootstrap_ci, paired_p_value
+from rag_lab.evaluate.statistics.significance import bootstrap_ci, paired_p_value
 from rag_lab.evaluate.tune.scores import selection_scores
 
 DECISION_TEST, CHECK_TEST = "student", "wilcoxon"

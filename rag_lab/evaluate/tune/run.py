@@ -10,7 +10,7 @@ Steps (each timed, each reusing the ablation's stages):
    the selection metric (:mod:`.scores`);
 3. **select** — the one-standard-error rule, ties to the cheaper (:mod:`.select`);
 4. **confirm** — the rest split's legs (no dev question among them: checked), the chosen and the
-   default configurations fused from them, the lab's paired test (:func:`rag_lab.evaluate.stats.paired_p_value`)
+   default configurations fused from them, the lab's paired test (:func:`rag_lab.evaluate.statistics.significance.paired_p_value`)
    and bootstrap CIs;
 5. **answers** (optional) — the chosen, the best and the default configurations answered on dev
    questions (:func:`~rag_lab.evaluate.ablation.answers.generate_answers`), key-fact recall/precision;
@@ -216,7 +216,7 @@ def answer_configs(selection: Selection, defaults: list[Config], top: int) -> li
 def _answer_check(index, settings, dataset, grid, selection, defaults, dev_queries, qrels, run_dir, n, top, llm,
                   concurrency, progress, say, timing):
     from rag_lab.evaluate.ablation.answers import answers_frame, generate_answers
-    from rag_lab.evaluate.dry_run import resolve_concurrency
+    from rag_lab.models.concurrency import resolve_concurrency
 
     configs = answer_configs(selection, defaults, top)
     qids = answer_questions(dev_queries, qrels, n)

@@ -1,7 +1,7 @@
 """Citation correctness: does chunk N support the sentence that cites ``[Doc N]``?
 
 Offline check: the citing sentence's key facts (numbers, money, percentages, codes — see
-:mod:`rag_lab.evaluate.key_facts`) must appear in the cited chunk. A sentence citing one
+:mod:`rag_lab.evaluate.facts.key_facts`) must appear in the cited chunk. A sentence citing one
 document is supported when that chunk states all its facts; a sentence citing several is checked
 jointly (each cited chunk must state at least one fact, together all of them). Sentences with no
 key facts cannot be checked offline: they are counted as ``unverifiable``, never as correct. A
@@ -15,7 +15,7 @@ import re
 from dataclasses import dataclass, field
 
 from rag_lab.answer.prompt import all_cited_numbers, cited_numbers
-from rag_lab.evaluate.key_facts import CITATION_MARKER, _is_stated, stated_values
+from rag_lab.evaluate.facts.key_facts import CITATION_MARKER, _is_stated, stated_values
 from rag_lab.tokenizer import iter_terms
 
 _LEADING = re.compile(rf"^\s*(?:(?:{CITATION_MARKER.pattern})\s*[.,;:]?\s*)+", re.IGNORECASE)

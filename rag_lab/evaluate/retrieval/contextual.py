@@ -13,7 +13,7 @@ from dataclasses import dataclass, field
 
 from rag_lab.config import Settings
 from rag_lab.datasets import Dataset
-from rag_lab.evaluate.ir import run_mode, score_run
+from rag_lab.evaluate.retrieval.ir import run_mode, score_run
 from rag_lab.index import CorpusIndex, build_index
 from rag_lab.retrieve import INDEX_MODES
 
@@ -42,7 +42,7 @@ def compare_contextual(
     ``variant`` index."""
     import pandas as pd
 
-    from rag_lab.evaluate.stats import bootstrap_ci, holm, paired_p_value
+    from rag_lab.evaluate.statistics.significance import bootstrap_ci, holm, paired_p_value
 
     if variant == "none":
         raise ValueError("compare a contextual variant (annotations, llm, both) against the plain index")

@@ -18,9 +18,10 @@ from datetime import datetime, timezone
 from pathlib import Path
 
 from rag_lab.config import Settings
-from rag_lab.datasets import Dataset, sample_judged
-from rag_lab.evaluate.cache_keys import question_key
-from rag_lab.evaluate.ranx_ids import ranked_documents
+from rag_lab.datasets import Dataset
+from rag_lab.splits import sample_judged
+from rag_lab.evaluate.retrieval.cache_keys import question_key
+from rag_lab.evaluate.retrieval.ranx_ids import ranked_documents
 from rag_lab.fusion import TIE_RULE
 from rag_lab.fusion.rrf import DEFAULT_RRF_K
 from rag_lab.index import CorpusIndex
@@ -76,7 +77,7 @@ class IRReport:
     created: str = ""  # ISO date-time (UTC)
     latencies_ms: dict[str, dict[str, float]] = field(default_factory=dict)  # mode → query id → ms
     split: str = "all"  # which questions: all, the dataset's dev split, or the rest (rag_lab.splits)
-    pooled: list[dict] | None = None  # unjudged top-10 documents stating the reference's key facts (rag_lab.evaluate.pooling)
+    pooled: list[dict] | None = None  # unjudged top-10 documents stating the reference's key facts (rag_lab.evaluate.retrieval.pooling)
 
     def describe(self) -> str:
         """One line saying what the numbers cover (printed above the table)."""
@@ -111,8 +112,8 @@ def write_ir_run(report: IRReport, dataset: Dataset, settings: Settings, out: Pa
     """An IR evaluation as a run folder that ``rag-lab report`` renders (per-mode table with CIs and
     paired tests, latency): ``manifest.json`` (kind "ir": config, models, versions, git commit)
     and ``ir.json`` (means, per-query scores, latencies)."""
-    from rag_lab.evaluate.manifest import build_manifest
-    from rag_lab.evaluate.store import write_json_atomic
+    from rag_lab.evaluate.store.manifest import build_manifest
+    from rag_lab.evaluate.store.run_folder import write_json_atomic
 
     out = Path(out)
     out.mkdir(parents=True, exist_ok=True)
@@ -224,7 +225,7 @@ def score_run(run: dict[str, dict[str, float]], qrels: dict[str, dict[str, int]]
     """ranx metrics (mean and per query). Queries with no results count as zeros."""
     from ranx import Qrels, Run, evaluate
 
-    from rag_lab.evaluate.ranx_ids import fixed_width_ids
+    from rag_lab.evaluate.retrieval.ranx_ids import fixed_width_ids
 
     filled = {q: (docs or {"__none__": 0.0}) for q, docs in run.items() if q in qrels}
     filled, judged = fixed_width_ids(filled, {q: qrels[q] for q in filled})
@@ -278,7 +279,7 @@ def evaluate_modes(
         report.latencies_ms[mode] = mode_run.latencies_ms
         runs[mode] = mode_run.run
     if pool:
-        from rag_lab.evaluate.pooling import document_texts, pool_unjudged
+        from rag_lab.evaluate.retrieval.pooling import document_texts, pool_unjudged
 
         references = {p.id: (p.question, p.reference_answer or "") for p in dataset.load_qa()}
         texts = document_texts(index)

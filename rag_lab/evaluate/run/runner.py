@@ -21,16 +21,17 @@ from pathlib import Path
 from typing import Any
 
 from rag_lab.config import Settings, get_settings
-from rag_lab.datasets import Dataset, QAPair, resolve_dataset, spread_by_source
+from rag_lab.datasets import Dataset, QAPair, resolve_dataset
 from rag_lab.errors import ConfigError
-from rag_lab.evaluate.answering import index_fingerprint, manifest_model_name, pending
-from rag_lab.evaluate.manifest import build_manifest
-from rag_lab.evaluate.run_lock import run_lock
-from rag_lab.evaluate.dry_run import budget_for
-from rag_lab.models.concurrency import resolve_concurrency
-from rag_lab.evaluate.sample_worker import SampleExecutor, SampleSpec, SampleWorker, evaluate_sample  # noqa: F401 - re-exported
+from rag_lab.evaluate.plan.answering import pending
+from rag_lab.evaluate.plan.dry_run import budget_for
+from rag_lab.evaluate.plan.run_plan import RunPlan, resolve_run
+from rag_lab.evaluate.store.manifest import build_manifest
+from rag_lab.evaluate.store.run_lock import run_lock
+from rag_lab.evaluate.run.sample_worker import SampleExecutor, SampleSpec, SampleWorker, evaluate_sample  # noqa: F401 - re-exported
 from rag_lab.schedule import RunGuard, run_in_flight
-from rag_lab.evaluate.store import MANIFEST, SampleLog, write_json_atomic
+from rag_lab.splits import spread_by_source
+from rag_lab.evaluate.store.run_folder import MANIFEST, SampleLog, write_json_atomic
 from rag_lab.progress import progress_bar
 
 DEFAULT_MODES = ("dense", "bm25", "fusion", "hybrid")
@@ -138,60 +139,46 @@ def run_evaluation(
     pairs = questions(dataset, limit, split)
     metrics = chosen_metrics(metrics, out, resume)
     judge_cfg = judge_settings(settings, judge) if judge else None
-    judge_id = None
-    if judge_cfg is not None:
-        from rag_lab.evaluate.judge import judge_id as judge_identity
+    resolved = dict(rerank=rerank, params=params, metrics=metrics, judge_cfg=judge_cfg, judge_llm=judge_llm, llm=llm,
+                    agent_llm=agent_llm, concurrency=concurrency)
+    if dry_run:  # resolved once, without building anything (an index not built yet has no cached answer)
+        from rag_lab.evaluate.plan.dry_run import plan_run
 
-        judge_id = judge_identity(judge_cfg)
-    elif judge_llm is not None:  # an injected judge: named by what it is (not "no judge")
-        from rag_lab.models.llm.identity import llm_identity
-
-        judge_id = llm_identity(judge_llm)
-    concurrency = resolve_concurrency(concurrency, settings, judge_cfg, llm)
-    if dry_run:
-        from rag_lab.evaluate.dry_run import plan_run
-
-        return plan_run(dataset, settings, modes, out, pairs, resume=resume, judge_cfg=judge_cfg, rerank=rerank,
-                        metrics=metrics, llm=llm, concurrency=concurrency, params=params, retry_failed=retry_failed)
+        plan = resolve_run(dataset, settings, modes, require_index=False, **resolved)
+        return plan_run(plan, out, pairs, resume=resume, injected_llm=llm is not None, retry_failed=retry_failed)
     if executor is not None and any(x is not None for x in (llm, agent_llm, judge_llm)):
         raise ConfigError("--ray builds the generator and the judge on each Ray actor from the settings; "
                           "LLM objects passed in cannot be used there",
                           "configure the models through settings (RAG_LAB_LLM_PROVIDER …), or drop ray")
     with run_lock(out):  # one writer per run folder
-        return _run_locked(dataset, settings, modes, out, pairs, limit=limit, split=split, resume=resume, judge_id=judge_id,
-                           judge_cfg=judge_cfg, judge_llm=judge_llm, rerank=rerank,
+        previous = _previous_manifest(out / MANIFEST, dataset, resume)  # refuses other data before building
+        if any(m != "kendra" for m in modes):
+            from rag_lab.index import build_index
+
+            build_index(dataset, settings, progress=progress)  # no-op when up to date
+        plan = resolve_run(dataset, settings, modes, **resolved)  # once: everything below reads it
+        return _run_locked(plan, out, pairs, previous, limit=limit, split=split, resume=resume, judge_llm=judge_llm,
                            conversations=conversations, progress=progress, llm=llm, agent_llm=agent_llm,
-                           metrics=metrics, concurrency=concurrency, max_cost=max_cost, params=params,
-                           executor=executor, retry_failed=retry_failed)
+                           max_cost=max_cost, executor=executor, retry_failed=retry_failed)
 
 
-def _run_locked(dataset: Dataset, settings: Settings, modes: list[str], out: Path, pairs, *, limit, resume, judge_id,
-                judge_cfg, judge_llm, rerank, conversations, progress, llm, agent_llm, metrics, concurrency,
-                max_cost, params, executor=None, retry_failed=False, split="all"):
-    from rag_lab.evaluate.answering import prompt_version
-    from rag_lab.evaluate.frames import load_run
-    from rag_lab.models import embed_model_id
+def _run_locked(plan: RunPlan, out: Path, pairs, previous: dict | None, *, limit, resume, judge_llm, conversations,
+                progress, llm, agent_llm, max_cost, executor=None, retry_failed=False, split="all"):
+    from rag_lab.evaluate.store.frames import load_run
 
+    dataset, settings, modes, params = plan.dataset, plan.settings, list(plan.modes), plan.params
     manifest_path = out / MANIFEST
-    previous = _previous_manifest(manifest_path, dataset, resume)
+    judge_cfg = plan.judge_cfg
     # On Ray the actors load the judge; the driver needs it only to price samples (--max-cost).
     if judge_cfg is not None and judge_llm is None and (executor is None or max_cost is not None):
         from rag_lab.evaluate.judge import build_judge
 
         judge_llm = build_judge(judge_cfg)
-    if any(m != "kendra" for m in modes):
-        from rag_lab.index import build_index
-
-        build_index(dataset, settings, progress=progress)  # no-op when up to date
-    fingerprints = {m: index_fingerprint(m, dataset, settings) for m in modes}
-    config = {"modes": modes, "limit": limit, "split": split, "rerank": rerank, "judge": judge_id, "params": params,
-              "conversations": conversations, "questions": len(pairs), "metrics": metrics,
+    config = {"modes": modes, "limit": limit, "split": split, "rerank": plan.rerank, "judge": plan.judge_id,
+              "params": params, "conversations": conversations, "questions": len(pairs), "metrics": plan.metrics,
               "context_lines": settings.context_lines,  # compression: lines kept per chunk (None: off)
-              "prompt_version": prompt_version(),
-              "index_fingerprint": next((f for m, f in fingerprints.items() if m != "kendra"), None)}
-    models = {"llm": manifest_model_name(settings, llm=llm),
-              "agent_llm": manifest_model_name(settings, for_agent=True, llm=agent_llm) if "agent" in modes else None,
-              "embedding": embed_model_id(settings), "judge": judge_id}
+              "prompt_version": plan.prompt_version, "index_fingerprint": plan.index_fingerprint}
+    models = dict(plan.models)
     manifest = build_manifest(dataset=dataset, settings=settings, config=config, models=models)
     if previous is not None:
         check_same_configuration(previous, manifest, manifest_path)
@@ -204,12 +191,12 @@ def _run_locked(dataset: Dataset, settings: Settings, modes: list[str], out: Pat
             models["agent_llm"] = (previous.get("models") or {}).get("agent_llm")
     write_json_atomic(manifest_path, manifest)
 
-    spec = SampleSpec(settings, dataset, rerank, params, metrics, fingerprints, judge_cfg, dataset.dev_split)
+    spec = SampleSpec(plan, dataset.dev_split)
     # This process's worker answers and scores the samples (without Ray), and prices them (--max-cost).
     worker = SampleWorker(spec, llm=llm, agent_llm=agent_llm, judge_llm=judge_llm, build_judge=False)
     try:
         samples_on = executor or _here(worker)
-        with samples_on(spec, concurrency) as (run_sample, in_flight):
+        with samples_on(spec, plan.concurrency) as (run_sample, in_flight):
             guard = RunGuard(max_failures=settings.max_consecutive_failures, max_cost=max_cost)
             logs: dict[str, SampleLog] = {}
             costs: dict[str, Any] = {}
@@ -223,8 +210,7 @@ def _run_locked(dataset: Dataset, settings: Settings, modes: list[str], out: Pat
                 if not todo:
                     continue
                 if max_cost is not None:
-                    costs[mode] = budget_for(settings, mode, rerank, params, judge_cfg, worker.scorer,
-                                             worker.answerer(mode), models, llm)
+                    costs[mode] = budget_for(plan, mode, worker.scorer, worker.answerer(mode), llm is not None)
                 items += [(mode, item) for item in todo]
             if costs:
                 guard.estimate = lambda entry: costs[entry[0]].estimate(entry[1])
@@ -240,7 +226,7 @@ def _run_locked(dataset: Dataset, settings: Settings, modes: list[str], out: Pat
                 run_in_flight(items, lambda entry: run_sample(*entry), lambda record: _write(logs[record["mode"]], record),
                               concurrency=in_flight, guard=guard, on_done=bar.update)
         if conversations:
-            from rag_lab.evaluate.conversations import run_conversations
+            from rag_lab.evaluate.run.conversations import run_conversations
 
             run_conversations(dataset, settings, out, resume=resume, progress=progress, llm=agent_llm or llm,
                               **params)
@@ -251,13 +237,13 @@ def _run_locked(dataset: Dataset, settings: Settings, modes: list[str], out: Pat
 
 def _write(log: SampleLog, record: dict[str, Any]) -> None:
     """Append a finished sample; one run again by --resume keeps the scores its earlier line had."""
-    from rag_lab.evaluate.rescore import keep_scored
+    from rag_lab.evaluate.plan.rescore import keep_scored
 
     log.append(keep_scored(log.done.get(record["id"]), record))
 
 
 def _count_resumed(resumed: dict[str, Any], mode: str, done: dict[str, dict[str, Any]], todo: list) -> None:
-    from rag_lab.evaluate.rescore import kept_failures
+    from rag_lab.evaluate.plan.rescore import kept_failures
 
     again = {pair.id for pair, _ in todo}
     if rescored := sum(1 for sample_id in again if sample_id in done):
@@ -271,10 +257,10 @@ def chosen_metrics(metrics: Sequence[str] | None, out: Path, resume: bool) -> li
     Unknown names are refused; a judged metric is computed only with a judge (`eval --metrics` refuses it
     without one)."""
     from rag_lab.evaluate.metrics import all_specs
-    from rag_lab.evaluate.scoring import IR_METRICS
+    from rag_lab.evaluate.run.scorer import IR_METRICS
 
     if metrics is None and resume and (out / MANIFEST).exists():
-        from rag_lab.evaluate.store import read_manifest
+        from rag_lab.evaluate.store.run_folder import read_manifest
 
         previous = read_manifest(out / MANIFEST, hint="drop --resume to start the run over in this folder")
         metrics = (previous.get("config") or {}).get("metrics")
@@ -347,8 +333,8 @@ def _previous_manifest(manifest_path: Path, dataset: Dataset, resume: bool) -> d
     """The manifest of the run being resumed (None when not resuming); refuses other data."""
     if not (resume and manifest_path.exists()):
         return None
-    from rag_lab.evaluate.manifest import dataset_hash
-    from rag_lab.evaluate.store import read_manifest
+    from rag_lab.evaluate.store.manifest import dataset_hash
+    from rag_lab.evaluate.store.run_folder import read_manifest
 
     previous = read_manifest(manifest_path, hint="drop --resume to start the run over in this folder, "
                                                  "or use a new --out folder")

@@ -15,9 +15,10 @@ from typing import Any
 
 from rag_lab.config import Settings
 from rag_lab.datasets import Dataset, QAPair
-from rag_lab.evaluate.answering import CachedAnswerer, mode_answerer
-from rag_lab.evaluate.cost import cost_usd
-from rag_lab.evaluate.scoring import Scorer, citation_summary, timed_score
+from rag_lab.evaluate.plan.answering import CachedAnswerer
+from rag_lab.evaluate.plan.cost import cost_usd
+from rag_lab.evaluate.plan.run_plan import RunPlan
+from rag_lab.evaluate.run.scorer import Scorer, citation_summary, timed_score
 from rag_lab.models.llm.disk_cache import DiskCache
 
 
@@ -78,17 +79,11 @@ def evaluate_sample(pair: QAPair, relevant: dict[str, int], mode: str, answerer:
 
 @dataclass(frozen=True)
 class SampleSpec:
-    """What answering and scoring a run's samples depends on (picklable: Ray ships it to actors).
-    ``judge_cfg``: the judge's settings (None: no judged metrics unless a judge LLM is injected);
-    ``fingerprints``: each mode's index fingerprint (its answers' cache key)."""
+    """What answering and scoring a run's samples depends on (picklable: Ray ships it to actors):
+    the run's resolved :class:`RunPlan` (models, index fingerprints, answer keys, judge) and the ids
+    of the dataset's declared dev split (their records are marked)."""
 
-    settings: Settings
-    dataset: Dataset
-    rerank: bool
-    params: dict[str, Any]
-    metrics: list[str] | None
-    fingerprints: dict[str, str]
-    judge_cfg: Settings | None = None
+    plan: RunPlan
     dev_ids: frozenset[str] = field(default_factory=frozenset)
 
 
@@ -98,14 +93,15 @@ class SampleWorker:
 
     def __init__(self, spec: SampleSpec, *, llm: Any = None, agent_llm: Any = None, judge_llm: Any = None,
                  build_judge: bool = True) -> None:
-        if spec.judge_cfg is not None and judge_llm is None and build_judge:
+        if spec.plan.judge_cfg is not None and judge_llm is None and build_judge:
             from rag_lab.evaluate.judge import build_judge as make_judge
 
-            judge_llm = make_judge(spec.judge_cfg)
+            judge_llm = make_judge(spec.plan.judge_cfg)
         self.spec, self.llm, self.agent_llm = spec, llm, agent_llm
-        self.cache = DiskCache(spec.settings.cache_dir / "llm.sqlite")
-        self.scorer = Scorer(spec.settings, judge_llm=judge_llm, cache=self.cache, metrics=spec.metrics)
-        self._factory = _Answerers(spec.settings, spec.dataset, spec.rerank, spec.params, llm=llm, agent_llm=agent_llm)
+        plan = spec.plan
+        self.cache = DiskCache(plan.settings.cache_dir / "llm.sqlite")
+        self.scorer = Scorer(plan.settings, judge_llm=judge_llm, cache=self.cache, metrics=plan.metrics)
+        self._factory = _Answerers(plan.settings, plan.dataset, plan.rerank, plan.params, llm=llm, agent_llm=agent_llm)
         self._answerers: dict[str, CachedAnswerer] = {}
         self._lock = threading.Lock()
 
@@ -113,10 +109,7 @@ class SampleWorker:
         """The mode's cached answerer, one per worker (its generator is built on the first miss)."""
         with self._lock:
             if mode not in self._answerers:
-                spec = self.spec
-                self._answerers[mode] = mode_answerer(
-                    mode, lambda: self._factory.build(mode), spec.settings, rerank=spec.rerank, params=spec.params,
-                    index=spec.fingerprints[mode], cache=self.cache, llm=self.llm, agent_llm=self.agent_llm)
+                self._answerers[mode] = self.spec.plan.answerer(mode, lambda: self._factory.build(mode), self.cache)
             return self._answerers[mode]
 
     def __call__(self, mode: str, item: tuple[QAPair, dict[str, int]]) -> dict[str, Any]:

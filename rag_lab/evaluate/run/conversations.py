@@ -16,7 +16,7 @@ from typing import Any
 
 from rag_lab.datasets import Dataset
 from rag_lab.errors import DatasetError
-from rag_lab.evaluate.store import SampleLog
+from rag_lab.evaluate.store.run_folder import SampleLog
 
 FOLDER = "conversations"
 
@@ -76,7 +76,7 @@ def expected_content(answer: str, expected: tuple[str, ...]) -> float | None:
 def run_conversations(dataset: Dataset, settings: Any, out: Path, *, resume: bool, progress: bool = True,
                       llm: Any = None, **params: Any) -> None:
     from rag_lab.answer.adapter import AgentAnswerer
-    from rag_lab.evaluate.answering import answer_fields
+    from rag_lab.evaluate.plan.answering import answer_fields
     from rag_lab.answer.agent import RagAgent
     from rag_lab.progress import progress_bar
 

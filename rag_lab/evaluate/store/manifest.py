@@ -44,7 +44,7 @@ def dataset_hash(dataset: Dataset) -> str:
 
 
 def git_commit(cwd: Path | None = None) -> str | None:
-    root = cwd or Path(__file__).resolve().parents[2]
+    root = cwd or Path(__file__).resolve().parents[3]
     try:
         out = subprocess.run(["git", "rev-parse", "HEAD"], cwd=root, capture_output=True, text=True, timeout=10)
         dirty = subprocess.run(["git", "status", "--porcelain", "--untracked-files=no"], cwd=root,

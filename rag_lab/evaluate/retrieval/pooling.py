@@ -4,7 +4,7 @@ Each texas question names one source file, yet a near-twin document (another yea
 report, the state plan quoting a rate table) may state the answer too: the metrics then count a
 correct retrieval as a miss. For review — never counted as relevant — this lists, per question and
 mode, the retrieved documents in the top ``k`` that have *no* judgement for the question but state
-every key fact of its reference answer (:mod:`rag_lab.evaluate.key_facts`: numbers, amounts,
+every key fact of its reference answer (:mod:`rag_lab.evaluate.facts.key_facts`: numbers, amounts,
 percentages, codes; facts the question itself states are not counted). A document's text is all of
 its indexed chunks.
 """
@@ -13,7 +13,7 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 
-from rag_lab.evaluate.key_facts import reference_facts_stated, stated_values
+from rag_lab.evaluate.facts.key_facts import reference_facts_stated, stated_values
 
 POOL_K = 10
 
@@ -39,7 +39,7 @@ def pool_unjudged(runs: Mapping[str, Mapping[str, Mapping[str, float]]], qrels: 
     One entry per (question, mode, document) where the document is in the mode's top ``k``, has no
     judgement for the question, and states every key fact of the reference (questions whose
     reference has no key fact beyond the question's are skipped: nothing to check)."""
-    from rag_lab.evaluate.ranx_ids import ranked_documents
+    from rag_lab.evaluate.retrieval.ranx_ids import ranked_documents
 
     values: dict[str, set[str]] = {}
     entries = []

@@ -24,7 +24,7 @@ from typing import Any
 
 import pandas as pd
 
-from rag_lab.evaluate.store import MANIFEST, SAMPLES
+from rag_lab.evaluate.store.run_folder import MANIFEST, SAMPLES
 
 SAMPLE_COLUMNS = ["run", "mode", "kind", "sample_id", "metric", "value"]
 SUMMARY_COLUMNS = ["mode", "metric", "mean", "n", "nan", "applicable"]
@@ -142,7 +142,7 @@ def modes_frame(records: dict[str, list[dict[str, Any]]]) -> pd.DataFrame:
 def load_run(path: str | Path) -> EvalRun:
     """Read ``path`` (a run folder): the manifest's modes, in its order (and its conversations)."""
     from rag_lab.errors import ConfigError
-    from rag_lab.evaluate.store import read_manifest, scan_samples
+    from rag_lab.evaluate.store.run_folder import read_manifest, scan_samples
 
     path = Path(path)
     manifest_file = path / MANIFEST

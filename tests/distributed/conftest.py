@@ -18,12 +18,13 @@ def local_ray():
                    object_store_memory=200 * 1024 * 1024,
                    runtime_env={"env_vars": {k: v for k, v in os.environ.items()
                                              if k in ("PYTHONPATH", "HF_HUB_OFFLINE")}})
-    try:
-        ray.init(**options)
-    except Exception as exc:  # noqa: BLE001 - Ray gives its raylet 30 s to register; a loaded machine may need a retry
-        if "timed out during startup" not in str(exc):
-            raise
-        ray.shutdown()
-        ray.init(**options)
+    for attempt in range(3):  # Ray gives its raylet 30 s to register; a loaded machine may need retries
+        try:
+            ray.init(**options)
+            break
+        except Exception as exc:  # noqa: BLE001 - Ray raises a bare Exception for this
+            ray.shutdown()
+            if "timed out during startup" not in str(exc) or attempt == 2:
+                raise
     yield ray
     ray.shutdown()

@@ -75,8 +75,9 @@ def test_eval_on_ray_matches_a_local_run_and_resumes_exactly(local_ray, fake_ope
     path = out / "bm25" / "samples.jsonl"
     lines = path.read_text(encoding="utf-8").splitlines(keepends=True)
     path.write_text(lines[0] + lines[1][:40], encoding="utf-8")
+    # (one actor is enough to resume on: each actor loads its own generator, judge and index)
     run_within(BOUND, run_evaluation, "texas_childcare", on_ray, ["bm25", "dense"], out, resume=True,
-               executor=ray_sample_executor(RayCluster(workers=2)), **kwargs)
+               executor=ray_sample_executor(RayCluster(workers=1)), **kwargs)
     assert _records(out, "bm25") == _records(tmp_path / "local", "bm25")
     assert len(path.read_text(encoding="utf-8").splitlines()) == 4  # none lost, none twice
 

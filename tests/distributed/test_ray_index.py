@@ -47,16 +47,18 @@ def _fresh(tmp_path, name):
     return load_settings(data_dir=tmp_path / name, datasets_dir=REPO / "datasets")
 
 
-def test_index_on_ray_writes_the_same_index_as_a_local_build(local_ray, tmp_path):
-    local_settings, ray_settings = _fresh(tmp_path, "local"), _fresh(tmp_path, "ray")
-    dataset = resolve_dataset("texas_childcare", local_settings.datasets_dir)
-    local, _ = run_within(BOUND, build_index, dataset, local_settings, progress=False)
+def test_index_on_ray_writes_the_same_index_as_a_local_build(local_ray, texas_index, lab_settings, tmp_path):
+    # the local build is the session's texas_childcare index (built with these settings in this process,
+    # or from the parse and embedding caches another worker's build left: the same index either way)
+    ray_settings = _fresh(tmp_path, "ray")
+    assert ray_settings.model_copy(update={"data_dir": lab_settings.data_dir}) == lab_settings
+    dataset = resolve_dataset("texas_childcare", ray_settings.datasets_dir)
     on_ray, _ = run_within(BOUND, build_index, dataset, ray_settings, progress=False,
                            executor=ray_executor(RayCluster(workers=2), ray_settings))
-    assert on_ray.embedded == local.embedded == local.manifest.n_chunks > 0  # nothing came from a cache
+    assert on_ray.embedded == texas_index.manifest.n_chunks > 0  # nothing came from a cache
     assert local_ray.is_initialized()  # the test's instance was reused, and left running
 
-    expected, got = snapshot(local_settings), snapshot(ray_settings)
+    expected, got = snapshot(lab_settings), snapshot(ray_settings)
     for key in ("fingerprint", "n_chunks", "embed_dim", "avg_chunk_tokens", "loaded", "ids", "chunk_ids", "nodes"):
         assert got[key] == expected[key], key
     assert got["vectors"].shape == expected["vectors"].shape

@@ -160,7 +160,10 @@ def test_answer_configs_generate_once_per_distinct_context(run, texas, lab_setti
     again = ablation.run_ablation(texas, lab_settings, SPEC, run.run_dir, limit=10, progress=False,
                                   answer_configs=configs, answer_limit=3, llm=MockLLM(max_tokens=8))
     assert list(again.answers["answer"]) == list(answers["answer"])
-    # another generator (here: whole chunks instead of compressed ones) never reuses these answers
+    # another generator (here: whole chunks instead of compressed ones) never reuses these answers.
+    # llm=None keys the answers by the configured local model; loading its 1.1 GB just to be refused
+    # cost ~95 s on shared cores, so get_llm hands back a stand-in: the key is still the local model's.
+    monkeypatch.setattr("rag_lab.models.llm.get_llm", lambda settings: MockLLM(max_tokens=8))
     for other in ({"settings": lab_settings.model_copy(update={"compress": "off"}), "llm": MockLLM(max_tokens=8)},
                   {"settings": lab_settings, "llm": None}):  # the configured local model, not the mock
         with pytest.raises(AssertionError, match="generated again"):

@@ -1,6 +1,6 @@
 """`rag-lab eval` killed with SIGKILL mid-run, then resumed: every sample exactly once, and the
 same answers and scores as an uninterrupted run. Real CLI process, real local model (SmolLM2
-pinned, 16-token answers from one 40-word chunk), bm25 on texas_childcare, 4 questions."""
+pinned, 16-token answers from 4 lines of one chunk), bm25 on texas_childcare, 4 questions."""
 
 from __future__ import annotations
 
@@ -38,8 +38,11 @@ def test_sigkill_then_resume_gives_every_sample_once_with_the_same_scores(lab_se
     env = {**os.environ, "RAG_LAB_DATA_DIR": str(data), "RAG_LAB_DATASETS_DIR": str(REPO / "datasets"),
            "RAG_LAB_LLM_PROVIDER": "local", "RAG_LAB_LLM_MODEL": "SmolLM2-135M-Instruct.Q4_1",
            "RAG_LAB_LLM_MAX_TOKENS": "16",
-           # tiny chunks, one per prompt: the model reads ~100 tokens per answer (seconds, not minutes)
-           "RAG_LAB_CHUNK_WORDS": "40", "HF_HUB_OFFLINE": "1", "RAG_LAB_PROGRESS_INTERVAL": "0"}
+           # one chunk cut to its 4 lines nearest the question: the model reads ~100 tokens per answer
+           # (seconds, not minutes). The session's chunking, so the index is rebuilt from the copied
+           # caches; 40-word chunks (as before) had every chunk embedded again in the first process.
+           "RAG_LAB_COMPRESS": "on", "RAG_LAB_COMPRESS_LINES": "4",
+           "HF_HUB_OFFLINE": "1", "RAG_LAB_PROGRESS_INTERVAL": "0"}
     killed = tmp_path / "runs" / "killed"
     samples = killed / "bm25" / "samples.jsonl"
 

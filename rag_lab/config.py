@@ -93,7 +93,7 @@ class Settings(BaseSettings):
     # Probability verdicts: a negated statement whose evidence has no negation is unsupported ("code");
     # a name or acronym whose words no context contains is unsupported ("code"). See judge/rules.py.
     judge_negation: Literal["code", "off"] = "code"
-    judge_names: Literal["code", "off"] = "off"
+    judge_names: Literal["code", "off"] = "code"
     # LLM context recall and LLM context precision with probability verdicts ("probability": the
     # reference's sentences verified against the contexts, judge/probability_context.py) or RAGAS's
     # generated replies ("ragas"); "auto": probability whenever faithfulness uses probability verdicts.

@@ -157,7 +157,7 @@ def test_auto_gives_the_constrained_judge_probability_verdicts_and_leaves_provid
     assert type(metrics[1].claim_decomposition_prompt) is CodeClaimPrompt
     assert [type(p) for p in nli_prompts(provider)] == [NLIStatementPrompt] * 2
     assert judge_id(Settings(_env_file=None, llm_provider="local")).endswith(
-        f"+{ProbabilityNLIPrompt.version}-e3-ncode-neg+{CodeStatementPrompt.design}")
+        f"+{ProbabilityNLIPrompt.version}-e3-ncode-neg-names-ctx+{CodeStatementPrompt.design}")
     grounded_local = Settings(_env_file=None, llm_provider="local", judge_nli="grounded")
     assert judge_id(grounded_local).endswith(f"+{GroundedNLIPrompt.design}")  # grounded keeps RAGAS's splitter
     assert "+" not in judge_id(Settings(_env_file=None, llm_provider="openai", llm_model="gpt-4o-mini"))

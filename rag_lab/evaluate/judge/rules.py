@@ -14,6 +14,9 @@ are things code can see:
 Chosen on the dev questions by code alone (no model): negation fired on 0 of 11 supported answers
 and 10 of 11 negated ones; names (without the spelled-out acronyms) on 2 of 11 supported and 8 of 9
 swapped ones — both supported ones were spelled-out acronyms of their contexts.
+With the spelled-out acronyms: names on 0 of 11 supported and 8 of 9 swapped ones; faithfulness on
+dev 0.93 pairwise / AUC 0.91 (swapped_entity 0.89 / 0.90) against 0.90 / 0.85 without the rule, so
+both rules are on by default (``RAG_LAB_JUDGE_NEGATION``, ``RAG_LAB_JUDGE_NAMES``).
 """
 
 from __future__ import annotations

@@ -93,7 +93,11 @@ class Settings(BaseSettings):
     # Probability verdicts: a negated statement whose evidence has no negation is unsupported ("code");
     # a name or acronym whose words no context contains is unsupported ("code"). See judge/rules.py.
     judge_negation: Literal["code", "off"] = "code"
-    judge_names: Literal["code", "off"] = "off"
+    judge_names: Literal["code", "off"] = "code"
+    # LLM context recall and LLM context precision with probability verdicts ("probability": the
+    # reference's sentences verified against the contexts, judge/probability_context.py) or RAGAS's
+    # generated replies ("ragas"); "auto": probability whenever faithfulness uses probability verdicts.
+    judge_context: Literal["auto", "ragas", "probability"] = "auto"
     # How faithfulness splits the answer into statements: RAGAS's prompt ("ragas") or sentence by
     # sentence, every sentence of the answer with its own statements ("by_sentence": none skipped);
     # "auto": code for the local judge with probability verdicts, else RAGAS's prompt. Measured in

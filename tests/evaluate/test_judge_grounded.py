@@ -157,7 +157,23 @@ def test_auto_gives_the_constrained_judge_probability_verdicts_and_leaves_provid
     assert type(metrics[1].claim_decomposition_prompt) is CodeClaimPrompt
     assert [type(p) for p in nli_prompts(provider)] == [NLIStatementPrompt] * 2
     assert judge_id(Settings(_env_file=None, llm_provider="local")).endswith(
-        f"+{ProbabilityNLIPrompt.version}-e3-ncode-neg+{CodeStatementPrompt.design}")
+        f"+{ProbabilityNLIPrompt.version}-e3-ncode-neg-names-ctx+{CodeStatementPrompt.design}")
+    # context recall and precision follow faithfulness onto probability verdicts (RAG_LAB_JUDGE_CONTEXT=auto)
+    from rag_lab.evaluate.judge.probability_context import (ContextPrecisionProbabilityPrompt,
+                                                            ContextRecallProbabilityPrompt)
+
+    def context_prompts(settings, llm):
+        scorer = Scorer(settings, judge_llm=llm, metrics=["llm_context_recall", "llm_context_precision_with_reference"])
+        found = {spec.name: scorer._metric(spec) for spec in scorer.specs}
+        return (type(found["llm_context_recall"].context_recall_prompt),
+                type(found["llm_context_precision_with_reference"].context_precision_prompt))
+
+    assert context_prompts(default, QuotingLLM(requests=[])) == (ContextRecallProbabilityPrompt,
+                                                                 ContextPrecisionProbabilityPrompt)
+    assert ContextRecallProbabilityPrompt not in context_prompts(default, MockLLM())
+    assert ContextRecallProbabilityPrompt not in context_prompts(Settings(_env_file=None, judge_context="ragas"),
+                                                                 QuotingLLM(requests=[]))
+    assert "-ctx" not in judge_id(Settings(_env_file=None, llm_provider="local", judge_context="ragas"))
     grounded_local = Settings(_env_file=None, llm_provider="local", judge_nli="grounded")
     assert judge_id(grounded_local).endswith(f"+{GroundedNLIPrompt.design}")  # grounded keeps RAGAS's splitter
     assert "+" not in judge_id(Settings(_env_file=None, llm_provider="openai", llm_model="gpt-4o-mini"))

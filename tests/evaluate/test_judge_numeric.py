@@ -42,6 +42,14 @@ def test_negation_and_name_rules():
     assert unstated_names("The Gulf Coast Board runs it with TWC.", context) == ["Gulf Coast Board"]
     assert unstated_names("The Harris County Board runs CCS services.", context) == ["CCS"]
     assert unstated_names("TWC runs Child Care Services.", context) == []  # every word appears
+    # a name spelled out from an acronym the context states is the context's name (dev: CCDF, SMI) ...
+    acronyms = "The CCDF plan sets limits at 85% of SMI; LH rates apply."
+    assert unstated_names("The Child Care and Development Fund plan is due.", acronyms) == []
+    assert unstated_names("Limits are 85% of State Median Income.", acronyms) == []
+    # ... but not another name with other initials, nor two-letter initials (chance matches)
+    assert unstated_names("The Child Care Workforce Strategic Plan is due.", acronyms) == [
+        "Child Care Workforce Strategic Plan"]
+    assert unstated_names("Licensed Homes rates apply.", acronyms) == ["Licensed Homes"]
 
 
 def test_a_verdict_is_not_reused_for_another_context_with_the_same_evidence():

@@ -33,6 +33,15 @@ def statement_design(settings: Settings, constrained: bool) -> str:
     return settings.judge_statements
 
 
+def context_design(settings: Settings, constrained: bool) -> str:
+    """How LLM context recall and LLM context precision verify: ``settings.judge_context``, where
+    "auto" is probability verdicts whenever faithfulness uses them (the local judge's default) and
+    RAGAS's generated replies otherwise (:mod:`rag_lab.evaluate.judge.probability_context`)."""
+    if settings.judge_context == "auto":
+        return "probability" if nli_design(settings, constrained) == "probability" else "ragas"
+    return settings.judge_context
+
+
 def judge_id(settings: Settings) -> str:
     """The judge's name in manifests and the dry run (``settings`` = the judge's settings); judged
     scores' cache keys use ``llm_identity`` of the built judge and its design (``Scorer.judge_key``)."""
@@ -51,6 +60,7 @@ def judge_id(settings: Settings) -> str:
 
         design = ProbabilityNLIPrompt.version + f"-e{settings.judge_evidence}-n{settings.judge_numbers}"
         design += "-neg" * (settings.judge_negation == "code") + "-names" * (settings.judge_names == "code")
+        design += "-ctx" * (context_design(settings, constrained=settings.llm_provider == "local") == "probability")
     if design != "batch":
         base += "+" + design.replace("_", "-")
     statements = statement_design(settings, constrained=settings.llm_provider == "local")

@@ -8,9 +8,15 @@ are things code can see:
   its evidence passages does → unsupported (the premise states the affirmative, or nothing);
 - ``unstated_names``: a proper name or acronym of the statement has a word (3+ letters) that no
   context contains → unsupported ("Gulf Coast Board" where the contexts only name Harris County).
+  A name whose initials are an acronym the context states ("Child Care and Development Fund" where
+  the context says "CCDF", "State Median Income" for "SMI") is the context's name spelled out: stated.
 
 Chosen on the dev questions by code alone (no model): negation fired on 0 of 11 supported answers
-and 10 of 11 negated ones; names on 2 of 11 supported and 8 of 9 swapped ones.
+and 10 of 11 negated ones; names (without the spelled-out acronyms) on 2 of 11 supported and 8 of 9
+swapped ones — both supported ones were spelled-out acronyms of their contexts.
+With the spelled-out acronyms: names on 0 of 11 supported and 8 of 9 swapped ones; faithfulness on
+dev 0.93 pairwise / AUC 0.91 (swapped_entity 0.89 / 0.90) against 0.90 / 0.85 without the rule, so
+both rules are on by default (``RAG_LAB_JUDGE_NEGATION``, ``RAG_LAB_JUDGE_NAMES``).
 """
 
 from __future__ import annotations
@@ -22,6 +28,9 @@ from rag_lab.evaluate.judge.validation_kinds import acronyms_in, names_in
 _NEGATION = re.compile(r"\b(?:not|no|never|cannot|none|nor|neither)\b|n't\b", re.IGNORECASE)
 _WORD = re.compile(r"[A-Za-z]+")
 _GLUE = frozenset({"and", "the", "for", "of"})
+_ACRONYM_WORD = re.compile(r"\b[A-Z]{2,8}s?\b")
+# Initials shorter than this match too much by chance ("Licensed Homes" = "LH", a rate table's column).
+MIN_INITIALS = 3
 
 
 def negation_mismatch(statement: str, evidence: str) -> bool:
@@ -29,11 +38,21 @@ def negation_mismatch(statement: str, evidence: str) -> bool:
     return bool(_NEGATION.search(statement)) and not _NEGATION.search(evidence)
 
 
+def initials(name: str) -> str:
+    """"Child Care and Development Fund" → "CCDF" (glue words left out)."""
+    return "".join(w[0].upper() for w in _WORD.findall(name) if w.lower() not in _GLUE)
+
+
 def unstated_names(statement: str, context: str) -> list[str]:
-    """The statement's names and acronyms with a word (3+ letters) that ``context`` never contains."""
+    """The statement's names and acronyms with a word (3+ letters) that ``context`` never contains,
+    except a name spelled out from an acronym (``MIN_INITIALS``+ letters) the context states."""
     words = {w.lower() for w in _WORD.findall(context)}
+    context_acronyms = {a.rstrip("s") for a in _ACRONYM_WORD.findall(context)}
     missing = []
     for name in names_in(statement) + acronyms_in(statement):
         if any(w.lower() not in words for w in _WORD.findall(name) if len(w) >= 3 and w.lower() not in _GLUE):
+            spelled_out = initials(name)
+            if " " in name and len(spelled_out) >= MIN_INITIALS and spelled_out in context_acronyms:
+                continue
             missing.append(name)
     return missing

@@ -19,7 +19,7 @@ def _llm(ctx):
 def _metric(class_name: str, **kwargs):
     def build(ctx):
         from rag_lab.evaluate.judge import ConstrainedJudge
-        from rag_lab.evaluate.judge.factory import nli_design, statement_design
+        from rag_lab.evaluate.judge.factory import context_design, nli_design, statement_design
         from rag_lab.evaluate.judge.ragas_legacy import legacy_metric_class
 
         metric = legacy_metric_class(class_name)(llm=_llm(ctx), **kwargs)
@@ -35,11 +35,14 @@ def _metric(class_name: str, **kwargs):
         elif design == "probability":
             from rag_lab.evaluate.judge.probability import use_probability_verdicts, verdict_store
 
-            use_probability_verdicts(metric, evidence=ctx.settings.judge_evidence,
-                                     numbers=ctx.settings.judge_numbers,
-                                     negation=ctx.settings.judge_negation == "code",
-                                     names=ctx.settings.judge_names == "code",
-                                     store=verdict_store(ctx.settings.cache_dir / "judge_verdicts.sqlite"))
+            options = dict(evidence=ctx.settings.judge_evidence, numbers=ctx.settings.judge_numbers,
+                           negation=ctx.settings.judge_negation == "code", names=ctx.settings.judge_names == "code",
+                           store=verdict_store(ctx.settings.cache_dir / "judge_verdicts.sqlite"))
+            use_probability_verdicts(metric, **options)
+            if context_design(ctx.settings, constrained=True) == "probability":
+                from rag_lab.evaluate.judge.probability_context import use_probability_context_verdicts
+
+                use_probability_context_verdicts(metric, **options)
         statements = statement_design(ctx.settings, constrained=isinstance(metric.llm, ConstrainedJudge))
         if statements == "by_sentence":
             from rag_lab.evaluate.judge.by_sentence import use_statements_by_sentence

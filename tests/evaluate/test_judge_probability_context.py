@@ -31,7 +31,7 @@ def test_context_metrics_on_the_real_model_by_probability_verdicts():
     ranks above an unrelated one for precision, and recall falls when only the unrelated one is retrieved."""
     from rag_lab.config import Settings
     from rag_lab.evaluate.judge import build_judge, judge_id
-    from rag_lab.evaluate.scoring import Scorer
+    from rag_lab.evaluate.run.scorer import Scorer
 
     settings = Settings(_env_file=None, llm_provider="local")  # type: ignore[call-arg]
     assert "-ctx" in judge_id(settings)

@@ -49,7 +49,15 @@ MAX_TIED_ROWS: int | None = None
 # Part of cached answers' keys (rag_lab.evaluate.plan.answering): change it with the selection rule.
 # r2: a table is a caption within one chunk (r1 grouped rows by caption over all chunks, so the BCY26 and
 # BCY25 board-rate pages competed as one table and one chunk could keep only its title).
-RULE = f"best rows per table of each chunk; prose >= {PROSE_FLOOR} x best, +-{PROSE_WINDOW} lines; r2"
+
+
+def compression_rule(max_tied_rows: int | None) -> str:
+    """The selection rule as cached answers' keys name it; a tied-rows limit is part of it (None keeps r2's name)."""
+    rule = f"best rows per table of each chunk; prose >= {PROSE_FLOOR} x best, +-{PROSE_WINDOW} lines; r2"
+    return rule if max_tied_rows is None else f"{rule}; tables with > {max_tied_rows} tied best rows dropped"
+
+
+RULE = compression_rule(MAX_TIED_ROWS)
 
 
 @dataclass(frozen=True)

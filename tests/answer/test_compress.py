@@ -142,3 +142,11 @@ def test_a_table_whose_rows_all_tie_can_be_left_out():
     assert select_lines(scores, tables, [0] * 5, 12) == {0, 1, 2, 3}  # the shipped rule: no limit (measured, kept)
     assert select_lines(scores, tables, [0] * 5, 12, max_tied_rows=2) == {3}
     assert select_lines(scores, tables, [0] * 5, 12, max_tied_rows=3) == {0, 1, 2, 3}
+
+
+def test_a_tied_rows_limit_is_part_of_the_cached_answers_rule():
+    # RULE enters the answer cache key: a limit set in MAX_TIED_ROWS must not be served answers compressed without it
+    from rag_lab.answer.compress import MAX_TIED_ROWS, RULE, compression_rule
+
+    assert RULE == compression_rule(MAX_TIED_ROWS)
+    assert compression_rule(None) != compression_rule(3) != compression_rule(5)

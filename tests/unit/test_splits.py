@@ -15,12 +15,18 @@ def _sources(per_doc: dict[str, int]) -> dict[str, str]:
 
 
 def test_a_third_of_every_document_and_deterministic():
-    sources = _sources({"a.pdf": 9, "b.pdf": 6, "c.pdf": 2, "d.pdf": 1})
+    singles = {f"s{i}.pdf": 1 for i in range(6)}  # documents with one question each (BEIR-like)
+    sources = _sources({"a.pdf": 9, "b.pdf": 6, "c.pdf": 2, **singles})
     dev = choose_dev_split(sources, seed=3)
     assert dev == choose_dev_split(sources, seed=3)
     assert dev != choose_dev_split(sources, seed=4)
     per_doc = Counter(sources[i] for i in dev)
-    assert per_doc == {"a.pdf": 3, "b.pdf": 2, "c.pdf": 1}  # d.pdf's single question stays out
+    assert {d: per_doc[d] for d in ("a.pdf", "b.pdf", "c.pdf")} == {"a.pdf": 3, "b.pdf": 2, "c.pdf": 1}
+    drawn_singles = {d for d in per_doc if d in singles}
+    assert len(drawn_singles) == 2  # a third of the six one-question documents, drawn together
+    others = {frozenset(d for d in (sources[i] for i in choose_dev_split(sources, seed=seed)) if d in singles)
+              for seed in range(10)}
+    assert len(others) > 1 and all(len(o) == 2 for o in others)  # which ones is the seed's draw
 
 
 def test_included_ids_count_towards_their_document():

@@ -3,7 +3,7 @@
 Steps (each timed, each reusing the ablation's stages):
 
 1. **split** — the dataset's declared dev split; a dataset without one gets one drawn
-   (:func:`rag_lab.splits.choose_dev_split`: a third of each source document's questions, seeded),
+   (:func:`rag_lab.splits.choose_dev_split`: a third of each source document's questions, a third of the one-question documents drawn together, seeded),
    written into the run folder (``--write-split`` also into the dataset folder) and said so;
 2. **dev grid** — each dev question's legs retrieved once (:func:`~rag_lab.evaluate.ablation.legs.retrieve_legs`),
    every configuration fused from them (:func:`~rag_lab.evaluate.ablation.grid.compute_grid`), scored by
@@ -86,7 +86,8 @@ def dev_ids_for(dataset: Dataset, run_dir: Path, seed: int = 0, write_to_dataset
     sources = {q: max(qrels[q].items(), key=lambda item: (item[1], item[0]))[0] for q in queries if qrels.get(q)}
     ids = choose_dev_split(sources, seed=seed)
     header = (f"Dev split of {dataset.name} drawn by `rag-lab tune` (no dev_split.txt was declared): {len(ids)} of "
-              f"{len(sources)} judged questions, a third of each source document's, seed {seed} (rag_lab.splits).")
+              f"{len(sources)} judged questions, a third of each source document's (of one-question documents: a third of them), "
+              f"seed {seed} (rag_lab.splits).")
     write_dev_split(run_dir, ids, header)
     where = str(drawn_file)
     if write_to_dataset:

@@ -110,11 +110,16 @@ BCY26, BCY25 = "bcy26-board-max-provider-payment-rates-twc.pdf", "bcy25-board-ma
 def alamo_chunks(tmp_path_factory) -> dict[str, NodeWithScore]:
     """The first "Alamo-20" chunk of the BCY26 and of the BCY25 board-rate PDFs, as the ingester makes them."""
     from rag_lab.ingest import chunk_documents, load_folder
+    from rag_lab.ingest.parse_cache import ParseCache
+    from tests.conftest import local_data_dir
 
     folder = tmp_path_factory.mktemp("rates")
     for name in (BCY26, BCY25):
         shutil.copy(RATES / name, folder / name)
-    documents, _ = load_folder(folder)
+    # the ingester's own parse cache (keyed by file hash and parser version), kept across runs: this module
+    # is about compression, and parsing these two table-heavy PDFs takes ~30 s (test_loaders parses uncached)
+    cache = ParseCache(local_data_dir() / "test-cache" / "parsed-test_compress.sqlite")
+    documents, _ = load_folder(folder, parse_cache=cache)
     first: dict[str, NodeWithScore] = {}
     for node in chunk_documents(documents, 500, 0):
         if "Alamo-20 | Provider Type LCCC" in node.get_content():

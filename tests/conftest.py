@@ -135,7 +135,11 @@ SLOW_TESTS = frozenset({
 SPLIT_FILES = frozenset({"tests/report/test_notebooks.py"})
 RAY_GROUP_DIR = "tests/distributed/"
 # Started first, so the longest units do not start last on one worker while the other one idles.
-LONG_FILES = ("tests/evaluate/test_kill_resume.py", "tests/index/test_concurrency.py")
+LONG_FILES = ("tests/evaluate/test_kill_resume.py", "tests/index/test_concurrency.py",
+              # the longest files of `make test-fast` (`--durations`, 2026-11-28): PDF parsing, report runs
+              "tests/ingest/test_rotated.py", "tests/ingest/test_parse_cache.py", "tests/report/test_report_layout.py",
+              "tests/evaluate/test_judged_runs.py", "tests/report/test_html_report.py", "tests/ingest/test_loaders.py",
+              "tests/answer/test_compress.py")
 
 
 def _unit(nodeid: str) -> str:

@@ -41,7 +41,7 @@ $(STAMP): pyproject.toml | $(PY)
 install: $(STAMP)
 
 # The tests cover the optional extras too: tests/distributed start a local Ray instance. The same steps
-# with the extra in one pip run (was: `-e .`, then `-e '.[ray]'` resolving and reinstalling again).
+# with the extra in one install run (was: `-e .`, then `-e '.[ray]'` resolving and reinstalling again).
 TEST_STAMP := $(VENV)/.rag-lab-test-installed
 # The warm-up (one core: numba compiles) runs beside the browser install (apt: network and dpkg).
 $(TEST_STAMP): pyproject.toml | $(PY)

@@ -32,7 +32,7 @@ from rag_lab.index.manifest import IndexManifest
 from rag_lab.index.open import create_writer, generation_exists, generation_name, open_backend, remove_generations
 from rag_lab.index.paths import IndexPaths
 from rag_lab.index.source import BM25_B, BM25_K1, corpus_fingerprint, files_signature, source_path
-from rag_lab.errors import IndexNotReadyError
+from rag_lab.errors import IndexNotReadyError, ProviderError
 from rag_lab.ingest import chunk_documents
 from rag_lab.ingest.loaders import ParseMany
 from rag_lab.ingest.contextual import contextualize, index_text, index_variant, variant_fingerprint
@@ -75,6 +75,21 @@ class BuildExecutor:
     embed_batches: EmbedBatches | None = None
 
 
+def unreachable_embedding_server(exc: BaseException, settings: Settings) -> ProviderError | None:
+    """A ProviderError naming the embedding server when ``exc`` (or what caused it) is a failed
+    connection, else None: one line for the user instead of the HTTP client's traceback."""
+    seen: BaseException | None = exc
+    while seen is not None:
+        if type(seen).__name__ in ("ConnectError", "ConnectTimeout", "APIConnectionError", "APITimeoutError"):
+            where = f" at {settings.embed_base_url}" if settings.embed_base_url else ""
+            hint = ("start that server, or fix RAG_LAB_EMBED_BASE_URL (RAG_LAB_EMBED_PROVIDER=local embeds offline)"
+                    if settings.embed_provider == "openai_compatible" else "check the network and proxy settings")
+            return ProviderError(f"cannot reach the {settings.embed_provider} embedding server{where} "
+                                 f"({type(seen).__name__})", hint)
+        seen = seen.__cause__ or seen.__context__
+    return None
+
+
 def embed_nodes(
     nodes: list[TextNode], settings: Settings, cache: EmbeddingCache, progress: bool = True,
     texts: list[str] | None = None, embed_batches: EmbedBatches | None = None,
@@ -95,7 +110,15 @@ def embed_nodes(
             model = get_embed_model(settings)
 
             def embed_batches(parts: list[list[str]]) -> Iterator[tuple[int, list[list[float]]]]:
-                return ((number, model.get_text_embedding_batch(part)) for number, part in enumerate(parts))
+                for number, part in enumerate(parts):
+                    try:
+                        vectors = model.get_text_embedding_batch(part)
+                    except Exception as exc:
+                        error = unreachable_embedding_server(exc, settings)
+                        if error is None:
+                            raise
+                        raise error from exc
+                    yield number, vectors
         bar = progress_bar(total=len(missing), desc="embedding", unit="chunk", enabled=progress)
         for number, vectors in embed_batches([[by_hash[h] for h in part] for part in batches]):
             part = batches[number]

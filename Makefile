@@ -65,10 +65,12 @@ browser:
 	       "or the browser tests in tests/report fail ('make test-fast' does not need it)"; \
 	fi
 
-# pytest-xdist workers: one per core, in the units tests/conftest.py makes (a test file per worker,
-# tests/distributed together on one: one Ray instance), started longest first.
+# pytest-xdist workers: one more than the 2 cores, in the units tests/conftest.py makes (a test file per
+# worker, tests/distributed together on one: one Ray instance), started longest first. The third worker
+# fills the time the others wait on Ray start-up, notebook kernels and CLI subprocesses: `make test` took
+# 676 s on 3 workers against 752 s on 2, from the same fresh clone (docs/testing.md).
 # PYTEST_WORKERS=0 runs in this process (e.g. for pdb); PYTEST_ARGS adds options (--durations=30, -x, …).
-PYTEST_WORKERS ?= 2
+PYTEST_WORKERS ?= 3
 PYTEST_ARGS ?=
 XDIST := $(if $(filter 0,$(PYTEST_WORKERS)),,-n $(PYTEST_WORKERS))
 

@@ -126,7 +126,7 @@ SLOW_TESTS = frozenset({
 })
 
 
-# `make test` runs on 2 pytest-xdist workers, in the units `pytest_xdist_make_scheduler` below makes: each
+# `make test` runs on 3 pytest-xdist workers (2 cores), in the units `pytest_xdist_make_scheduler` below makes: each
 # test file goes to one worker as a whole (its module fixtures, e.g. an ablation run, are built once),
 # except the files in SPLIT_FILES, whose tests are spread one by one (each is long, the module fixture is
 # cheap), and tests/distributed, one unit on one worker (one Ray instance; two would fight for the 2

@@ -105,8 +105,8 @@ def add_search(sub, common) -> None:
     add_dataset_argument(p, " (ignored by kendra)")
     p.add_argument("query", help="the query, in quotes")
     p.add_argument("--mode", choices=ALL_MODES, default=None,
-                   help="dense (embeddings), bm25, sparse (Qdrant BM25 vectors), fusion (RRF of dense and bm25), "
-                        "hybrid (Qdrant's fused dense + sparse query), kendra (AWS) (default hybrid, or the --config file's mode)")
+                   help="dense (embeddings), bm25, fusion (client-side RRF of dense and bm25), "
+                        "hybrid (Qdrant's fused dense + sparse-vector query), kendra (AWS) (default hybrid, or the --config file's mode)")
     add_retrieval_options(p)
     p.add_argument("--explain", action="store_true", help="show each leg's rank, score and RRF term (fusion, hybrid)")
     add_json_option(p, "the ranked chunks")
@@ -144,7 +144,7 @@ def add_ir(sub, common) -> None:
     p = sub.add_parser("ir", help="IR metrics (ranx) of retrieval modes: BEIR qrels, or document-level relevance from qa.jsonl source files")
     add_dataset_argument(p, " with judgements (BEIR qrels, or qa.jsonl with source_file)")
     p.add_argument("--modes", default="dense,bm25,fusion,hybrid",
-                   help="comma-separated retrieval modes (dense, bm25, sparse, fusion, hybrid) (default dense,bm25,fusion,hybrid)")
+                   help="comma-separated retrieval modes (dense, bm25, fusion, hybrid) (default dense,bm25,fusion,hybrid)")
     add_fusion_options(p)
     p.add_argument("--limit", type=positive_int, default=None, help="N queries spread over the relevant documents (round-robin)")
     from rag_lab.cli.options import add_split_option

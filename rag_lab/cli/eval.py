@@ -167,4 +167,21 @@ def run_eval(args) -> int:
             print(f"dev_split: samples of {dataset.name}'s declared dev split (tuning looked at them; rag_lab.splits) "
                   "are marked \"dev_split\": true in samples.jsonl; leave them out for a held-out number")
     print(f"samples: {out}/<mode>/samples.jsonl; manifest: {out}/manifest.json", file=sys.stderr)
-    return 0
+    return every_sample_failed(run.records)
+
+
+def every_sample_failed(records: dict[str, list[dict]]) -> int:
+    """Exit status of a finished run: 1, with its distinct errors, when not one sample got through (a dead
+    server, a wrong model name: nothing was measured, so a script must not carry on as if it were)."""
+    import sys
+
+    items = [r for mode_records in records.values() for r in mode_records]
+    if not items or not all(r.get("error") for r in items):
+        return 0
+    errors = sorted({str(r["error"]).splitlines()[0] for r in items})
+    print(f"error: every one of the {len(items)} samples failed, so nothing was measured:", file=sys.stderr)
+    for error in errors[:3]:
+        print(f"  {error}", file=sys.stderr)
+    if len(errors) > 3:
+        print(f"  … and {len(errors) - 3} other error(s): see samples.jsonl", file=sys.stderr)
+    return 1

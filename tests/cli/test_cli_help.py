@@ -37,3 +37,16 @@ def test_demo_help_names_every_step():
     text = _commands()["demo"].format_help()
     for step in ("index", "search", "IR table", "answered in every", "ablation grid", "HTML reports"):
         assert step in text, step
+
+
+def test_mode_help_names_exactly_the_modes_the_flag_accepts():
+    import re
+
+    from rag_lab.retrieve import ALL_MODES, INDEX_MODES
+
+    names = set(ALL_MODES) | {"sparse", "agent"}  # "sparse" and "agent" are not modes of these flags
+    for command, flag, accepted in (("search", "--mode", ALL_MODES), ("ir", "--modes", INDEX_MODES)):
+        [action] = [a for a in _commands()[command]._actions if flag in a.option_strings]
+        listed = re.split(r"\(default", action.help)[0]
+        named = {n for n in names if re.search(rf"(^|[ (,]){n}\b(?! leg|-vector)", listed)}
+        assert named == set(accepted), (command, named)

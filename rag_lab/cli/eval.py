@@ -167,10 +167,10 @@ def run_eval(args) -> int:
             print(f"dev_split: samples of {dataset.name}'s declared dev split (tuning looked at them; rag_lab.splits) "
                   "are marked \"dev_split\": true in samples.jsonl; leave them out for a held-out number")
     print(f"samples: {out}/<mode>/samples.jsonl; manifest: {out}/manifest.json", file=sys.stderr)
-    return every_sample_failed(run.records)
+    return exit_status(run.records)
 
 
-def every_sample_failed(records: dict[str, list[dict]]) -> int:
+def exit_status(records: dict[str, list[dict]]) -> int:
     """Exit status of a finished run: 1, with its distinct errors, when not one sample got through (a dead
     server, a wrong model name: nothing was measured, so a script must not carry on as if it were)."""
     import sys

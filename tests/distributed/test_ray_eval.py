@@ -42,6 +42,27 @@ def _table(run):
     return run.summary.sort_values(["mode", "metric"]).reset_index(drop=True), modes.reset_index(drop=True)
 
 
+def _difference(requests, split: int, tmp_path) -> str:
+    """What a failed comparison needs to be understood (CI shows only the tail of pytest's set diff):
+    each run's extra requests, its retried ones and its samples' errors."""
+    runs = {"local": (requests[:split], tmp_path / "local"), "ray": (requests[split:], tmp_path / "ray")}
+    keys = {name: {(r.path, r.model, r.prompt) for r in seen} for name, (seen, _) in runs.items()}
+    lines = []
+    for name, (seen, out) in runs.items():
+        other = keys["ray" if name == "local" else "local"]
+        extra = [r for r in seen if (r.path, r.model, r.prompt) not in other]
+        lines.append(f"{name}: {len(seen)} requests, {sum(r.retry_count > 0 for r in seen)} retries, "
+                     f"{len(extra)} not asked by the other run")
+        lines += [f"  {r.model} retry={r.retry_count}: {r.prompt[:70]!r} … {r.prompt[-300:]!r}" for r in extra]
+        for mode in ("bm25", "dense"):
+            path = out / mode / "samples.jsonl"
+            for line in path.read_text(encoding="utf-8").splitlines() if path.exists() else []:
+                record = json.loads(line)
+                lines.append(f"  {mode} {record['id']}: error={record['error']!r} score_errors="
+                             f"{record['score_errors']!r} contexts={[c.get('doc_id') for c in record['contexts']]}")
+    return "\n".join(lines)
+
+
 def test_eval_on_ray_matches_a_local_run_and_resumes_exactly(local_ray, fake_openai, lab_settings, texas_index,
                                                              tmp_path, monkeypatch):
     fake = fake_openai(reply=judge_or_quote)
@@ -62,7 +83,8 @@ def test_eval_on_ray_matches_a_local_run_and_resumes_exactly(local_ray, fake_ope
     # "as many": two samples with the same prompt — bm25 and dense retrieving the same chunks — race
     # to the answer/judge cache, so such a prompt is asked once or twice, in either run.)
     asked = [(r.path, r.model, r.prompt) for r in fake.requests]
-    assert set(asked[asked_locally:]) == set(asked[:asked_locally])
+    assert set(asked[asked_locally:]) == set(asked[:asked_locally]), _difference(fake.requests, asked_locally,
+                                                                                  tmp_path)
     for mode in ("bm25", "dense"):
         records = _records(out, mode)
         assert len(records) == 4 and all(r["error"] is None for r in records.values())

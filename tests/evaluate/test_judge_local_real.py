@@ -4,8 +4,6 @@ sample through RAGAS's faithfulness (statement split + verdicts), every call sch
 
 from __future__ import annotations
 
-import math
-
 import pytest
 
 from rag_lab.config import Settings
@@ -37,22 +35,6 @@ def right_and_changed(scorer: Scorer, record: dict) -> list[list[dict]]:
     return transcripts
 
 
-def test_local_judge_scores_a_sample_through_ragas_with_every_call_parsed():
-    # RAGAS's own generated path (the default local judge asks probability verdicts: test_judge_probability.py)
-    settings = Settings(_env_file=None, llm_provider="local", judge_nli="grounded")  # type: ignore[call-arg]
-    assert judge_id(settings).startswith("local:Qwen2.5-Coder-1.5B-Instruct-Q4_K_M+constrained-v")
-    llm = build_judge(settings)
-    assert llm.context_window >= 16384 and llm.runtime.n_ctx >= 16384  # RAGAS's prompts fit
-    scorer = Scorer(settings, judge_llm=llm, metrics=["faithfulness"])
-    scores, errors = scorer.score(RECORD)
-    assert errors == {}
-    assert math.isfinite(scores["faithfulness"]) and scores["faithfulness"] == 1.0  # one claim, in the context
-    judges = [scorer._metric(spec).llm for spec in scorer.specs]
-    assert all(isinstance(j, ConstrainedJudge) for j in judges)
-    assert judges[0].stats.calls >= 2 and judges[0].stats.failures == 0  # statements, then verdicts
-    assert judges[0].stats.prompt_tokens > 500  # RAGAS's own prompts (instruction, schema, examples)
-
-
 def test_the_real_grammar_bounds_a_list_the_model_would_run_on(monkeypatch):
     """``maxItems`` reaches llama.cpp's grammar: asked for 30 statements, the 1.5B writes the bound."""
     from ragas.metrics._faithfulness import StatementGeneratorOutput
@@ -68,17 +50,25 @@ def test_the_real_grammar_bounds_a_list_the_model_would_run_on(monkeypatch):
     assert judge.stats.failures == 0
 
 
-def test_grounded_judge_quotes_the_context_and_catches_a_changed_number():
-    """``RAG_LAB_JUDGE_NLI=grounded`` (the local judge's default) on the real model: the quote is the
-    context's passage, the right number is supported and a changed one is not (a judge that calls
-    everything unsupported fails the first half)."""
+def test_grounded_judge_scores_through_ragas_quotes_the_context_and_catches_a_changed_number():
+    """``RAG_LAB_JUDGE_NLI=grounded`` on the real model, through RAGAS's own statement prompt: every
+    call schema-constrained and parsed, the quote is the context's passage, the right number is
+    supported and a changed one is not (a judge that calls everything unsupported fails the first half).
+    (The default local judge asks probability verdicts: test_judge_probability.py.)"""
     settings = Settings(_env_file=None, llm_provider="local", judge_nli="grounded")  # type: ignore[call-arg]
-    scorer = Scorer(settings, judge_llm=build_judge(settings), metrics=["faithfulness"])
+    assert judge_id(settings).startswith("local:Qwen2.5-Coder-1.5B-Instruct-Q4_K_M+constrained-v")
+    llm = build_judge(settings)
+    assert llm.context_window >= 16384 and llm.runtime.n_ctx >= 16384  # RAGAS's prompts fit
+    scorer = Scorer(settings, judge_llm=llm, metrics=["faithfulness"])
     row = "Income eligibility BCY 2026 | Family of 4 | Weekly limit: $1,770 | Annual limit: $92,041"
     record = RECORD | {"contexts": [{"text": row, "filename": "bcy-26-income-eligibility.pdf"}]}
     for transcript in right_and_changed(scorer, record):
         quoted = [v["evidence"] for t in transcript if t["output"] == "GroundedNLIOutput" for v in t["reply"]["statements"]]
         assert quoted and set(quoted) <= {row, "none"}  # the grammar allows nothing else
+    judges = [scorer._metric(spec).llm for spec in scorer.specs]
+    assert all(isinstance(j, ConstrainedJudge) for j in judges)
+    assert judges[0].stats.calls >= 4 and judges[0].stats.failures == 0  # statements, then verdicts, twice
+    assert judges[0].stats.prompt_tokens > 1000  # RAGAS's own prompts (instruction, schema, examples)
 
 
 def test_statements_by_sentence_on_the_real_grammar_split_every_sentence():

@@ -109,9 +109,9 @@ BCY26, BCY25 = "bcy26-board-max-provider-payment-rates-twc.pdf", "bcy25-board-ma
 @pytest.fixture(scope="module")
 def alamo_chunks(tmp_path_factory) -> dict[str, NodeWithScore]:
     """The first "Alamo-20" chunk of the BCY26 and of the BCY25 board-rate PDFs, as the ingester makes them."""
-    from rag_lab.ingest import chunk_documents, load_folder
     import pdfplumber
 
+    from rag_lab.ingest import chunk_documents, load_folder
     from rag_lab.ingest.loaders import PARSER_VERSION
     from rag_lab.ingest.parse_cache import ParseCache, file_hash
     from rag_lab.ingest.tables import page_text

@@ -55,11 +55,9 @@ def _difference(requests, split: int, tmp_path) -> str:
                      f"{len(extra)} not asked by the other run")
         lines += [f"  {r.model} retry={r.retry_count}: {r.prompt[:70]!r} … {r.prompt[-300:]!r}" for r in extra]
         for mode in ("bm25", "dense"):
-            path = out / mode / "samples.jsonl"
-            for line in path.read_text(encoding="utf-8").splitlines() if path.exists() else []:
-                record = json.loads(line)
-                lines.append(f"  {mode} {record['id']}: error={record['error']!r} score_errors="
-                             f"{record['score_errors']!r} contexts={[c.get('doc_id') for c in record['contexts']]}")
+            records = _records(out, mode) if (out / mode / "samples.jsonl").exists() else {}
+            lines += [f"  {mode} {i}: error={r['error']!r} score_errors={r['score_errors']!r} "
+                      f"contexts={[c.get('doc_id') for c in r['contexts']]}" for i, r in records.items()]
     return "\n".join(lines)
 
 

@@ -25,11 +25,13 @@ QUERIES = [
 def test_rrf_equals_ranx():
     from ranx import Run, fuse
 
-    # ids as wide as those rag-lab gives ranx (evaluate/retrieval/ranx_ids.py): the kernels the set-up's
+    from rag_lab.evaluate.retrieval.ranx_ids import fixed_width_ids
+
+    # the ids as rag-lab gives them to ranx (one renaming for both legs): the kernels the set-up's
     # warm-up compiled, not a compile for one-letter ids here
-    a, b, c, d, e = (f"d{i:08d}" for i in range(5))
-    dense = {"q": {a: 0.9, b: 0.8, c: 0.7, d: 0.1}}
-    sparse = {"q": {c: 9.0, e: 5.0, a: 1.0}}
+    legs, _ = fixed_width_ids({"dense": {"a": 0.9, "b": 0.8, "c": 0.7, "d": 0.1},
+                               "sparse": {"c": 9.0, "e": 5.0, "a": 1.0}}, {})
+    dense, sparse = {"q": legs["dense"]}, {"q": legs["sparse"]}
     for k in (1, 10, 60):
         ours = dict(rrf_fuse({"d": sorted(dense["q"], key=dense["q"].get, reverse=True),
                               "s": sorted(sparse["q"], key=sparse["q"].get, reverse=True)}, k=k))

@@ -140,7 +140,10 @@ def recommended_summary(path: str | None) -> str | None:
     lines = [f"recommended configuration ({path}, written by `rag-lab tune {p.get('dataset', 'DATASET')}`):",
              f"  recommended: {config.describe()}",
              f"  default    : {default.describe()}"]
-    if {"metric", "dev_mean", "rest_mean", "rest_default_mean"} <= set(p):
+    if p.get("adopted") is False:
+        lines.append(f"  the default kept: the dev pick {p.get('dev_pick', '')} was not significantly better on the "
+                     f"rest split ({p.get('rest_pick_mean', float('nan')):.4f} vs {p.get('rest_default_mean', float('nan')):.4f})")
+    elif {"metric", "dev_mean", "rest_mean", "rest_default_mean"} <= set(p):
         lines.append(f"  {p['metric']} chosen on {p.get('chosen_on', 'dev')}: {p['dev_mean']:.4f}; confirmed on the rest "
                      f"split: {p['rest_mean']:.4f} vs the default's {p['rest_default_mean']:.4f}"
                      + (f" (paired t p = {p['rest_p_student']:.1e})" if "rest_p_student" in p else ""))

@@ -75,21 +75,6 @@ class BuildExecutor:
     embed_batches: EmbedBatches | None = None
 
 
-def unreachable_embedding_server(exc: BaseException, settings: Settings) -> ProviderError | None:
-    """A ProviderError naming the embedding server when ``exc`` (or what caused it) is a failed
-    connection, else None: one line for the user instead of the HTTP client's traceback."""
-    seen: BaseException | None = exc
-    while seen is not None:
-        if type(seen).__name__ in ("ConnectError", "ConnectTimeout", "APIConnectionError", "APITimeoutError"):
-            where = f" at {settings.embed_base_url}" if settings.embed_base_url else ""
-            hint = ("start that server, or fix RAG_LAB_EMBED_BASE_URL (RAG_LAB_EMBED_PROVIDER=local embeds offline)"
-                    if settings.embed_provider == "openai_compatible" else "check the network and proxy settings")
-            return ProviderError(f"cannot reach the {settings.embed_provider} embedding server{where} "
-                                 f"({type(seen).__name__})", hint)
-        seen = seen.__cause__ or seen.__context__
-    return None
-
-
 def embed_nodes(
     nodes: list[TextNode], settings: Settings, cache: EmbeddingCache, progress: bool = True,
     texts: list[str] | None = None, embed_batches: EmbedBatches | None = None,
@@ -111,14 +96,7 @@ def embed_nodes(
 
             def embed_batches(parts: list[list[str]]) -> Iterator[tuple[int, list[list[float]]]]:
                 for number, part in enumerate(parts):
-                    try:
-                        vectors = model.get_text_embedding_batch(part)
-                    except Exception as exc:
-                        error = unreachable_embedding_server(exc, settings)
-                        if error is None:
-                            raise
-                        raise error from exc
-                    yield number, vectors
+                    yield number, model.get_text_embedding_batch(part)
         bar = progress_bar(total=len(missing), desc="embedding", unit="chunk", enabled=progress)
         for number, vectors in embed_batches([[by_hash[h] for h in part] for part in batches]):
             part = batches[number]

@@ -8,6 +8,7 @@ from functools import lru_cache
 from typing import Any
 
 from llama_index.core.base.embeddings.base import BaseEmbedding
+from pydantic import SecretStr
 
 from rag_lab.config import Settings
 from rag_lab.errors import ConfigError
@@ -44,15 +45,70 @@ def _local_embedding(path: str, batch_size: int) -> BaseEmbedding:
 
 @lru_cache(maxsize=1)
 def _openai_embedding_class() -> type[BaseEmbedding]:
-    from llama_index.core.bridge.pydantic import Field
+    from llama_index.core.bridge.pydantic import Field, PrivateAttr
     from llama_index.embeddings.openai import OpenAIEmbedding
 
-    class SecretSafeOpenAIEmbedding(OpenAIEmbedding):
-        """The stock class shows ``api_key`` in its repr and dumps: hide it from both."""
+    from rag_lab.models.llm._guard import ErrorGuard
+
+    class GuardedOpenAIEmbedding(OpenAIEmbedding):
+        """The stock class, with three changes: ``api_key`` hidden from its repr and dumps; the SDK
+        client the one retry layer (as for the LLMs: LlamaIndex's tenacity layer would multiply the
+        attempts); every request's failure after them turned into one ProviderError by ``_guard``, the
+        LLMs' classifier, wherever the model is used (index build, search, Ray actors, RAGAS)."""
 
         api_key: str = Field(default=None, repr=False, exclude=True, description="OpenAI API key.")
+        _guard: ErrorGuard = PrivateAttr()
 
-    return SecretSafeOpenAIEmbedding
+        def _create_retry_decorator(self):
+            return lambda call: call  # one attempt here; the SDK client retries max_retries times
+
+        def _get_query_embedding(self, query: str) -> list[float]:
+            with self._guard.translating():
+                return super()._get_query_embedding(query)
+
+        async def _aget_query_embedding(self, query: str) -> list[float]:
+            with self._guard.translating():
+                return await super()._aget_query_embedding(query)
+
+        def _get_text_embedding(self, text: str) -> list[float]:
+            with self._guard.translating():
+                return super()._get_text_embedding(text)
+
+        async def _aget_text_embedding(self, text: str) -> list[float]:
+            with self._guard.translating():
+                return await super()._aget_text_embedding(text)
+
+        def _get_text_embeddings(self, texts: list[str]) -> list[list[float]]:
+            with self._guard.translating():
+                return super()._get_text_embeddings(texts)
+
+        async def _aget_text_embeddings(self, texts: list[str]) -> list[list[float]]:
+            with self._guard.translating():
+                return await super()._aget_text_embeddings(texts)
+
+    return GuardedOpenAIEmbedding
+
+
+def _guarded_openai_embedding(settings: Settings, api_key: str, key: SecretStr | None, **fields: Any) -> BaseEmbedding:
+    """An OpenAI(-compatible) embedding model whose failures name the server and what to fix; ``key``
+    (the secret behind ``api_key``) is scrubbed from their messages."""
+    from rag_lab.models.llm._guard import ErrorGuard
+    from rag_lab.models.llm._openai_sdk import make_classifier
+
+    if settings.embed_provider == "openai_compatible":
+        key_env, where = "RAG_LAB_EMBED_API_KEY", settings.embed_base_url or ""
+        server_hint = ("start that server, or fix RAG_LAB_EMBED_BASE_URL "
+                       "(RAG_LAB_EMBED_PROVIDER=local embeds offline)")
+    else:
+        key_env, where = "OPENAI_API_KEY", ""
+        server_hint = "check the network and proxy settings (RAG_LAB_EMBED_PROVIDER=local embeds offline)"
+    model = _openai_embedding_class()(
+        api_key=api_key, timeout=settings.request_timeout,
+        max_retries=settings.max_retries, embed_batch_size=settings.embed_batch_size, **fields)
+    classify = make_classifier(key_env, server_hint=server_hint, model_hint="check RAG_LAB_EMBED_MODEL")
+    model._guard = ErrorGuard(f"{settings.embed_provider} embedding", settings.embed_model_name,
+                              settings.max_retries + 1, classify, (key,) if key is not None else (), endpoint=where)
+    return model
 
 
 def get_embed_model(settings: Settings, *, http_client: Any = None, bedrock_client: Any = None) -> BaseEmbedding:
@@ -64,30 +120,18 @@ def get_embed_model(settings: Settings, *, http_client: Any = None, bedrock_clie
     if provider == "openai":
         if settings.openai_api_key is None:
             raise ConfigError("OpenAI embeddings need an API key", "set OPENAI_API_KEY")
-        return _openai_embedding_class()(
-            model=settings.embed_model_name,
-            api_key=settings.openai_api_key.get_secret_value(),
-            timeout=settings.request_timeout,
-            max_retries=settings.max_retries,
-            embed_batch_size=settings.embed_batch_size,
-            http_client=http_client,
-        )
+        return _guarded_openai_embedding(settings, settings.openai_api_key.get_secret_value(), settings.openai_api_key,
+                                         model=settings.embed_model_name, http_client=http_client)
     if provider == "openai_compatible":
         if not settings.embed_base_url:
             raise ConfigError("openai_compatible embeddings need the server's address",
                               "set RAG_LAB_EMBED_BASE_URL, e.g. http://127.0.0.1:8000/v1")
-        key = settings.embed_api_key.get_secret_value() if settings.embed_api_key is not None else ""
         # What llama-index-embeddings-openai-like's OpenAILikeEmbedding does (a model name passed
         # through, another base URL); that package pins llama-index-embeddings-openai < 0.7.
-        return _openai_embedding_class()(
-            model_name=settings.embed_model_name,
-            api_base=settings.embed_base_url,
-            api_key=key.strip() or "not-needed",
-            timeout=settings.request_timeout,
-            max_retries=settings.max_retries,
-            embed_batch_size=settings.embed_batch_size,
-            http_client=http_client,
-        )
+        key = settings.embed_api_key.get_secret_value() if settings.embed_api_key is not None else ""
+        return _guarded_openai_embedding(settings, key.strip() or "not-needed", settings.embed_api_key,
+                                         model_name=settings.embed_model_name, api_base=settings.embed_base_url,
+                                         http_client=http_client)
     if provider == "bedrock":
         if not settings.aws_region:
             raise ConfigError("Bedrock embeddings need an AWS region", "set AWS_REGION (and AWS credentials)")

@@ -21,3 +21,12 @@ def test_the_summary_shows_both_settings_and_the_confirmed_numbers(tmp_path):
     # the shipped file: the demo's default --config, with its provenance
     shipped = recommended_summary(str(RECOMMENDED))
     assert shipped is not None and "confirmed on the rest split" in shipped
+
+
+def test_an_unconfirmed_pick_is_shown_as_the_default_kept(tmp_path):
+    path = write_tuned_config(tmp_path / "r.toml", TunedConfig(
+        "hybrid", 60, 100, 1.0, 1.0, 0, 10, provenance={"dataset": "scifact", "metric": "ndcg@10", "adopted": False,
+                                                        "dev_pick": "hybrid|k=60|p=10|w=1:1|top=10",
+                                                        "rest_pick_mean": 0.7097, "rest_default_mean": 0.7095}))
+    lines = recommended_summary(str(path)).splitlines()
+    assert "the default kept" in lines[3] and "hybrid|k=60|p=10" in lines[3] and "0.7097 vs 0.7095" in lines[3]

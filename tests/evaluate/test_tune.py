@@ -74,16 +74,20 @@ def test_the_config_file_reproduces_the_confirmed_number_live(result, texas, lab
     from rag_lab.splits import read_id_file
 
     config = read_tuned_config(result.config_path)
-    chosen = result.selection.chosen.config
-    assert (config.mode, config.rrf_k, config.prefetch, config.max_per_doc, config.top_k) == \
-        (chosen.mode, chosen.k, chosen.prefetch, chosen.max_per_doc, chosen.top_k)
-    assert config.provenance["metric"] == "chunk_hit@5"
+    # the dev pick when the rest confirmed it, else its mode's default (this small corpus: not confirmed)
+    confirmed = result.confirmation.significant
+    written = result.selection.chosen.config if confirmed else result.confirmation.against.config
+    assert config.provenance["adopted"] is confirmed and config.provenance["metric"] == "chunk_hit@5"
+    assert (config.mode, config.rrf_k, config.prefetch, config.max_per_doc) == \
+        (written.mode, written.k, written.prefetch, written.max_per_doc)
     dev = read_id_file(result.run_dir / "dev_split.txt")
     queries, qrels = texas.judged_queries()
     rest = {q: t for q, t in queries.items() if q not in dev}
     live = run_mode(config.mode, texas, lab_settings, rest, config.retrieval_params(), progress=False, resume=False)
+    confirmed_mean = (result.confirmation.chosen if confirmed else result.confirmation.against).mean
     assert statistics.fmean(chunk_hits(live.chunk_docs, qrels, k=min(5, config.top_k)).values()) == \
-        pytest.approx(result.confirmation.chosen.mean)
+        pytest.approx(confirmed_mean)
+    assert config.provenance["rest_mean"] == pytest.approx(confirmed_mean, abs=5e-5)  # rounded to 4 places
     report = json.loads((result.run_dir / "tune.json").read_text())
     assert report["confirmation"]["chosen"]["mean"] == pytest.approx(result.confirmation.chosen.mean)
 

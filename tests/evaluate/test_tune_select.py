@@ -96,3 +96,36 @@ def test_a_lower_mean_is_worse_only_when_the_paired_test_says_so():
     assert confirmation_verdict(conf(0.01, 0.4)) == "NOT significantly better"
     assert confirmation_verdict(conf(-0.005, 0.49)) == "not significantly different (lower mean)"
     assert confirmation_verdict(conf(-0.05, 1e-7)) == "significantly WORSE"
+
+
+def _confirmation(pick: Config, default: Config, pick_hits: int, default_hits: int, n: int = 40):
+    from rag_lab.evaluate.statistics.significance import paired_p_value
+    from rag_lab.evaluate.tune.confirm import Confirmation, Scored
+
+    picked, control = Scored(pick, hits(pick_hits, n), (0.0, 1.0)), Scored(default, hits(default_hits, n), (0.0, 1.0))
+    diff = picked.scores - control.scores
+    return Confirmation("chunk_hit@5", n, picked, control, [control], float(diff.mean()), (0.0, 0.0),
+                        paired_p_value(control.scores, picked.scores, "student"), 1.0)
+
+
+def test_a_confirmed_pick_is_written_and_an_unconfirmed_one_gives_way_to_the_default():
+    from rag_lab.evaluate.tune.run import recommendation
+
+    pick = Config("hybrid", 5, 25, 1.0, 1.0, 5, 1)
+    default = Config("hybrid", 60, 100, 1.0, 1.0, 10)
+    selection = select_one_se([Candidate(pick, hits(37))], default)
+
+    confirmed = _confirmation(pick, default, 36, 24)  # 12 more questions hit, none fewer: p ≈ 1e-4
+    assert confirmed.significant
+    written = recommendation(selection, confirmed, "chunk_hit@5", "d", 40)
+    assert (written.mode, written.rrf_k, written.prefetch, written.max_per_doc, written.top_k) == ("hybrid", 5, 25, 1, 5)
+    assert written.provenance["adopted"] is True and written.provenance["rest_mean"] == pytest.approx(0.9)
+
+    unconfirmed = _confirmation(pick, default, 25, 24)  # one question more: no evidence
+    assert not unconfirmed.significant
+    kept = recommendation(selection, unconfirmed, "chunk_hit@5", "d", 40)
+    assert (kept.mode, kept.rrf_k, kept.prefetch, kept.max_per_doc, kept.num_queries) == ("hybrid", 60, 100, 0, 1)
+    assert kept.top_k == 7  # the generator's default context (ask --top-n)
+    assert kept.provenance["adopted"] is False and kept.provenance["dev_pick"] == pick.id
+    assert kept.provenance["rest_mean"] == pytest.approx(0.6) and kept.provenance["rest_pick_mean"] == pytest.approx(0.625)
+    assert recommendation(selection, unconfirmed, "ndcg@10", "d", 40).top_k == 10  # the list nDCG@10 reads

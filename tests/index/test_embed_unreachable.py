@@ -1,5 +1,5 @@
-"""An embedding server that does not answer: `index` says which server and what to do, in one line
-(was: httpx's and openai's ~100-line traceback, exit 1). The real openai SDK against a closed port."""
+"""An embedding server that does not answer: `index` and a query say which server and what to do, in
+one line (was: httpx's and openai's ~100-line traceback, exit 1). The real openai SDK against a closed port."""
 
 from __future__ import annotations
 
@@ -27,8 +27,19 @@ def test_an_unreachable_embedding_server_is_named_with_a_hint(tmp_path):
     corpus = write_folder_dataset(tmp_path / "pets", {"cat.txt": "A cat is a pet.\n"})
     with pytest.raises(ProviderError) as caught:
         build_index(resolve_dataset(corpus), settings, progress=False)
-    assert f"cannot reach the openai_compatible embedding server at {url}" in str(caught.value)
+    assert (f"openai_compatible embedding model 'bge-small': could not reach the API at {url}/embeddings "
+            "after 1 attempt(s)") in str(caught.value)
     assert "RAG_LAB_EMBED_BASE_URL" in caught.value.hint
+
+
+def test_a_query_embedding_fails_the_same_way(tmp_path):
+    from rag_lab.models import get_embed_model
+
+    url = f"http://127.0.0.1:{closed_port()}/v1"
+    settings = load_settings(data_dir=tmp_path / "data", embed_provider="openai_compatible", embed_base_url=url,
+                             embed_model="bge-small", max_retries=0)
+    with pytest.raises(ProviderError, match=f"could not reach the API at {url}/embeddings"):
+        get_embed_model(settings).get_query_embedding("is a cat a pet?")
 
 
 def test_the_cli_prints_it_as_one_error_line(tmp_path, monkeypatch, capsys):
@@ -48,4 +59,4 @@ def test_the_cli_prints_it_as_one_error_line(tmp_path, monkeypatch, capsys):
         get_settings.cache_clear()
     err = capsys.readouterr().err
     assert code == 2 and "Traceback" not in err
-    assert f"error: cannot reach the openai_compatible embedding server at {url}" in err
+    assert f"error: openai_compatible embedding model 'bge-small': could not reach the API at {url}" in err

@@ -21,12 +21,15 @@ def render_tune(result) -> str:
              "",
              f"confirmation (rest, {conf.n} questions never seen by the selection; {conf.metric}, 95 % bootstrap CI):"]
     for scored in (conf.chosen, *conf.defaults):
-        label = "recommended" if scored is conf.chosen else f"default {scored.config.mode}"
+        label = "dev pick" if scored is conf.chosen else f"default {scored.config.mode}"
         lines.append(f"  {label:<16} {scored.mean:.4f} [{scored.ci[0]:.4f}, {scored.ci[1]:.4f}]  {scored.config.id}")
     verdict = confirmation_verdict(conf)
     lines.append(f"  Δ vs default {conf.against.config.mode}: {conf.delta:+.4f} [{conf.delta_ci[0]:+.4f}, "
                  f"{conf.delta_ci[1]:+.4f}]; paired Student's t p = {conf.p_student:.3g} (Wilcoxon p = "
                  f"{conf.p_wilcoxon:.3g}): {verdict} at α = {conf.alpha}")
+    lines.append(f"  recommendation: the dev pick, confirmed — {result.config.describe()}" if conf.significant else
+                 f"  recommendation: KEEP THE DEFAULT — {result.config.describe()}: the dev pick was not significantly "
+                 "better on the rest split, and an unconfirmed change is not recommended")
     if result.rewrites:
         r = result.rewrites
         lines += ["", f"query rewrites (num_queries={r['num_queries']}, QueryFusionRetriever's generation; "

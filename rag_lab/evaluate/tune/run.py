@@ -14,7 +14,8 @@ Steps (each timed, each reusing the ablation's stages):
    and bootstrap CIs;
 5. **answers** (optional) — the chosen, the best and the default configurations answered on dev
    questions (:func:`~rag_lab.evaluate.ablation.answers.generate_answers`), key-fact recall/precision;
-6. **write** — the chosen configuration as TOML (:mod:`rag_lab.retrieve.tuned_config`) and ``tune.json``.
+6. **write** — the chosen configuration as TOML (:mod:`rag_lab.retrieve.tuned_config`) and ``tune.json``,
+   when the rest confirmed it; else the chosen mode's default, said so (:func:`recommendation`).
 
 Retrieval cost: the legs of every question once (dev + rest = all), i.e. one ``ablate`` pass's retrieval.
 """
@@ -188,24 +189,42 @@ def tune(dataset: Dataset, settings: Settings, out_dir: Path | str, spec: GridSp
                                                   qrels, out / "dev", answers, answer_top, llm, concurrency,
                                                   progress, say, timing)
 
-    config = TunedConfig(mode=chosen.mode, rrf_k=chosen.k, prefetch=chosen.prefetch, dense_weight=chosen.dense_weight,
-                         sparse_weight=chosen.sparse_weight, max_per_doc=chosen.max_per_doc, top_k=chosen.top_k,
-                         num_queries=selection.chosen.num_queries,
-                         provenance={"dataset": dataset.name, "metric": metric, "chosen_on": f"dev ({len(dev_queries)} questions)",
-                                     "dev_mean": round(selection.chosen.mean, 4),
-                                     "rest_mean": round(confirmation.chosen.mean, 4),
-                                     "rest_default_mean": round(confirmation.against.mean, 4),
-                                     "rest_p_student": confirmation.p_student, "grid_config": chosen.id})
+    config = recommendation(selection, confirmation, metric, dataset.name, len(dev_queries))
     path = Path(config_path) if config_path else out / CONFIG_FILE
     header = (f"rag-lab tune {dataset.name}: {config.describe()}\n"
-              f"chosen on the dev split by {metric} (one-standard-error rule, ties to the cheaper), confirmed on the rest.\n"
-              f"Use it: rag-lab search|ir|ask|eval {dataset.name} --config {path}")
+              + (f"chosen on the dev split by {metric} (one-standard-error rule, ties to the cheaper), confirmed on the rest.\n"
+                 if confirmation.significant else
+                 f"the default, kept: the dev pick ({chosen.id}) was not significantly better on the rest split.\n")
+              + f"Use it: rag-lab search|ir|ask|eval {dataset.name} --config {path}")
     write_tuned_config(path, config, header)
     result = TuneResult(dataset.name, metric, split_note, len(dev_queries), len(rest_queries), selection,
                         confirmation, config, path, out, timing, answer_frame, answer_cost, rewrites,
                         split_declared=bool(dataset.dev_split))
     (out / REPORT_FILE).write_text(json.dumps(result.to_dict(), indent=2, default=str, ensure_ascii=False))
     return result
+
+
+def recommendation(selection: Selection, confirmation: Confirmation, metric: str, dataset: str,
+                   n_dev: int) -> TunedConfig:
+    """What tune writes: the dev pick when the rest split confirms it (significantly better than its
+    mode's default by the paired test), else that default — an unconfirmed change is not
+    recommended (SciFact: every setting within noise of the default). The default's top-k is the
+    lab's: the generator's 7 chunks (``ask``), or the 10 results nDCG@10 reads."""
+    from rag_lab.answer.rerank import DEFAULT_TOP_N
+
+    chosen, adopted = selection.chosen.config, confirmation.significant
+    default_top_k = NDCG_CUTOFF if metric == NDCG10 else DEFAULT_TOP_N
+    written = chosen if adopted else replace(confirmation.against.config, top_k=default_top_k)
+    written_mean = confirmation.chosen.mean if adopted else confirmation.against.mean
+    provenance = {"dataset": dataset, "metric": metric, "chosen_on": f"dev ({n_dev} questions)",
+                  "adopted": adopted, "dev_pick": chosen.id, "dev_mean": round(selection.chosen.mean, 4),
+                  "rest_pick_mean": round(confirmation.chosen.mean, 4), "rest_mean": round(written_mean, 4),
+                  "rest_default_mean": round(confirmation.against.mean, 4),
+                  "rest_p_student": confirmation.p_student, "grid_config": written.id}
+    return TunedConfig(mode=written.mode, rrf_k=written.k, prefetch=written.prefetch,
+                       dense_weight=written.dense_weight, sparse_weight=written.sparse_weight,
+                       max_per_doc=written.max_per_doc, top_k=written.top_k,
+                       num_queries=selection.chosen.num_queries if adopted else 1, provenance=provenance)
 
 
 def ranking_top_k(spec: GridSpec, metric: str, say=lambda message: None) -> GridSpec:

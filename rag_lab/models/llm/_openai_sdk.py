@@ -135,8 +135,14 @@ def _server(exc: BaseException) -> str:
     return f" at {url.copy_with(query=None)}"
 
 
-def make_classifier(key_env: str) -> Classifier:
-    """Map openai SDK errors (after its retries) to ProviderError; hints name ``key_env``."""
+LLM_SERVER_HINT = "check the network / proxy settings, and that the server runs (RAG_LAB_LLM_BASE_URL / OPENAI_BASE_URL)"
+LLM_MODEL_HINT = "check RAG_LAB_LLM_MODEL / RAG_LAB_AGENT_MODEL (and OPENAI_BASE_URL)"
+
+
+def make_classifier(key_env: str, *, server_hint: str = LLM_SERVER_HINT, model_hint: str = LLM_MODEL_HINT) -> Classifier:
+    """Map openai SDK errors (after its retries) to ProviderError; hints name ``key_env``, and what to
+    check when the server cannot be reached (``server_hint``) or the model is unknown (``model_hint``):
+    the LLMs' settings by default, the embeddings' for ``models.embeddings``."""
 
     def classify(exc: BaseException, guard: ErrorGuard) -> ProviderError | None:
         import openai
@@ -145,8 +151,7 @@ def make_classifier(key_env: str) -> Classifier:
         if isinstance(exc, openai.APITimeoutError):
             return guard.error(f"request timed out {tries}", "raise RAG_LAB_REQUEST_TIMEOUT or try again later", exc)
         if isinstance(exc, openai.APIConnectionError):
-            return guard.error(f"could not reach the API{_server(exc)} {tries}", "check the network / proxy settings, "
-                               "and that the server runs (RAG_LAB_LLM_BASE_URL / OPENAI_BASE_URL)", exc)
+            return guard.error(f"could not reach the API{_server(exc)} {tries}", server_hint, exc)
         if isinstance(exc, openai.APIResponseValidationError):
             return guard.error("malformed response body", "the API returned something unexpected; try again "
                                "or report it", exc)
@@ -160,8 +165,7 @@ def make_classifier(key_env: str) -> Classifier:
             return guard.error(f"authentication failed (HTTP {exc.status_code})", f"check {key_env}", exc,
                                ProviderAccessError)
         if isinstance(exc, openai.NotFoundError):
-            return guard.error("model or endpoint not found (HTTP 404)", "check RAG_LAB_LLM_MODEL / "
-                               "RAG_LAB_AGENT_MODEL (and OPENAI_BASE_URL)", exc, ProviderAccessError)
+            return guard.error("model or endpoint not found (HTTP 404)", model_hint, exc, ProviderAccessError)
         if isinstance(exc, openai.APIStatusError):
             if exc.status_code >= 500:
                 return guard.error(f"server error (HTTP {exc.status_code}) {tries}", "the provider is failing; "

@@ -12,7 +12,7 @@ def add_tune(sub, common) -> None:
     # the grid's defaults are TUNE_SPEC's (rag_lab.evaluate.tune.run), filled in when the command runs:
     # --help must not import the evaluation stack
     p = sub.add_parser("tune", help="choose a retrieval configuration on the dev split, confirm it on the rest, "
-                                    "write it as a --config file")
+                                    "write it as a --config file (the default when the rest does not confirm it)")
     p.add_argument("dataset", help="a name under datasets/ or a folder path")
     p.add_argument("--metric", choices=("chunk_hit@5", "ndcg@10"), default=None,
                    help="selection metric (default chunk_hit@5 for Q&A datasets: the source document among the "
@@ -25,7 +25,8 @@ def add_tune(sub, common) -> None:
     p.add_argument("--max-per-doc", default=None, help="per-document caps in the top-k, 0 = no cap (default 0,1,2)")
     p.add_argument("--out", default=None, help="run folder (default runs/tune-<dataset>); reruns reuse its leg caches")
     p.add_argument("--config-out", default=None, metavar="FILE",
-                   help="where the recommended configuration goes (default <run folder>/recommended.toml)")
+                   help="where the recommended configuration goes (default <run folder>/recommended.toml): the dev "
+                        "pick when the rest split confirms it, else its mode's default")
     p.add_argument("--answers", type=int, default=0, metavar="N",
                    help="also answer N dev questions with the chosen, the best and the default configurations "
                         "(key-fact recall/precision; slow with the local model: its cost is printed first; default 0 = off)")

@@ -18,6 +18,7 @@ import numpy as np
 
 from rag_lab.config import Settings
 from rag_lab.distributed.cluster import RayCluster, import_ray
+from rag_lab.errors import RagLabError
 from rag_lab.index.build import BuildExecutor
 from rag_lab.ingest.loaders import ParseResult
 
@@ -85,6 +86,12 @@ def ray_executor(cluster: RayCluster, settings: Settings) -> Iterator[BuildExecu
         try:  # an idle actor takes the next batch; results come back as they finish
             yield from ActorPool(actors).map_unordered(lambda actor, item: actor.embed.remote(*item),
                                                        list(enumerate(batches)))
+        except import_ray().exceptions.RayTaskError as exc:
+            # the actor's ProviderError ("cannot reach the embedding server …") is the user's one line,
+            # not the remote traceback Ray wraps it in
+            if isinstance(exc.cause, RagLabError):
+                raise exc.cause from None
+            raise
         finally:
             for actor in actors:
                 import_ray().kill(actor)

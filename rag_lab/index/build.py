@@ -32,7 +32,7 @@ from rag_lab.index.manifest import IndexManifest
 from rag_lab.index.open import create_writer, generation_exists, generation_name, open_backend, remove_generations
 from rag_lab.index.paths import IndexPaths
 from rag_lab.index.source import BM25_B, BM25_K1, corpus_fingerprint, files_signature, source_path
-from rag_lab.errors import IndexNotReadyError, ProviderError
+from rag_lab.errors import IndexNotReadyError
 from rag_lab.ingest import chunk_documents
 from rag_lab.ingest.loaders import ParseMany
 from rag_lab.ingest.contextual import contextualize, index_text, index_variant, variant_fingerprint

@@ -98,3 +98,21 @@ def test_index_cli_connects_to_a_ray_address_or_starts_its_own_instance(local_ra
 def test_ray_workers_needs_ray(lab_cli):
     code, _, err = lab_cli("index", "texas_childcare", "--ray-workers", "2")
     assert code != 0 and "--ray-workers needs --ray" in err
+
+
+def test_an_unreachable_embedding_server_on_ray_is_the_actors_one_line_error(local_ray, tmp_path):
+    from rag_lab.errors import ProviderError
+    from tests.index.test_embed_unreachable import closed_port
+
+    url = f"http://127.0.0.1:{closed_port()}/v1"
+    settings = load_settings(data_dir=tmp_path / "data", embed_provider="openai_compatible", embed_base_url=url,
+                             embed_model="bge-small", max_retries=0)
+    corpus = write_folder_dataset(tmp_path / "pets", {"cat.txt": "A cat is a pet.\n"})
+    try:
+        run_within(BOUND, build_index, resolve_dataset(corpus), settings, progress=False,
+                   executor=ray_executor(RayCluster(workers=1), settings))
+    except ProviderError as exc:  # the actor's own error, not Ray's wrapper with the remote traceback
+        assert type(exc) is ProviderError and "Traceback" not in str(exc)
+        assert f"could not reach the API at {url}/embeddings" in str(exc) and "RAG_LAB_EMBED_BASE_URL" in exc.hint
+    else:
+        raise AssertionError("the build did not fail")

@@ -88,6 +88,11 @@ def test_the_config_file_reproduces_the_confirmed_number_live(result, texas, lab
     assert statistics.fmean(chunk_hits(live.chunk_docs, qrels, k=min(5, config.top_k)).values()) == \
         pytest.approx(confirmed_mean)
     assert config.provenance["rest_mean"] == pytest.approx(confirmed_mean, abs=5e-5)  # rounded to 4 places
+    from rag_lab.evaluate.tune.report import render_tune
+
+    printed = render_tune(result)
+    assert "dev pick " in printed and ("recommendation: the dev pick, confirmed" if confirmed
+                                       else "recommendation: KEEP THE DEFAULT") in printed
     report = json.loads((result.run_dir / "tune.json").read_text())
     assert report["confirmation"]["chosen"]["mean"] == pytest.approx(result.confirmation.chosen.mean)
 

@@ -12,9 +12,9 @@ from botocore.response import StreamingBody
 from botocore.stub import Stubber
 
 from rag_lab.config import load_settings
-from rag_lab.errors import ConfigError
-from rag_lab.models.llm._guard import ProviderAccessError
+from rag_lab.errors import ConfigError, ProviderError
 from rag_lab.models import embed_model_id, get_embed_model
+from rag_lab.models.llm._guard import ProviderAccessError
 
 
 def test_local_model_is_the_default_and_embeds_offline():
@@ -48,23 +48,31 @@ def test_openai_embeddings_over_http(monkeypatch):
     assert "sk-test-EMBED" not in json.dumps(model.to_dict(), default=str)
 
 
-def test_a_refused_key_is_one_provider_error_and_the_sdk_is_the_one_retry_layer():
-    calls = []
-
+def test_a_refused_key_is_one_provider_error_without_its_secret():
     def handler(request: httpx.Request) -> httpx.Response:
-        calls.append(request)
-        if len(calls) == 1:  # a server error is retried by the SDK …
-            return httpx.Response(503, json={"error": {"message": "busy"}})
-        return httpx.Response(401, json={"error": {"message": "bad key sk-test-EMBED"}})  # … a refused key is not
+        return httpx.Response(401, json={"error": {"message": "bad key sk-test-EMBED"}})
 
     settings = load_settings(_env_file=None, embed_provider="openai", openai_api_key="sk-test-EMBED", max_retries=2)
     model = get_embed_model(settings, http_client=httpx.Client(transport=httpx.MockTransport(handler)))
     with pytest.raises(ProviderAccessError) as caught:
         model.get_query_embedding("parent share of cost")
-    assert len(calls) == 2  # LlamaIndex's own retry loop (tenacity, max_retries attempts) adds none
     assert "openai embedding model 'text-embedding-3-small': authentication failed (HTTP 401)" in str(caught.value)
     assert caught.value.hint == "check OPENAI_API_KEY"
     assert "sk-test-EMBED" not in str(caught.value)
+
+
+def test_the_sdk_is_the_one_retry_layer():
+    calls = []
+
+    def handler(request: httpx.Request) -> httpx.Response:
+        calls.append(request)
+        return httpx.Response(503, json={"error": {"message": "busy"}}, headers={"retry-after-ms": "1"})
+
+    settings = load_settings(_env_file=None, embed_provider="openai", openai_api_key="sk-test", max_retries=2)
+    model = get_embed_model(settings, http_client=httpx.Client(transport=httpx.MockTransport(handler)))
+    with pytest.raises(ProviderError, match=r"server error \(HTTP 503\) after 3 attempt\(s\)"):
+        model.get_text_embedding_batch(["a", "b"])
+    assert len(calls) == 3  # 1 + max_retries by the SDK; LlamaIndex's tenacity loop around it made that 2 × 3
 
 
 def test_openai_embeddings_need_a_key():

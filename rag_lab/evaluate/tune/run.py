@@ -209,7 +209,9 @@ def recommendation(selection: Selection, confirmation: Confirmation, metric: str
     """What tune writes: the dev pick when the rest split confirms it (significantly better than its
     mode's default by the paired test), else that default — an unconfirmed change is not
     recommended (SciFact: every setting within noise of the default). The default's top-k is the
-    lab's: the generator's 7 chunks (``ask``), or the 10 results nDCG@10 reads."""
+    lab's: the generator's 7 chunks (``ask``), or the 10 results nDCG@10 reads; its rest mean, measured
+    at the grid's largest top-k, is the written file's for chunk_hit@5 and nDCG@10 as long as that
+    top-k reaches 5 (resp. 10), which the default grid's does."""
     from rag_lab.answer.rerank import DEFAULT_TOP_N
 
     chosen, adopted = selection.chosen.config, confirmation.significant
@@ -220,7 +222,9 @@ def recommendation(selection: Selection, confirmation: Confirmation, metric: str
                   "adopted": adopted, "dev_pick": chosen.id, "dev_mean": round(selection.chosen.mean, 4),
                   "rest_pick_mean": round(confirmation.chosen.mean, 4), "rest_mean": round(written_mean, 4),
                   "rest_default_mean": round(confirmation.against.mean, 4),
-                  "rest_p_student": confirmation.p_student, "grid_config": written.id}
+                  "rest_p_student": confirmation.p_student,
+                  # the configuration the rest mean was measured with (the default: at the grid's largest top-k)
+                  "grid_config": (chosen if adopted else confirmation.against.config).id}
     return TunedConfig(mode=written.mode, rrf_k=written.k, prefetch=written.prefetch,
                        dense_weight=written.dense_weight, sparse_weight=written.sparse_weight,
                        max_per_doc=written.max_per_doc, top_k=written.top_k,

@@ -4,7 +4,6 @@
 from __future__ import annotations
 
 import os
-from contextlib import nullcontext
 from functools import lru_cache
 from typing import Any
 
@@ -49,48 +48,19 @@ def _openai_embedding_class() -> type[BaseEmbedding]:
     from llama_index.core.bridge.pydantic import Field, PrivateAttr
     from llama_index.embeddings.openai import OpenAIEmbedding
 
-    from rag_lab.models.llm._guard import ErrorGuard
+    from rag_lab.models.llm._guard import ErrorGuard, GuardedEmbeddingMixin
 
-    class GuardedOpenAIEmbedding(OpenAIEmbedding):
+    class GuardedOpenAIEmbedding(GuardedEmbeddingMixin, OpenAIEmbedding):
         """The stock class, with three changes: ``api_key`` hidden from its repr and dumps; the SDK
         client the one retry layer (as for the LLMs: LlamaIndex's tenacity layer would multiply the
         attempts); every request's failure after them turned into one ProviderError by ``_guard``, the
         LLMs' classifier, wherever the model is used (index build, search, Ray actors, RAGAS)."""
 
         api_key: str = Field(default=None, repr=False, exclude=True, description="OpenAI API key.")
-        # None after a pickle round trip (LlamaIndex drops what cannot be pickled: the classifier is a
-        # closure); the SDK's own errors then pass through untranslated instead of an AttributeError.
         _guard: ErrorGuard | None = PrivateAttr(default=None)
-
-        def _translating(self):
-            return self._guard.translating() if self._guard is not None else nullcontext()
 
         def _create_retry_decorator(self):
             return lambda call: call  # one attempt here; the SDK client retries max_retries times
-
-        def _get_query_embedding(self, query: str) -> list[float]:
-            with self._translating():
-                return super()._get_query_embedding(query)
-
-        async def _aget_query_embedding(self, query: str) -> list[float]:
-            with self._translating():
-                return await super()._aget_query_embedding(query)
-
-        def _get_text_embedding(self, text: str) -> list[float]:
-            with self._translating():
-                return super()._get_text_embedding(text)
-
-        async def _aget_text_embedding(self, text: str) -> list[float]:
-            with self._translating():
-                return await super()._aget_text_embedding(text)
-
-        def _get_text_embeddings(self, texts: list[str]) -> list[list[float]]:
-            with self._translating():
-                return super()._get_text_embeddings(texts)
-
-        async def _aget_text_embeddings(self, texts: list[str]) -> list[list[float]]:
-            with self._translating():
-                return await super()._aget_text_embeddings(texts)
 
     return GuardedOpenAIEmbedding
 

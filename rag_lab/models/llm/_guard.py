@@ -3,13 +3,14 @@
 The SDKs are the one retry layer (bounded by ``max_retries``, with backoff); what reaches us has
 exhausted its retries, or was not worth retrying (400/401/403/404: ``ProviderRefusedError``).
 ``GuardedLLMMixin`` wraps the public LLM entry points of a LlamaIndex LLM subclass: everything
-else (``predict``, ``chat_with_tools``, agents …) goes through them.
+else (``predict``, ``chat_with_tools``, agents …) goes through them. ``GuardedEmbeddingMixin`` does
+the same for the request methods of an embedding subclass.
 """
 
 from __future__ import annotations
 
 from collections.abc import AsyncIterator, Callable, Iterator, Sequence
-from contextlib import contextmanager
+from contextlib import AbstractContextManager, contextmanager, nullcontext
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -124,3 +125,42 @@ class GuardedLLMMixin:
         with self._guard.translating():
             agen = await super().astream_complete(prompt, formatted=formatted, **kwargs)  # type: ignore[misc]
         return self._guard_agen(agen)
+
+
+class GuardedEmbeddingMixin:
+    """The same for a LlamaIndex embedding class: ``class X(GuardedEmbeddingMixin, OpenAIEmbedding)``.
+    Its private ``_get_*`` / ``_aget_*`` methods are where every request is made, whichever public
+    method (single, batch, async) was called.
+
+    The concrete class declares ``_guard: ErrorGuard | None = PrivateAttr(default=None)``: None after a
+    pickle round trip (LlamaIndex drops what cannot be pickled; the classifier is a closure), when the
+    SDK's own errors pass through untranslated instead of an AttributeError."""
+
+    _guard: ErrorGuard | None
+
+    def _translating(self) -> AbstractContextManager[None]:
+        return self._guard.translating() if self._guard is not None else nullcontext()
+
+    def _get_query_embedding(self, query: str) -> list[float]:
+        with self._translating():
+            return super()._get_query_embedding(query)  # type: ignore[misc]
+
+    async def _aget_query_embedding(self, query: str) -> list[float]:
+        with self._translating():
+            return await super()._aget_query_embedding(query)  # type: ignore[misc]
+
+    def _get_text_embedding(self, text: str) -> list[float]:
+        with self._translating():
+            return super()._get_text_embedding(text)  # type: ignore[misc]
+
+    async def _aget_text_embedding(self, text: str) -> list[float]:
+        with self._translating():
+            return await super()._aget_text_embedding(text)  # type: ignore[misc]
+
+    def _get_text_embeddings(self, texts: list[str]) -> list[list[float]]:
+        with self._translating():
+            return super()._get_text_embeddings(texts)  # type: ignore[misc]
+
+    async def _aget_text_embeddings(self, texts: list[str]) -> list[list[float]]:
+        with self._translating():
+            return await super()._aget_text_embeddings(texts)  # type: ignore[misc]

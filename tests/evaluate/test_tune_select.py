@@ -99,13 +99,7 @@ def test_a_lower_mean_is_worse_only_when_the_paired_test_says_so():
 
 
 def _confirmation(pick: Config, default: Config, pick_hits: int, default_hits: int, n: int = 40):
-    from rag_lab.evaluate.statistics.significance import paired_p_value
-    from rag_lab.evaluate.tune.confirm import Confirmation, Scored
-
-    picked, control = Scored(pick, hits(pick_hits, n), (0.0, 1.0)), Scored(default, hits(default_hits, n), (0.0, 1.0))
-    diff = picked.scores - control.scores
-    return Confirmation("chunk_hit@5", n, picked, control, [control], float(diff.mean()), (0.0, 0.0),
-                        paired_p_value(control.scores, picked.scores, "student"), 1.0)
+    return _confirmation_of(pick, default, hits(pick_hits, n), hits(default_hits, n))
 
 
 def test_a_confirmed_pick_is_written_and_an_unconfirmed_one_gives_way_to_the_default():
@@ -129,3 +123,37 @@ def test_a_confirmed_pick_is_written_and_an_unconfirmed_one_gives_way_to_the_def
     assert kept.provenance["adopted"] is False and kept.provenance["dev_pick"] == pick.id
     assert kept.provenance["rest_mean"] == pytest.approx(0.6) and kept.provenance["rest_pick_mean"] == pytest.approx(0.625)
     assert recommendation(selection, unconfirmed, "ndcg@10", "d", 40).top_k == 10  # the list nDCG@10 reads
+
+
+def test_the_gate_adopts_noise_rarely_and_a_real_gain_mostly():
+    """Size and power of "adopt only a confirmed pick", on chunk-hit-like 0/1 scores of 158 rest
+    questions (texas_childcare_full's rest split): a pick no better than the default is adopted in at
+    most α of the splits; one that hits 10 % more questions in most of them."""
+    from rag_lab.evaluate.tune.run import recommendation
+
+    pick, default = Config("hybrid", 5, 25, 1.0, 1.0, 5, 1), Config("hybrid", 60, 100, 1.0, 1.0, 10)
+    selection = select_one_se([Candidate(pick, hits(37))], default)
+    rng = np.random.default_rng(0)
+
+    def adopted_share(gain: float, trials: int = 400, n: int = 158) -> float:
+        adopted = 0
+        for _ in range(trials):
+            base = rng.random(n) < 0.8  # the default hits 80 % of the questions
+            better = base | (rng.random(n) < gain / 0.2)  # the pick also hits a share of the misses
+            same = rng.random(n) < 0.8  # … or, under the null, as often as the default
+            picked = better if gain else same
+            conf = _confirmation_of(pick, default, picked.astype(float), base.astype(float))
+            adopted += recommendation(selection, conf, "chunk_hit@5", "d", 78).provenance["adopted"]
+        return adopted / trials
+
+    assert adopted_share(0.0) <= 0.05
+    assert adopted_share(0.10) >= 0.8
+
+
+def _confirmation_of(pick: Config, default: Config, picked: np.ndarray, control: np.ndarray):
+    from rag_lab.evaluate.statistics.significance import paired_p_value
+    from rag_lab.evaluate.tune.confirm import Confirmation, Scored
+
+    a, b = Scored(pick, picked, (0.0, 1.0)), Scored(default, control, (0.0, 1.0))
+    return Confirmation("chunk_hit@5", picked.size, a, b, [b], float((picked - control).mean()), (0.0, 0.0),
+                        paired_p_value(control, picked, "student"), 1.0)

@@ -60,19 +60,27 @@ def add_eval(sub, common) -> None:
 
 
 def _cell(mean: float, nan: int, n: int) -> str:
-    """``mean NaN k/m``: the mean over the n scored samples and how many of the m applicable failed
-    (shown even when 0, so a reader never has to guess whether failures were averaged away)."""
-    text = "—" if mean is None or (isinstance(mean, float) and math.isnan(mean)) else f"{mean:.3f}"
-    return f"{text} NaN {nan}/{n + nan}"
+    """``mean · failed k/m``: the mean over the n scored samples and how many of the m applicable failed
+    (shown even when 0, so a reader never has to guess whether failures were averaged away); ``n/a``
+    when none could be scored."""
+    text = "n/a" if mean is None or (isinstance(mean, float) and math.isnan(mean)) else f"{mean:.3f}"
+    return f"{text} · failed {nan}/{n + nan}"
+
+
+FAILED_LEGEND = ("failed k/m: samples whose metric failed or came back NaN, of the m it applies to, left out of the "
+                 "mean (not counted as 0); n/a: nothing to show")
 
 
 def render_eval_table(run) -> str:
-    """Metrics as rows, modes as columns; each mean with its NaN count (failed / applicable) beside it;
-    the first line says which questions the means are over (``--split``)."""
+    """Metrics as rows, modes as columns; each mean with its failed count (failed / applicable) beside it;
+    the first line says which questions the means are over (``--split``); below the table, why a
+    metric could not be scored anywhere and what the labels mean."""
     from rag_lab.evaluate.store.frames import metric_order, split_label
+    from rag_lab.report.eval_sections import failure_reasons
 
     modes = list(run.modes["mode"])
     rows: list[tuple[str, list[str]]] = []
+    unscored: list[str] = []
     summary = run.summary.set_index(["mode", "metric"]) if not run.summary.empty else None
     for metric in metric_order(sorted(set(run.summary["metric"]))):
         cells = []
@@ -80,8 +88,12 @@ def render_eval_table(run) -> str:
             if summary is not None and (mode, metric) in summary.index:
                 row = summary.loc[(mode, metric)]
                 cells.append(_cell(float(row["mean"]), int(row["nan"]), int(row["n"])))
+                if int(row["n"]) == 0:
+                    reasons = failure_reasons(run, mode, metric)
+                    reason = reasons.most_common(1)[0][0] if reasons else "NaN score"
+                    unscored.append(f"n/a: {metric} in {mode}: every sample failed ({reason[:160]})")
             else:
-                cells.append("n/a")
+                cells.append("n/a (not applicable)")
         rows.append((metric, cells))
     info = run.modes.set_index("mode")
     counts = [("samples", "{:.0f}"), ("dev_split", "{:.0f}"), ("errors", "{:.0f}")]
@@ -90,14 +102,23 @@ def render_eval_table(run) -> str:
     for column, fmt in [*counts, ("cached", "{:.0f}"),
                         ("cites_nothing", "{:.0%}"), ("latency_p50_s", "{:.2f}"), ("latency_p95_s", "{:.2f}"),
                         ("total_tokens", "{:.0f}"), ("cost_usd", "{:.4f}")]:
-        rows.append((column, [("—" if _isnan(info.loc[m, column]) else fmt.format(info.loc[m, column])) for m in modes]))
+        rows.append((column, [(_missing(column, info.loc[m, "samples"] > info.loc[m, "errors"])
+                               if _isnan(info.loc[m, column]) else fmt.format(info.loc[m, column])) for m in modes]))
     width = max(len(r[0]) for r in rows) + 2
     col = max([14, *(len(c) + 2 for _, cells in rows for c in cells), *(len(m) + 2 for m in modes)])
     header = f"{'metric':<{width}}" + "".join(f"{m:>{col}}" for m in modes)
     lines = [f"means over {split_label(run.manifest)}", header, "-" * len(header)]
     lines += [f"{name:<{width}}" + "".join(f"{c:>{col}}" for c in cells) for name, cells in rows]
+    lines += [FAILED_LEGEND, *unscored]
     lines += [f"note: {note}" for note in getattr(run, "notes", [])]
     return "\n".join(lines)
+
+
+def _missing(column: str, answered: bool) -> str:
+    """A run figure that is NaN, and why: no answer in this mode, or (cost) a model with no list price."""
+    if not answered:
+        return "n/a (no answer)"
+    return "n/a (no price)" if column == "cost_usd" else "n/a"
 
 
 def _isnan(value) -> bool:
@@ -163,6 +184,10 @@ def run_eval(args) -> int:
     if args.json != "-":
         print(f"{dataset.name}: {len(run.modes)} mode(s), run folder {out}")
         print(render_eval_table(run))
+        from rag_lab.report.eval_sections import run_verdict
+
+        if (verdict := run_verdict(run)) is not None:
+            print(f"verdict: {verdict.headline()} (the report: rag-lab report {out} -o FILE.html)")
         if int(run.modes["dev_split"].max()) if not run.modes.empty else 0:
             print(f"dev_split: samples of {dataset.name}'s declared dev split (tuning looked at them; rag_lab.splits) "
                   "are marked \"dev_split\": true in samples.jsonl; leave them out for a held-out number")

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import math
 import textwrap
 from typing import TYPE_CHECKING
 
@@ -52,6 +53,15 @@ def search_header(mode: str, dataset: str | None, query: str, n_results: int, se
     return f"{mode} search{where}: {query!r} — {n_results} result(s) in {seconds * 1000:.0f} ms"
 
 
+def _number(value, spec: str) -> str:
+    """A table cell: the number, or "n/a" where there is none (a metric not computed, or NaN)."""
+    try:
+        value = float(value)
+    except (TypeError, ValueError):
+        return "n/a"
+    return "n/a" if math.isnan(value) else format(value, spec)
+
+
 def render_ir_table(results: dict[str, dict[str, float]], title: str = "", anchors: dict[str, str] | None = None) -> str:
     columns = ["ndcg@10", "recall@100", "mrr@10", "chunk_hit@5", "judged@10", "p50_ms"]
     lines = [title] if title else []
@@ -59,7 +69,7 @@ def render_ir_table(results: dict[str, dict[str, float]], title: str = "", ancho
     header = f"{'mode':<{width}}" + "".join(f"{c:>12}" for c in columns) + ("  published" if anchors else "")
     lines += [header, "-" * len(header)]
     for mode, row in results.items():
-        cells = "".join(f"{row.get(c, float('nan')):>12.1f}" if c == "p50_ms" else f"{row.get(c, float('nan')):>12.4f}" for c in columns)
+        cells = "".join(f"{_number(row.get(c), '.1f' if c == 'p50_ms' else '.4f'):>12}" for c in columns)
         lines.append(f"{mode:<{width}}{cells}" + (f"  {anchors.get(mode, '')}" if anchors else ""))
     return "\n".join(lines)
 

@@ -9,17 +9,18 @@ from pathlib import Path
 from rag_lab.report import figures as F
 from rag_lab.report import tables as T
 from rag_lab.report.manifest_table import kv_table
-from rag_lab.report.sections import figure_html, section, table_html
+from rag_lab.report.sections import figure_html, section, table_html, verdict_section
 
 
 def generic_sections(run_dir: Path, manifest: dict) -> list:
-    """An evaluation run (``rag-lab eval``): per-mode metrics with CIs and significance, latency and
-    cost, the worst questions with answers and cited sources. Any other run: its manifest."""
-    sections = [section("Run manifest", kv_table(manifest))]
+    """An evaluation run (``rag-lab eval``), results first: the verdict, per-mode metrics with their
+    definitions, CIs and significance, the figure, the worst questions, latency and cost; the
+    manifest last, folded. Any other run: its manifest."""
+    settings = settings_section(manifest)
     try:
         from rag_lab.evaluate.store.frames import load_run
     except ImportError:
-        return sections
+        return [settings]
     from rag_lab.errors import RagLabError
 
     try:
@@ -28,40 +29,148 @@ def generic_sections(run_dir: Path, manifest: dict) -> list:
         raise  # a damaged run file: `rag-lab report` fails naming it, never a report with a section missing
     try:
         notes = "".join(f"<p class=\"bad\">{html.escape(note)}</p>" for note in run.notes)
-        return sections + ([section("Damaged files", notes)] if notes else []) + _eval_sections(run)
+        return _eval_sections(run, [section("Damaged files", notes)] if notes else []) + [settings]
     except Exception as exc:  # shown in the report, never silently dropped
-        return sections + [section("Evaluation tables", f"<p class=\"bad\">could not render the evaluation frames: "
-                                                         f"{html.escape(type(exc).__name__)}: {html.escape(str(exc))}</p>")]
+        return [section("Evaluation tables", f"<p class=\"bad\">could not render the evaluation frames: "
+                                             f"{html.escape(type(exc).__name__)}: {html.escape(str(exc))}</p>"), settings]
 
 
-def _eval_sections(run) -> list:
-    import pandas as pd
+def settings_section(manifest: dict):
+    """The run's manifest and settings, folded: what a reader opens to reproduce a run, not to read it."""
+    return section("Run manifest", kv_table(manifest),
+                   folded=f"manifest and settings ({len(manifest)} sections: models, index, prompt, packages, …)")
 
-    sections = []
+
+def _eval_sections(run, warnings: list) -> list:
     scored = run.samples.dropna(subset=["value"])
     failed = run.summary[run.summary["nan"] > 0]
     if scored.empty and failed.empty:
-        return sections
-    body = ""
-    if len(scored):
-        ci, table, significance, baseline = _eval_mode_table(run, scored)
-        from rag_lab.evaluate.store.frames import split_label
+        return warnings
+    comparison = _comparison(run, scored)
+    sections = [verdict_section(comparison.verdict) if comparison else
+                section("Verdict", "<p class=\"verdict\">nothing could be scored: every metric failed "
+                                   "(see “Failed metrics” below)</p>")]
+    sections += warnings
+    from rag_lab.evaluate.store.frames import split_label
 
-        body += (f"<p>Questions: {html.escape(split_label(run.manifest))}. "
-                 "Means with seeded 95 % bootstrap intervals over the scored samples; ▲/▼ = significant "
-                 f"against {html.escape(baseline)} by both paired tests (Student's t and Fisher's randomization) "
-                 "after Holm correction. <b>failed</b>: samples whose metric failed or came back NaN, left out "
-                 "of the mean (not counted as 0).</p>" + table_html(table))
-        if len(significance):
-            body += "<h3>Against " + html.escape(baseline) + "</h3>" + table_html(significance)
-        body += figure_html(F.mode_metric_bars(ci), "each metric per mode: mean over the scored samples, "
-                                                    "95 % bootstrap CI")
+    baseline = comparison.baseline if comparison else "the first mode"
+    body = (f"<p>Questions: {html.escape(split_label(run.manifest))}. "
+            "Means with seeded 95 % bootstrap intervals over the scored samples; ▲/▼ = significant "
+            f"against {html.escape(baseline)} by both paired tests (Student's t and Fisher's randomization) "
+            "after Holm correction. <b>failed</b>: samples whose metric failed or came back NaN, out of those "
+            "it applies to, left out of the mean (not counted as 0); <b>n/a</b>: no sample could be scored.</p>"
+            + table_html(_eval_mode_table(run, comparison), html_columns=("metric",)))
+    if comparison is not None and len(comparison.significance):
+        body += "<h3>Against " + html.escape(baseline) + "</h3>" + table_html(comparison.significance)
     if len(failed):
         body += "<h3>Failed metrics</h3>" + _failure_note(run, failed)
     sections.append(section("Per-mode tables", body))
+    if comparison is not None:
+        sections.append(section("Figures", figure_html(F.mode_metric_bars(comparison.table),
+                                                       "each metric per mode: mean over the scored samples, "
+                                                       "95 % bootstrap CI")))
+    if not scored.empty:
+        sections.append(_worst_section(run, scored))
     sections.append(section("Latency and cost", _eval_latency(run.modes)))
+    return sections
+
+
+def run_verdict(run):
+    """The verdict of an evaluation run (:class:`rag_lab.report.verdict.Verdict`), None when nothing was scored."""
+    comparison = _comparison(run, run.samples.dropna(subset=["value"]))
+    return comparison.verdict if comparison else None
+
+
+class _Comparison:
+    """The mode comparison of a run's scored samples: its table, significance rows and verdict."""
+
+    def __init__(self, per_query, table, significance, baseline, verdict):
+        self.per_query, self.table, self.significance = per_query, table, significance
+        self.baseline, self.verdict = baseline, verdict
+
+
+def _comparison(run, scored) -> _Comparison | None:
+    """Per-mode CIs, paired tests against the baseline (the run's first mode) and the verdict, from
+    the mode comparison's own statistics (:mod:`rag_lab.report.comparison`); None when nothing was scored."""
+    import pandas as pd
+
+    from rag_lab.report.comparison import mode_table, per_query_from_samples, significance_table
+    from rag_lab.report.verdict import build_verdict
+
     if scored.empty:
-        return sections
+        return None
+    per_query = per_query_from_samples(scored)
+    modes = list(run.records) or list(per_query)
+    baseline = next((m for m in modes if m in per_query), next(iter(per_query)))
+    table = mode_table(per_query, baseline)
+    significance = significance_table(table) if len(per_query) > 1 else pd.DataFrame()
+    return _Comparison(per_query, table, significance, baseline, build_verdict(per_query, table))
+
+
+def _eval_mode_table(run, comparison):
+    """Metrics as rows — each with what it measures and its cut-off — modes as columns: ``mean [CI]``
+    and its mark; beside each mode, how many of the samples the metric applies to failed."""
+    import pandas as pd
+
+    from rag_lab.evaluate.store.frames import metric_order
+    from rag_lab.report.metric_notes import cutoff, definition
+
+    modes = list(run.records) or list(dict.fromkeys(run.summary["mode"]))
+    counts = {(r["mode"], r["metric"]): (int(r["nan"]), int(r["applicable"])) for _, r in run.summary.iterrows()}
+    arrow = {True: "▲", False: "▼"}
+    cells = {}
+    if comparison is not None:
+        cells = {(r["mode"], r["metric"]): (T.fmt_ci(r["mean"], r["ci_low"], r["ci_high"])
+                                            + (f" {arrow[r['delta'] > 0]}" if r["significant"] else ""))
+                 for _, r in comparison.table.iterrows()}
+    top_n = _top_n(run.manifest)
+    rows = []
+    for metric in metric_order(list(dict.fromkeys(run.summary["metric"]))):
+        text = definition(metric)
+        row = {"metric": (f"<b>{html.escape(metric)}</b>"
+                          + (f'<br><span class="def">{html.escape(text)}</span>' if text else "")),
+               "cut-off": cutoff(metric, top_n)}
+        for mode in modes:
+            nan, applicable = counts.get((mode, metric), (0, 0))
+            row[mode] = cells.get((mode, metric)) or _not_scored(run, mode, metric, nan, applicable)
+            row[f"{mode} failed"] = f"{nan}/{applicable}" if applicable else "n/a"
+        rows.append(row)
+    return pd.DataFrame(rows)
+
+
+def _not_scored(run, mode: str, metric: str, nan: int, applicable: int) -> str:
+    """The cell of a metric with no score in a mode: n/a and why."""
+    if not applicable:
+        return "n/a (applies to no question)"
+    reasons = failure_reasons(run, mode, metric)
+    reason = reasons.most_common(1)[0][0] if reasons else "NaN score"
+    return f"n/a (all {applicable} failed: {_short(reason, 80)})"
+
+
+def _top_n(manifest: dict) -> int:
+    """The chunks the LLM read per question: the run's --top-n, else the answerer's default."""
+    from rag_lab.answer.rerank import DEFAULT_TOP_N
+
+    params = (manifest.get("config") or {}).get("params") or {}
+    try:
+        return int(params.get("top_n") or DEFAULT_TOP_N)
+    except (TypeError, ValueError):
+        return DEFAULT_TOP_N
+
+
+def _short(text: str, limit: int) -> str:
+    import textwrap
+
+    return text if len(text) <= limit else textwrap.shorten(text, width=limit, placeholder="…")
+
+
+def _worst_section(run, scored):
+    """The lowest-scoring questions per mode by the main answer metric, each answer whole (or cut at a
+    word with "…") and its cited sources named once."""
+    import pandas as pd
+
+    from rag_lab.report.answer_text import cited_line, readable_answer
+
     main_metric = next((m for m in ("key_fact_recall", "id_context_recall", "rouge_l") if m in set(scored["metric"])),
                        scored["metric"].iloc[0])
     body = f"<p>The lowest-scoring questions per mode by {html.escape(main_metric)}.</p>"
@@ -76,57 +185,33 @@ def _eval_sections(run) -> list:
         for _, w in worst.iterrows():
             rec = by_id.get(str(w["sample_id"]), {})
             other = companion_values.get(str(w["sample_id"]))
-            other_text = (f" · {html.escape(companion)} = {'—' if other is None or pd.isna(other) else f'{other:.3f}'}"
+            other_text = (f" · {html.escape(companion)} = {'n/a' if other is None or pd.isna(other) else f'{other:.3f}'}"
                           if companion else "")
-            cited = rec.get("cited_sources") or []
-            cited_text = ", ".join(str(c.get("doc", c)) if isinstance(c, dict) else str(c) for c in cited)
+            answer = str(rec.get("answer") or "")
             body += (f"<div class=\"answer\"><b>{html.escape(mode)}</b> · {html.escape(str(w['sample_id']))} · "
                      f"{html.escape(main_metric)} = {w['value']:.3f}{other_text}<br><b>Q:</b> {html.escape(str(rec.get('question', '')))}"
-                     f"<br><b>answer:</b> {html.escape(str(rec.get('answer', ''))[:1200])}"
-                     f"<br><b>cited sources:</b> {html.escape(cited_text or '(none cited)')}</div>")
-    sections.append(section("Worst questions", body))
-    return sections
+                     + (f"<br><b>reference:</b> {html.escape(readable_answer(rec['reference']))}" if rec.get("reference") else "")
+                     + f"<br><b>answer:</b> {html.escape(readable_answer(answer))}"
+                     f"<br><b>cited sources:</b> {html.escape(cited_line(answer, rec.get('cited_sources')))}</div>")
+    return section("Worst questions", body)
 
 
-def _eval_mode_table(run, scored):
-    """(CI frame, metric × mode table, significance table, baseline), from the mode comparison's own
-    statistics (:mod:`rag_lab.report.comparison`). A cell: ``mean [CI]`` and its mark; beside each
-    mode, how many samples failed that metric (left out of the mean)."""
-    import pandas as pd
+def failure_reasons(run, mode: str, metric: str):
+    """How often each first line of the recorded error explains a failed ``metric`` in ``mode``."""
+    from collections import Counter
 
-    from rag_lab.evaluate.store.frames import metric_order
-    from rag_lab.report.comparison import mode_table, per_query_from_samples, significance_table
-
-    per_query = per_query_from_samples(scored)
-    modes = list(run.records) or list(per_query)
-    baseline = next((m for m in modes if m in per_query), next(iter(per_query)))
-    ci = mode_table(per_query, baseline)
-    failed = {(r["mode"], r["metric"]): int(r["nan"]) for _, r in run.summary.iterrows()}
-    arrow = {True: "▲", False: "▼"}
-    cells = {(r["mode"], r["metric"]): (T.fmt_ci(r["mean"], r["ci_low"], r["ci_high"])
-                                        + (f" {arrow[r['delta'] > 0]}" if r["significant"] else ""))
-             for _, r in ci.iterrows()}
-    rows = []
-    for metric in metric_order(list(dict.fromkeys(run.summary["metric"]))):
-        row = {"metric": metric}
-        for mode in modes:
-            row[mode] = cells.get((mode, metric), "—")
-            row[f"{mode} failed"] = failed.get((mode, metric), 0)
-        rows.append(row)
-    significance = significance_table(ci) if len(per_query) > 1 else pd.DataFrame()
-    return ci, pd.DataFrame(rows), significance, baseline
+    return Counter(str((rec.get("score_errors") or {}).get(metric, "NaN score")).split("\n")[0]
+                   for rec in run.records.get(mode, [])
+                   if metric in (rec.get("scores") or {}) and _failed(rec["scores"][metric]))
 
 
 def _failure_note(run, failed) -> str:
     """Per mode × metric: how many samples failed and the most common reason recorded."""
     import pandas as pd
-    from collections import Counter
 
     rows = []
     for _, r in failed.iterrows():
-        reasons = Counter(str((rec.get("score_errors") or {}).get(r["metric"], "NaN score")).split("\n")[0]
-                          for rec in run.records.get(r["mode"], [])
-                          if r["metric"] in (rec.get("scores") or {}) and _failed(rec["scores"][r["metric"]]))
+        reasons = failure_reasons(run, r["mode"], r["metric"])
         reason, count = reasons.most_common(1)[0] if reasons else ("NaN score", int(r["nan"]))
         rows.append({"mode": r["mode"], "metric": r["metric"], "failed": f"{int(r['nan'])} of {int(r['applicable'])}",
                      "most common reason": (reason[:240] + "…" if len(reason) > 240 else reason)

@@ -31,12 +31,14 @@ figure svg{max-width:100%;height:auto}figcaption{font-size:12px;color:#5b6672;ma
 details{margin:6px 0}summary{cursor:pointer}pre{white-space:pre-wrap;font-size:12px;background:#f3f5f7;padding:8px}
 .answer{background:#fff;border:1px solid #dde3ea;padding:8px 12px;margin:6px 0 14px}
 nav a{margin-right:12px;color:#2457a6;text-decoration:none}
+.verdict{font-size:17px;font-weight:600;margin:6px 0 10px}.def{color:#5b6672;font-size:11.5px;font-weight:400}
+section#run-manifest summary{color:#2457a6}
 """
 
 
 def render_document(title: str, subtitle: str, sections: list[Section]) -> str:
     nav = " ".join(f'<a href="#{s.anchor}">{html.escape(s.title)}</a>' for s in sections)
-    body = "\n".join(f'<section id="{s.anchor}"><h2>{html.escape(s.title)}</h2>\n{s.body}\n</section>'
+    body = "\n".join(f'<section id="{s.anchor}"><h2>{html.escape(s.title)}</h2>\n{_body(s)}\n</section>'
                      for s in sections)
     generated = datetime.now(timezone.utc).strftime("%Y-%m-%d %H:%M UTC")
     return (
@@ -46,6 +48,12 @@ def render_document(title: str, subtitle: str, sections: list[Section]) -> str:
         f"<h1>{html.escape(title)}</h1><p class=\"sub\">{html.escape(subtitle)} · generated {generated}</p>"
         f"<nav>{nav}</nav>\n{body}\n</main></body></html>\n"
     )
+
+
+def _body(section: Section) -> str:
+    if not section.folded:
+        return section.body
+    return f"<details><summary>{html.escape(section.folded)}</summary>\n{section.body}\n</details>"
 
 
 def build_report(run_dir: Path) -> str:

@@ -55,15 +55,18 @@ def records_table(records: list[Mapping[str, Any]], depth: int = 0) -> str:
 
 
 def manifest_section(manifest: dict) -> Section:
-    """An ablation run's manifest (its main keys) and its spot check of the grid against live retrievers."""
+    """An ablation run's manifest (its main keys), folded: what a reader opens to reproduce the run."""
     keys = ["dataset", "dataset_root", "n_queries", "n_configs", "grid", "baseline", "rrf", "metrics", "document_key",
             "significance", "ci", "index_fingerprint", "embed_model", "created", "git_commit", "versions"]
     shown = {k: manifest[k] for k in keys if k in manifest}
+    return Section("Run manifest", kv_table(shown),
+                   folded="manifest, grid and settings (dataset, baseline, significance, index, versions)")
+
+
+def spot_check_section(manifest: dict) -> Section | None:
+    """The ablation's spot check of the grid against live retrievers (None when the run has none)."""
     check = manifest.get("spot_check")
-    body = kv_table(shown)
-    if check:
-        body += spot_check_html(check)
-    return Section("Run manifest", body)
+    return Section("Spot check", spot_check_html(check)) if check else None
 
 
 def spot_check_html(check: dict) -> str:
@@ -76,7 +79,7 @@ def spot_check_html(check: dict) -> str:
     scope = ("every RRF k, prefetch, weight pair, cap and top-k value of the grid, "
              f"{check.get('questions_per_value', '?')} questions each" if "axes_checked" in check
              else "prefetch " + ", ".join(str(v) for v in check.get("prefetch_values", ["?"])))
-    body = (f"<h3>Spot check</h3><p>{len(checks)} live queries through {html.escape(check.get('what', check['mode']))} "
+    body = (f"<p>{len(checks)} live queries through {html.escape(check.get('what', check['mode']))} "
             f"({html.escape(scope)}), {sum(bool(c['equal']) for c in checks)} equal to the ranking the grid computed "
             f"from the cached candidate lists: {status}.</p>")
     unconfirmed = unconfirmed_values(check)

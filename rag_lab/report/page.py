@@ -11,7 +11,9 @@ class Section:
 
     title: str
     body: str
+    folded: str = ""  # when set: the body is folded in <details>, this the line that unfolds it
 
     @property
     def anchor(self) -> str:
         return "".join(c if c.isalnum() else "-" for c in self.title.lower()).strip("-")
+

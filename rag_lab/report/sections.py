@@ -6,16 +6,18 @@ import html
 
 from rag_lab.report import figures as F
 from rag_lab.report import tables as T
-from rag_lab.report.manifest_table import kv_table, manifest_section
+from rag_lab.report.answer_text import readable_answer
+from rag_lab.report.manifest_table import kv_table, manifest_section, spot_check_section
 from rag_lab.report.page import Section
 
 
-def section(title: str, body: str) -> Section:
-    return Section(title, body)
+def section(title: str, body: str, folded: str = "") -> Section:
+    return Section(title, body, folded)
 
 
-def table_html(frame, caption: str | None = None, max_rows: int = 200) -> str:
-    """A DataFrame as an escaped HTML table; numbers right-aligned, significance marks coloured."""
+def table_html(frame, caption: str | None = None, max_rows: int = 200, html_columns: tuple[str, ...] = ()) -> str:
+    """A DataFrame as an escaped HTML table; numbers right-aligned, significance marks coloured.
+    ``html_columns``: columns whose cells are already HTML (not escaped again)."""
     if frame is None or len(frame) == 0:
         return "<p><em>(no rows)</em></p>"
     frame = frame.head(max_rows)
@@ -24,12 +26,12 @@ def table_html(frame, caption: str | None = None, max_rows: int = 200) -> str:
     body = []
     for _, row in frame.iterrows():
         cells = []
-        for value in row.tolist():
+        for column, value in zip(frame.columns, row.tolist()):
             text = value if isinstance(value, str) else ("—" if value is None or value != value else
                                                          f"{value:.3f}" if isinstance(value, float) else str(value))
-            cls = (' class="sig-up"' if text.startswith("▲") else ' class="sig-down"' if text.startswith("▼")
-                   else ' class="num"' if not isinstance(value, str) else "")
-            cells.append(f"<td{cls}>{html.escape(text)}</td>")
+            cls = (' class="sig-up"' if text.startswith("▲") or text.endswith("▲") else ' class="sig-down"'
+                   if text.startswith("▼") or text.endswith("▼") else ' class="num"' if not isinstance(value, str) else "")
+            cells.append(f"<td{cls}>{text if column in html_columns else html.escape(text)}</td>")
         body.append("<tr>" + "".join(cells) + "</tr>")
     cap = f"<caption>{html.escape(caption)}</caption>" if caption else ""
     return f"<table>{cap}<thead><tr>{head}</tr></thead><tbody>{''.join(body)}</tbody></table>"
@@ -39,13 +41,35 @@ def figure_html(fig, caption: str) -> str:
     return f"<figure>{F.to_svg(fig)}<figcaption>{html.escape(caption)}</figcaption></figure>"
 
 
+def verdict_section(verdict) -> Section:
+    """The report's opening: the verdict line, whether the tests could tell, and per metric which
+    mode scored highest and what the paired tests say about it (:mod:`rag_lab.report.verdict`)."""
+    import pandas as pd
+
+    body = f'<p class="verdict">{html.escape(verdict.headline())}</p>'
+    if len(verdict.modes) < 2:
+        return section("Verdict", body)
+    body += f"<p>{html.escape(verdict.power_text())}</p>"
+    base = verdict.baseline
+    rows = [{"metric": v.metric, "highest mean": f"{v.best} {v.best_mean:.3f}",
+             f"{base} (baseline)": "n/a" if v.baseline_mean != v.baseline_mean else f"{v.baseline_mean:.3f}",
+             f"against {base}": (v.text(base) if verdict.powered else
+                                 f"cannot tell at n = {verdict.n}" + ("" if v.best == base else f" (Δ {v.best_delta:+.3f})"))}
+            for v in verdict.metrics]
+    body += table_html(pd.DataFrame(rows))
+    if verdict.powered:
+        body += ("<p>p: the larger of the two Holm-adjusted p-values (Student's t and Fisher's randomization); a "
+                 f"difference is called significant when both are below α = {verdict.alpha:g}.</p>")
+    return section("Verdict", body)
+
+
 def ablation_sections(result) -> list:
     from rag_lab.evaluate.ablation.spot_check import live_marks, unconfirmed_values, with_live_marks
 
     results, manifest = T.one_recall(result.results), result.manifest
-    sections = [manifest_section(manifest)]
     metrics = list(dict.fromkeys(results["metric"]))
     main_metric = T.main_metric(results)
+    sections = [ablation_verdict_section(results, manifest, main_metric)]
 
     # Per-mode tables at the default k / prefetch.
     body = ("<p>Each mode at the default RRF k and prefetch with equal weights, every top-k. Means with "
@@ -55,7 +79,7 @@ def ablation_sections(result) -> list:
     for mode, group in base.groupby("mode", sort=False):
         body += f"<h3>{html.escape(mode)}</h3>" + table_html(T.wide(group))
         if any(live_marks(group, manifest.get("spot_check"))):
-            body += '<p class="bad">† These rows hold a value the live spot check could not confirm (see the manifest).</p>'
+            body += '<p class="bad">† These rows hold a value the live spot check could not confirm (see the spot check).</p>'
     sections.append(section("Per-mode tables", body))
 
     body = f"<p>Best configuration per mode and top-k by {html.escape(F.metric_label(main_metric))}.</p>"
@@ -91,9 +115,49 @@ def ablation_sections(result) -> list:
     answers = getattr(result, "answers", None)
     if answers is not None and len(answers):
         sections.append(answers_section(answers))
-    sections.append(latency_section(manifest, answers))
     sections.append(worst_section(result, main_metric))
+    sections.append(latency_section(manifest, answers))
+    sections += [s for s in (spot_check_section(manifest), manifest_section(manifest)) if s is not None]
     return sections
+
+
+def ablation_verdict_section(results, manifest: dict, metric: str) -> Section:
+    """An ablation's opening: the best configuration by the headline metric at the largest top-k, and
+    how many one-setting changes the marked set calls significantly better or worse than their
+    baseline — or, when the questions are too few for any mark, that it cannot tell."""
+    from rag_lab.report.verdict import smallest_adjusted_p, smallest_p
+
+    sig = manifest.get("significance") or {}
+    alpha = float(sig.get("alpha", T.ALPHA))
+    n = int(manifest.get("n_queries") or 0)
+    tested = int(sig.get("marked_set_size") or 0)
+    floor = smallest_adjusted_p(n, tested)
+    rows = results[results["metric"] == metric]
+    top = rows[rows["top_k"] == rows["top_k"].max()] if len(rows) else rows
+    body = ""
+    if len(top):
+        best = top.loc[top["mean"].idxmax()]
+        best_text = (f"best by {F.metric_label(metric)} at top-{int(best['top_k'])}: {best['mode']} k={best['k']} "
+                     f"prefetch={best['prefetch']} weights {best['dense_weight']:g}:{best['sparse_weight']:g} "
+                     f"({T.fmt_ci(best['mean'], best['ci_low'], best['ci_high'])})")
+    else:
+        best_text = "no scores"
+    if tested and floor >= alpha:
+        headline = f"too few questions to tell (n = {n})"
+        power = (f"With n = {n} paired questions no paired test can give a two-sided p below {smallest_p(n):.3g}, and "
+                 f"after Holm's correction over the {tested} marked comparisons the smallest possible p is {floor:.3g}: "
+                 f"never below α = {alpha:g}. Nothing below can be called significant; {best_text} describes these "
+                 "questions only.")
+    else:
+        marked = results[results["marked_set"].fillna(False).astype(bool)] if "marked_set" in results else results.iloc[:0]
+        significant = marked[marked["significant"].fillna(False).astype(bool)]
+        better, worse = int((significant["delta"] > 0).sum()), int((significant["delta"] < 0).sum())
+        headline = (f"{best_text}; of {tested} one-setting changes tested, {better} significantly better and "
+                    f"{worse} significantly worse than their baseline — n = {n} questions")
+        power = (f"With n = {n} paired questions the tests can tell: the smallest p they can give after Holm's "
+                 f"correction over the {tested} marked comparisons is {floor:.2g}, below α = {alpha:g}." if tested
+                 else "No comparison can be marked in this grid.")
+    return section("Verdict", f'<p class="verdict">{html.escape(headline)}</p><p>{html.escape(power)}</p>')
 
 
 def _significance_text(manifest: dict) -> str:
@@ -143,7 +207,7 @@ def answers_section(answers):
         kp = "—" if pd.isna(precision) else f"{precision:.2f}"
         body += (f"<div class=\"answer\"><b>{html.escape(str(row['config']))}</b> · question {html.escape(str(row['qid']))}"
                  f" · key-fact recall {kf} · precision {kp}<br><b>Q:</b> {html.escape(str(row['question']))}"
-                 f"<br><b>answer:</b> {html.escape(str(row['answer'])[:1200])}"
+                 f"<br><b>answer:</b> {html.escape(readable_answer(row['answer']))}"
                  f"<br><b>cited sources:</b> {html.escape(', '.join(row['cited']) or '(none cited)')}"
                  f"<br><b>retrieved:</b> {html.escape(', '.join(dict.fromkeys(row['retrieved'])))}</div>")
     return section("Answer-level metrics", body)
@@ -195,7 +259,7 @@ def worst_section(result, metric: str):
                  f"<b>relevant:</b> {html.escape(', '.join(row.get('relevant') or []))}<br>"
                  f"<b>retrieved:</b> {html.escape(', '.join(row.get('retrieved') or []))}")
         if isinstance(row.get("answer"), str):
-            body += (f"<br><b>answer:</b> {html.escape(row['answer'][:1200])}"
+            body += (f"<br><b>answer:</b> {html.escape(readable_answer(row['answer']))}"
                      f"<br><b>cited sources:</b> {html.escape(', '.join(row.get('cited') or []) or '(none cited)')}")
         body += "</div>"
     return section("Worst questions", body)
@@ -232,7 +296,9 @@ def ir_sections(data: dict, manifest: dict) -> list:
              "split": data["queries"].get("split", "all"), "params": data["params"],
              "models": data["models"], "created": data["created"], "git_commit": manifest.get("git_commit"),
              "packages": manifest.get("packages")}
-    sections = [section("Run manifest", kv_table(shown))]
+    from rag_lab.report.verdict import build_verdict
+
+    sections = [verdict_section(build_verdict(per_query, table, skip=C.COVERAGE_METRICS))]
     body = (f"<p>Means with seeded 95 % bootstrap intervals; ▲/▼ = significant against {html.escape(baseline)} "
             "by both paired tests (Student's t and Fisher's randomization) after Holm correction over every mode × "
             "metric of the table: family-wise error ≤ 0.05 over every mark. judged@10 is a coverage figure (how much "
@@ -248,6 +314,8 @@ def ir_sections(data: dict, manifest: dict) -> list:
     latency = C.latency_frame(data.get("latencies_ms") or {})
     sections.append(section("Latency", table_html(latency) + (figure_html(F.latency_bars(latency), "retrieval latency per query")
                                                                if len(latency) else "")))
+    sections.append(section("Run manifest", kv_table(shown), folded="manifest and settings (dataset, parameters, "
+                                                                     "models, packages)"))
     return sections
 
 

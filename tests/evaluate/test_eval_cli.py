@@ -33,7 +33,10 @@ def test_eval_prints_every_offline_metric_with_nan_counts(cli, scripted_generato
                    "cites_nothing", "latency_p50_s", "latency_p95_s", "total_tokens", "cost_usd"):
         assert metric in names, metric
     rouge = rows[names.index("rouge_l")]
-    assert rouge.count("NaN 0/2") == 2  # two samples scored per mode, none failed: the count is still shown
+    assert rouge.count("failed 0/2") == 2  # two samples scored per mode, none failed: the count is still shown
+    cells = rows[:names.index("cost_usd") + 1]
+    assert not [row for row in cells if "nan" in row.lower()], "a cell reads NaN where 'n/a' or 'failed k/m' is meant"
+    assert "failed k/m: samples whose metric failed or came back NaN" in stdout  # the label explained once
     assert len((out / "bm25" / "samples.jsonl").read_text().splitlines()) == 2
     assert json.loads((out / "manifest.json").read_text())["config"]["rerank"] is False
 
@@ -70,5 +73,5 @@ def test_ir_works_on_a_folder_dataset_with_document_level_qrels(cli):  # noqa: F
 def test_a_failed_score_is_counted_beside_the_mean_not_averaged_away():
     from rag_lab.cli.eval import _cell
 
-    assert _cell(0.5, 1, 3) == "0.500 NaN 1/4"
-    assert _cell(float("nan"), 2, 0) == "— NaN 2/2"
+    assert _cell(0.5, 1, 3) == "0.500 · failed 1/4"
+    assert _cell(float("nan"), 2, 0) == "n/a · failed 2/2"

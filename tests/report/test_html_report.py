@@ -10,16 +10,17 @@ import pytest
 from rag_lab.report.notebooks import check_self_contained
 from tests.report.chromium import open_offline, remote
 
-SECTIONS = ("run-manifest", "per-mode-tables", "best-configurations-and-significance", "ablation-plots",
-            "latency-and-cost", "worst-questions")
+# results first (the verdict), the settings last (folded)
+SECTIONS = ("verdict", "per-mode-tables", "best-configurations-and-significance", "ablation-plots",
+            "worst-questions", "latency-and-cost", "spot-check", "run-manifest")
 
 
 def test_report_is_self_contained_and_complete(report_file):
     page = report_file.read_text()
     assert check_self_contained(page) == []
     assert "<script" not in page.lower() and "@font-face" not in page
-    for section in SECTIONS:
-        assert f'id="{section}"' in page, section
+    assert re.findall(r'<section id="([^"]+)">', page) == list(SECTIONS)
+    assert re.search(r'<section id="run-manifest"><h2>Run manifest</h2>\s*<details><summary>', page)
     assert page.count("<svg") >= 4  # two k-line plots (nDCG, RAGAS recall) + one heatmap per mode + latency
     assert page.count("<table") >= 6
     assert "Spot check" in page and 'class="ok">equal' in page

@@ -76,7 +76,7 @@ def render_eval_table(run) -> str:
     the first line says which questions the means are over (``--split``); below the table, why a
     metric could not be scored anywhere and what the labels mean."""
     from rag_lab.evaluate.store.frames import metric_order, split_label
-    from rag_lab.report.eval_sections import failure_reasons
+    from rag_lab.report.eval_sections import failure_reasons, missing_figure
 
     modes = list(run.modes["mode"])
     rows: list[tuple[str, list[str]]] = []
@@ -102,7 +102,7 @@ def render_eval_table(run) -> str:
     for column, fmt in [*counts, ("cached", "{:.0f}"),
                         ("cites_nothing", "{:.0%}"), ("latency_p50_s", "{:.2f}"), ("latency_p95_s", "{:.2f}"),
                         ("total_tokens", "{:.0f}"), ("cost_usd", "{:.4f}")]:
-        rows.append((column, [(_missing(column, info.loc[m, "samples"] > info.loc[m, "errors"])
+        rows.append((column, [(missing_figure(column, info.loc[m, "samples"] > info.loc[m, "errors"])
                                if _isnan(info.loc[m, column]) else fmt.format(info.loc[m, column])) for m in modes]))
     width = max(len(r[0]) for r in rows) + 2
     col = max([14, *(len(c) + 2 for _, cells in rows for c in cells), *(len(m) + 2 for m in modes)])
@@ -112,13 +112,6 @@ def render_eval_table(run) -> str:
     lines += [FAILED_LEGEND, *unscored]
     lines += [f"note: {note}" for note in getattr(run, "notes", [])]
     return "\n".join(lines)
-
-
-def _missing(column: str, answered: bool) -> str:
-    """A run figure that is NaN, and why: no answer in this mode, or (cost) a model with no list price."""
-    if not answered:
-        return "n/a (no answer)"
-    return "n/a (no price)" if column == "cost_usd" else "n/a"
 
 
 def _isnan(value) -> bool:

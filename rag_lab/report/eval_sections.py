@@ -61,7 +61,11 @@ def _eval_sections(run, warnings: list) -> list:
             "it applies to, left out of the mean (not counted as 0); <b>n/a</b>: no sample could be scored.</p>"
             + table_html(_eval_mode_table(run, comparison), html_columns=("metric",)))
     if comparison is not None and len(comparison.significance):
-        body += "<h3>Against " + html.escape(baseline) + "</h3>" + table_html(comparison.significance)
+        verdict = comparison.verdict
+        body += ("<h3>Against " + html.escape(baseline) + "</h3>"
+                 + ("" if verdict.powered else f"<p>With n = {verdict.n} no p-value below can go under "
+                    f"{verdict.floor:.3g} (see the verdict): none can be significant.</p>")
+                 + table_html(comparison.significance))
     if len(failed):
         body += "<h3>Failed metrics</h3>" + _failure_note(run, failed)
     sections.append(section("Per-mode tables", body))
@@ -235,14 +239,29 @@ _COST_COLUMNS = {"mode": "mode", "prompt_tokens": "prompt tokens", "completion_t
                  "total_tokens": "total tokens", "cost_usd": "cost (USD)", "cites_nothing": "answers citing nothing"}
 
 
+def missing_figure(column: str, answered: bool) -> str:
+    """A per-mode run figure that is NaN, and why: no answer in this mode, or (cost) a model with no list price."""
+    if not answered:
+        return "n/a (no answer)"
+    return "n/a (no price)" if column == "cost_usd" else "n/a"
+
+
 def _eval_latency(modes) -> str:
-    """The per-mode run frame as two tables a page can hold: time per sample, then tokens and cost."""
-    latency = modes[[c for c in _LATENCY_COLUMNS if c in modes.columns]].rename(columns=_LATENCY_COLUMNS)
-    cost = modes[[c for c in _COST_COLUMNS if c in modes.columns]].copy()
-    if "cites_nothing" in cost.columns:
-        cost["cites_nothing"] = [("—" if v != v else f"{v:.0%}") for v in cost["cites_nothing"]]
-    if "cost_usd" in cost.columns:
-        cost["cost_usd"] = [("—" if v != v else f"${v:.4f}") for v in cost["cost_usd"]]
-    cost = cost.rename(columns=_COST_COLUMNS)
+    """The per-mode run frame as two tables a page can hold: time per sample, then tokens and cost;
+    a figure that is NaN reads n/a and why."""
+    answered = (modes["samples"] > modes["errors"]).tolist()
+
+    def shown(column, fmt=None):
+        return [missing_figure(column, ok) if v != v else (fmt.format(v) if fmt else v)
+                for v, ok in zip(modes[column], answered)]
+
+    latency = modes[[c for c in _LATENCY_COLUMNS if c in modes.columns]].astype(object)
+    for column in latency.columns.drop("mode"):
+        latency[column] = shown(column)
+    cost = modes[[c for c in _COST_COLUMNS if c in modes.columns]].astype(object)
+    for column, fmt in (("cites_nothing", "{:.0%}"), ("cost_usd", "${:.4f}")):
+        if column in cost.columns:
+            cost[column] = shown(column, fmt)
+    latency, cost = latency.rename(columns=_LATENCY_COLUMNS), cost.rename(columns=_COST_COLUMNS)
     return ("<p>Seconds per sample (mean per stage; p50/p95 of the whole sample).</p>" + table_html(latency)
             + "<h3>Tokens and cost</h3>" + table_html(cost))

@@ -42,12 +42,14 @@ def definition(metric: str) -> str:
 
 def cutoff(metric: str, top_n: int | None = None) -> str:
     """Where ``metric`` stops counting: its @k, the top-n chunks the LLM read, or the whole answer."""
-    match = re.fullmatch(r"[a-z_]+@(\w+)", metric)
+    match = re.fullmatch(r"([a-z_]+)@(\w+)", metric)
     if match:
-        k = match.group(1)
-        where = " of the chunks the LLM read" if top_n else ""
-        return ("top-k of each configuration" if k == "top_k" else f"first {k} documents{where}"
-                if not metric.startswith("chunk_hit") else f"first {k} chunks")
+        name, k = match.groups()
+        if k == "top_k":
+            return "the configuration's top-k"
+        if name == "chunk_hit":
+            return f"first {k} chunks"
+        return f"first {k} documents" + (" of the chunks the LLM read" if top_n else "")
     chunks = f"the top-{top_n} chunks the LLM read" if top_n else "the chunks the LLM read"
     if metric in CONTEXT_METRICS:
         return chunks

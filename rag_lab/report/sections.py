@@ -303,9 +303,9 @@ def ir_sections(data: dict, manifest: dict) -> list:
             "by both paired tests (Student's t and Fisher's randomization) after Holm correction over every mode × "
             "metric of the table: family-wise error ≤ 0.05 over every mark. judged@10 is a coverage figure (how much "
             "of what was retrieved carries a judgement), shown but never tested.</p>"
-            + "".join(f"<p><b>{html.escape(name)}</b>: {html.escape(text)}</p>"
-                      for name, text in (data.get("metric_definitions") or {}).items())
-            + table_html(C.wide_table(table).reset_index()) + table_html(C.significance_table(table)))
+            + table_html(C.wide_table(table).reset_index())
+            + table_html(_metric_glossary(list(dict.fromkeys(table["metric"])), data.get("metric_definitions") or {}))
+            + table_html(C.significance_table(table)))
     for metric in dict.fromkeys(table["metric"]):
         body += figure_html(F.mode_bars(table, metric), f"{metric} per mode, 95 % bootstrap CI")
     sections.append(section("Per-mode tables", body))
@@ -317,6 +317,16 @@ def ir_sections(data: dict, manifest: dict) -> list:
     sections.append(section("Run manifest", kv_table(shown), folded="manifest and settings (dataset, parameters, "
                                                                      "models, packages)"))
     return sections
+
+
+def _metric_glossary(metrics: list[str], own: dict[str, str]):
+    """Per metric: what it measures (the run's own definition first) and where it stops counting."""
+    import pandas as pd
+
+    from rag_lab.report.metric_notes import cutoff, definition
+
+    return pd.DataFrame([{"metric": m, "what it measures": own.get(m) or definition(m) or "—", "cut-off": cutoff(m)}
+                         for m in metrics])
 
 
 def _pooled_html(pooled: list[dict]) -> str:

@@ -110,6 +110,9 @@ def test_the_per_mode_table_defines_each_metric_and_its_cut_off(tmp_path):
     assert rows["faithfulness"].count("n/a (all 4 failed: TimeoutError: the judge took longer than 60 s)") == 2
     assert rows["faithfulness"].count("4/4") == 2
     assert "<th>bm25 failed</th>" in table and "nan" not in _text(table).lower().replace("came back nan", "")
+    # records without latency or price: n/a and why, as in the console
+    latency = page[page.index('<section id="latency-and-cost">'):page.index('<section id="run-manifest">')]
+    assert "<td>n/a (no price)</td>" in latency and "<td>n/a</td>" in latency and "—" not in latency
 
 
 def test_worst_answers_are_cut_at_a_word_and_cite_each_source_once(tmp_path):

@@ -42,12 +42,26 @@ def readable_answer(answer: str, limit: int = ANSWER_CHARS) -> str:
     return cut if cut != "…" else text[:limit - 1] + "…"  # one word longer than the limit: cut inside it
 
 
+def cut_note(answer: str) -> str:
+    """Why a stored answer stops where it does, when the cause is known: the answer format's length
+    limit (the JSON schema's maxLength cuts a local model's answer mid-word); "" otherwise."""
+    from rag_lab.answer.prompt import ANSWER_MAX_CHARS
+
+    body = TRAILING_STAMPS.sub("", str(answer or "").strip()).rstrip()
+    if len(body) >= ANSWER_MAX_CHARS and body[-1] not in ".!?)\"”":
+        return f"as generated: stopped at the answer format's {ANSWER_MAX_CHARS}-character limit"
+    return ""
+
+
 def cited_line(answer: str, cited_sources) -> str:
-    """Each cited source once: ``[Doc N] file, Page X`` where the answer's stamps name it, else the
+    """Each cited source once: ``[Doc N] file, Page X`` (``[Doc 2, 3]`` for two chunks of one page) where the answer's stamps name it, else the
     record's cited sources (``file p.N``); "(none cited)" when there are none."""
     stamps = stamp_sources(answer)
     if stamps:
-        return "; ".join(f"[Doc {number}] {where}" for number, where in stamps.items())
+        numbers: dict[str, list[str]] = {}  # chunks of one file and page are one source
+        for number, where in stamps.items():
+            numbers.setdefault(where, []).append(number)
+        return "; ".join(f"[Doc {', '.join(ns)}] {where}" for where, ns in numbers.items())
     names = []
     for source in cited_sources or []:
         if isinstance(source, dict):

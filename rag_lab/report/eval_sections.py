@@ -173,7 +173,7 @@ def _worst_section(run, scored):
     word with "…") and its cited sources named once."""
     import pandas as pd
 
-    from rag_lab.report.answer_text import cited_line, readable_answer
+    from rag_lab.report.answer_text import cited_line, cut_note, readable_answer
 
     main_metric = next((m for m in ("key_fact_recall", "id_context_recall", "rouge_l") if m in set(scored["metric"])),
                        scored["metric"].iloc[0])
@@ -189,15 +189,21 @@ def _worst_section(run, scored):
         for _, w in worst.iterrows():
             rec = by_id.get(str(w["sample_id"]), {})
             other = companion_values.get(str(w["sample_id"]))
-            other_text = (f" · {html.escape(companion)} = {'n/a' if other is None or pd.isna(other) else f'{other:.3f}'}"
+            other_text = (f" · {html.escape(companion)} = "
+                          + (f"{other:.3f}" if other is not None and not pd.isna(other) else
+                             "n/a (failed)" if companion in (rec.get("scores") or {}) else "n/a (not applicable)")
                           if companion else "")
             answer = str(rec.get("answer") or "")
             body += (f"<div class=\"answer\"><b>{html.escape(mode)}</b> · {html.escape(str(w['sample_id']))} · "
                      f"{html.escape(main_metric)} = {w['value']:.3f}{other_text}<br><b>Q:</b> {html.escape(str(rec.get('question', '')))}"
                      + (f"<br><b>reference:</b> {html.escape(readable_answer(rec['reference']))}" if rec.get("reference") else "")
-                     + f"<br><b>answer:</b> {html.escape(readable_answer(answer))}"
+                     + f"<br><b>answer:</b> {html.escape(readable_answer(answer))}{_note(cut_note(answer))}"
                      f"<br><b>cited sources:</b> {html.escape(cited_line(answer, rec.get('cited_sources')))}</div>")
     return section("Worst questions", body)
+
+
+def _note(text: str) -> str:
+    return f' <span class="def">({html.escape(text)})</span>' if text else ""
 
 
 def failure_reasons(run, mode: str, metric: str):

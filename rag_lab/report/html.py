@@ -32,6 +32,7 @@ details{margin:6px 0}summary{cursor:pointer}pre{white-space:pre-wrap;font-size:1
 .answer{background:#fff;border:1px solid #dde3ea;padding:8px 12px;margin:6px 0 14px}
 nav a{margin-right:12px;color:#2457a6;text-decoration:none}
 .verdict{font-size:17px;font-weight:600;margin:6px 0 10px}.def{color:#5b6672;font-size:11.5px;font-weight:400}
+td .def{display:inline-block;max-width:320px}
 section#run-manifest summary{color:#2457a6}
 """
 

@@ -51,10 +51,11 @@ def verdict_section(verdict) -> Section:
         return section("Verdict", body)
     body += f"<p>{html.escape(verdict.power_text())}</p>"
     base = verdict.baseline
-    rows = [{"metric": v.metric, "highest mean": f"{v.best} {v.best_mean:.3f}",
+    rows = [{"metric": v.metric, "highest mean": v.highest(),
              f"{base} (baseline)": "n/a" if v.baseline_mean != v.baseline_mean else f"{v.baseline_mean:.3f}",
              f"against {base}": (v.text(base) if verdict.powered else
-                                 f"cannot tell at n = {verdict.n}" + ("" if v.best == base else f" (Δ {v.best_delta:+.3f})"))}
+                                 f"cannot tell at n = {verdict.n}" + ("" if v.best == base or v.tie
+                                                                      else f" ({v.best} Δ {v.best_delta:+.3f})"))}
             for v in verdict.metrics]
     body += table_html(pd.DataFrame(rows))
     if verdict.powered:

@@ -46,6 +46,10 @@ class MetricVerdict:
     worse: dict[str, tuple[float, float]] = field(default_factory=dict)
     best_p: float = math.nan  # the best mode's p against the baseline (NaN: it is the baseline)
     best_delta: float = math.nan
+    tie: bool = False  # every mode has the same mean
+
+    def highest(self) -> str:
+        return f"all modes {self.best_mean:.3f}" if self.tie else f"{self.best} {self.best_mean:.3f}"
 
     def text(self, baseline: str) -> str:
         """What this metric says, in one line."""
@@ -55,6 +59,8 @@ class MetricVerdict:
         if self.worse:
             return (f"{baseline} best; " + ", ".join(f"{mode} worse (Δ {delta:+.3f}, p {_p(p)})"
                                                       for mode, (delta, p) in self.worse.items()))
+        if self.tie:
+            return "the same mean in every mode"
         if self.best == baseline:
             return f"{baseline} highest; no significant difference"
         return (f"{self.best} highest (Δ {self.best_delta:+.3f} vs {baseline}, p {_p(self.best_p)}): "
@@ -155,7 +161,8 @@ def build_verdict(per_query: Mapping[str, Mapping[str, Mapping[str, float]]], ta
         verdicts.append(MetricVerdict(
             metric=metric, best=str(best["mode"]), best_mean=float(best["mean"]),
             baseline_mean=float(base_rows["mean"].iloc[0]) if len(base_rows) else math.nan,
-            better=better, worse=worse, best_p=_decision_p(best), best_delta=float(best["delta"])))
+            better=better, worse=worse, best_p=_decision_p(best), best_delta=float(best["delta"]),
+            tie=len(rows) > 1 and float(rows["mean"].max() - rows["mean"].min()) <= 1e-12))
     return Verdict(baseline=baseline, modes=modes, n=n, comparisons=len(pairs), alpha=alpha, floor=floor,
                    metrics=verdicts)
 

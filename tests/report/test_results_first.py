@@ -9,7 +9,7 @@ import re
 import pytest
 
 from rag_lab.evaluate.statistics.significance import sign_flip_exact
-from rag_lab.report.answer_text import cited_line, readable_answer
+from rag_lab.report.answer_text import cited_line, cut_note, readable_answer
 from rag_lab.report.html import build_report
 from rag_lab.report.verdict import smallest_adjusted_p, smallest_p
 
@@ -79,7 +79,7 @@ def test_a_clear_difference_is_called_with_its_controlled_significance(tmp_path)
                         "n = 30 questions")
     text = _text(verdict)
     assert "dense better than bm25 (Δ +0.300, p < 0.001)" in text
-    assert "bm25 highest; no significant difference" in text  # rouge_l: the same in both modes
+    assert "all modes 0.4" in text and "the same mean in every mode" in text  # rouge_l: the same in both modes
     assert "the tests can tell" in text and "Holm" in text
 
 
@@ -90,7 +90,7 @@ def test_too_few_questions_say_so_instead_of_p_values(tmp_path):
     text = _text(verdict)
     # the reason in numbers: 2/2^2 = 0.5 per test, Holm over the 2 comparisons → 1
     assert "no paired test can give a two-sided p below 0.5 (2/2^2)" in text
-    assert "smallest possible p is 1" in text and "cannot tell at n = 2 (Δ +0.300)" in text
+    assert "smallest possible p is 1" in text and "cannot tell at n = 2 (dense Δ +0.300)" in text
     assert "significantly better" not in text
 
 
@@ -134,8 +134,21 @@ def test_readable_answer_drops_the_closing_stamps_and_keeps_a_short_answer_whole
     assert readable_answer("The based on the Provider handbook", limit=25) == "The based on the…"
     assert readable_answer("[Doc 2: a.pdf, Page 1]") == "[Doc 2]"  # an answer that is only a citation stays
     assert cited_line(short, []) == "[Doc 1] rules.pdf, Page 4"
+    two_chunks = "Yes [Doc 1: a.pdf, Page 1] [Doc 2: b.pdf, Page 3] [Doc 3: a.pdf, Page 1]"
+    assert cited_line(two_chunks, []) == "[Doc 1, 3] a.pdf, Page 1; [Doc 2] b.pdf, Page 3"
     assert cited_line("no stamps", [{"doc": "a.pdf", "page": 2}, {"doc": "a.pdf", "page": 2}]) == "a.pdf p.2"
     assert cited_line("", None) == "(none cited)"
+
+
+def test_an_answer_cut_by_the_answer_formats_limit_says_so():
+    from rag_lab.answer.prompt import ANSWER_MAX_CHARS
+
+    cut = ("The sliding scale is based on the income " * 20)[:ANSWER_MAX_CHARS - 1].rstrip() + " P"
+    assert len(cut) == ANSWER_MAX_CHARS
+    stamped = cut + " [Doc 1: a.pdf, Page 1] [Doc 2: b.pdf, Page 2] [Doc 3] [Doc 4] [Doc 5]"
+    assert readable_answer(stamped) == cut  # shown as generated, without the five stamps
+    assert cut_note(stamped) == f"as generated: stopped at the answer format's {ANSWER_MAX_CHARS}-character limit"
+    assert cut_note(cut[:-2] + ".") == "" and cut_note("The permit lasts two years [Doc 1].") == ""
 
 
 def test_console_table_labels_every_cell(tmp_path):

@@ -132,10 +132,9 @@ def ablation_verdict_section(results, manifest: dict, metric: str) -> Section:
     alpha = float(sig.get("alpha", T.ALPHA))
     n = int(manifest.get("n_queries") or 0)
     tested = int(sig.get("marked_set_size") or 0)
-    floor = smallest_adjusted_p(n, tested)
+    floor = smallest_adjusted_p(n, tested, n_permutations=None)  # the grid decides by analytic tests
     rows = results[results["metric"] == metric]
     top = rows[rows["top_k"] == rows["top_k"].max()] if len(rows) else rows
-    body = ""
     if len(top):
         best = top.loc[top["mean"].idxmax()]
         best_text = (f"best by {F.metric_label(metric)} at top-{int(best['top_k'])}: {best['mode']} k={best['k']} "
@@ -145,7 +144,7 @@ def ablation_verdict_section(results, manifest: dict, metric: str) -> Section:
         best_text = "no scores"
     if tested and floor >= alpha:
         headline = f"too few questions to tell (n = {n})"
-        power = (f"With n = {n} paired questions no paired test can give a two-sided p below {smallest_p(n):.3g}, and "
+        power = (f"With n = {n} paired questions no paired test can give a two-sided p below {smallest_p(n, None):.3g}, and "
                  f"after Holm's correction over the {tested} marked comparisons the smallest possible p is {floor:.3g}: "
                  f"never below α = {alpha:g}. Nothing below can be called significant; {best_text} describes these "
                  "questions only.")

@@ -19,17 +19,20 @@ from dataclasses import dataclass, field
 from rag_lab.evaluate.statistics.significance import DEFAULT_ALPHA, DEFAULT_PERMUTATIONS, EXACT_MAX_N
 
 
-def smallest_p(n: int, n_permutations: int = DEFAULT_PERMUTATIONS) -> float:
+def smallest_p(n: int, n_permutations: int | None = DEFAULT_PERMUTATIONS) -> float:
     """The smallest two-sided p a paired test of n differences can give: 2/2^n for the exact
-    sign-flip (every test up to :data:`EXACT_MAX_N` differences); beyond that the randomization
-    test cannot go below 1/(permutations + 1) either."""
+    sign-flip (every test up to :data:`EXACT_MAX_N` differences); beyond that a randomization test
+    of ``n_permutations`` cannot go below 1/(permutations + 1) either (None: an analytic test
+    decides, Student's t or Wilcoxon, with no such floor)."""
     if n <= 0:
         return 1.0
     floor = 2.0 ** (1 - n)
-    return floor if n <= EXACT_MAX_N else max(floor, 1.0 / (n_permutations + 1))
+    if n <= EXACT_MAX_N or n_permutations is None:
+        return floor
+    return max(floor, 1.0 / (n_permutations + 1))
 
 
-def smallest_adjusted_p(n: int, comparisons: int, n_permutations: int = DEFAULT_PERMUTATIONS) -> float:
+def smallest_adjusted_p(n: int, comparisons: int, n_permutations: int | None = DEFAULT_PERMUTATIONS) -> float:
     """The smallest Holm-adjusted p of a family of ``comparisons`` tests of n paired differences each."""
     return min(1.0, max(comparisons, 1) * smallest_p(n, n_permutations))
 

@@ -60,6 +60,8 @@ def test_the_smallest_p_is_what_the_exact_test_gives_at_its_most_extreme():
     assert smallest_p(5) > 0.05 > smallest_p(6)  # no paired test of 5 questions reaches α = 0.05
     assert smallest_adjusted_p(6, 2) == pytest.approx(2 * 2 / 2 ** 6) and smallest_adjusted_p(6, 2) > 0.05
     assert smallest_adjusted_p(2, 10) == 1.0
+    # beyond the exact range a randomization test of N permutations cannot go below 1/(N + 1); an analytic one can
+    assert smallest_p(40, 2000) == pytest.approx(1 / 2001) and smallest_p(40, None) == pytest.approx(2 / 2 ** 40)
 
 
 def test_report_opens_with_the_verdict_and_folds_the_settings_last(tmp_path):

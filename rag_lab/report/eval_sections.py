@@ -1,10 +1,14 @@
-"""Report sections of an evaluation run (``rag-lab eval``): per-mode metrics with CIs and significance,
-latency and cost, failures. The ablation and IR sections are in :mod:`rag_lab.report.sections`."""
+"""Report sections of an evaluation run (``rag-lab eval``), results first: the verdict, per-mode
+metrics (each defined, with its cut-off) with CIs, significance and failures, the figure, the worst
+questions, latency and cost; the manifest last, folded. The ablation and IR sections are in
+:mod:`rag_lab.report.sections`."""
 
 from __future__ import annotations
 
 import html
+from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
 from rag_lab.report import figures as F
 from rag_lab.report import tables as T
@@ -37,8 +41,7 @@ def generic_sections(run_dir: Path, manifest: dict) -> list:
 
 def settings_section(manifest: dict):
     """The run's manifest and settings, folded: what a reader opens to reproduce a run, not to read it."""
-    return section("Run manifest", kv_table(manifest),
-                   folded=f"manifest and settings ({len(manifest)} sections: models, index, prompt, packages, …)")
+    return section("Run manifest", kv_table(manifest), folded=f"manifest and settings ({', '.join(map(str, manifest))})")
 
 
 def _eval_sections(run, warnings: list) -> list:
@@ -85,12 +88,15 @@ def run_verdict(run):
     return comparison.verdict if comparison else None
 
 
+@dataclass(frozen=True)
 class _Comparison:
     """The mode comparison of a run's scored samples: its table, significance rows and verdict."""
 
-    def __init__(self, per_query, table, significance, baseline, verdict):
-        self.per_query, self.table, self.significance = per_query, table, significance
-        self.baseline, self.verdict = baseline, verdict
+    per_query: dict
+    table: Any
+    significance: Any
+    baseline: str
+    verdict: Any
 
 
 def _comparison(run, scored) -> _Comparison | None:

@@ -164,3 +164,11 @@ def test_console_table_labels_every_cell(tmp_path):
     assert "n/a: faithfulness in bm25: every sample failed (TimeoutError: the judge took longer than 60 s)" in table
     assert "cost_usd" in rows and "NaN" not in rows["cost_usd"] and "n/a (no price)" in rows["cost_usd"]
     assert not re.search(r"\bnan\b|\bNaN \d", "\n".join(rows.values()))
+
+
+def test_ir_console_table_says_n_a_where_a_metric_has_no_value():
+    from rag_lab.cli.render import render_ir_table
+
+    table = render_ir_table({"bm25": {"ndcg@10": 0.5, "recall@100": float("nan"), "p50_ms": 12.34}})
+    row = table.splitlines()[-1].split()
+    assert row == ["bm25", "0.5000", "n/a", "n/a", "n/a", "n/a", "12.3"]

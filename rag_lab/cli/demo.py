@@ -76,7 +76,7 @@ def run_demo(args) -> int:
     beir = [d for d in datasets if d.kind == "beir" and d.qrels_file is not None]
     if beir and not args.skip_ir:
         dataset = beir[0]
-        _banner(f"3. IR evaluation on {dataset.name} (ranx; depth 100; RRF k=60, prefetch 100)")
+        _banner(f"3. IR evaluation on {dataset.name} (ranx; depth 100; fusion k=60, prefetch 100)")
         report = evaluate_modes(dataset, settings, list(INDEX_MODES), limit=args.ir_limit)
         print(render_ir_table(report.results, title=report.describe(),
                               anchors=SCIFACT_ANCHORS if dataset.name == "scifact" else None))
@@ -131,11 +131,12 @@ def recommended_summary(path: str | None) -> str | None:
     ``rag-lab tune`` confirmed (its [provenance] table), or None when there is no file."""
     if not path or not Path(path).is_file():
         return None
+    from rag_lab.answer.engine import DEFAULT_TOP_K
     from rag_lab.answer.rerank import DEFAULT_TOP_N
     from rag_lab.retrieve.tuned_config import TunedConfig, read_tuned_config
 
     config = read_tuned_config(path)
-    default = TunedConfig(mode=config.mode, top_k=DEFAULT_TOP_N)  # what `ask` gives the generator without --config
+    default = TunedConfig(mode=config.mode, top_k=DEFAULT_TOP_K, top_n=DEFAULT_TOP_N)  # `ask` without --config
     p = config.provenance
     lines = [f"recommended configuration ({path}, written by `rag-lab tune {p.get('dataset', 'DATASET')}`):",
              f"  recommended: {config.describe()}",

@@ -176,3 +176,11 @@ def test_ablate_with_a_config_varies_one_lever_around_it(tmp_path):
     rewrites = write_tuned_config(tmp_path / "rw.toml", TunedConfig("hybrid", 5, 10, 1.0, 1.0, 1, 6, num_queries=3))
     with pytest.raises(ConfigError, match="num_queries = 3"):
         grid_from_args(build_parser().parse_args(["ablate", "texas_childcare", "--config", str(rewrites)]))
+
+
+def test_a_resumed_run_reads_an_old_manifests_rrf_k_as_fusion_k():
+    from rag_lab.evaluate.run.runner import configuration_differences
+
+    old = {"config": {"params": {"rrf_k": 5, "top_n": 5}}}
+    assert configuration_differences(old, {"config": {"params": {"fusion_k": 5, "top_n": 5}}}) == []
+    assert configuration_differences(old, {"config": {"params": {"fusion_k": 10, "top_n": 5}}}) == ["fusion k: 5 → 10"]

@@ -312,7 +312,10 @@ def configuration_differences(previous: dict, current: dict) -> list[str]:
             continue
         if old != new:
             differences.append(f"{label}: {old!r} → {new!r}")
-    old_params = (previous.get("config") or {}).get("params") or {}
+    from rag_lab.retrieve.levers import RENAMED
+
+    # a manifest may name a lever by a name it had before (rrf_k): the same lever, not a change
+    old_params = {RENAMED.get(k, k): v for k, v in ((previous.get("config") or {}).get("params") or {}).items()}
     new_params = (current.get("config") or {}).get("params") or {}
     for key in sorted(set(old_params) | set(new_params)):
         if old_params.get(key) != new_params.get(key):

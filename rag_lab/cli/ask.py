@@ -36,7 +36,7 @@ def add_ask(sub, common) -> None:
     p.add_argument("--top-k", type=positive_int, default=None,
                    help=f"{TOP_K_HELP} (default 30; agent: per search, default 5; kendra: KENDRA_TOP_K, default 5)")
     p.add_argument("--top-n", type=positive_int, default=None, help=TOP_N_HELP)
-    from rag_lab.cli.commands import add_contextual_option, add_fusion_options
+    from rag_lab.cli.levers import add_contextual_option, add_fusion_options
 
     add_fusion_options(p)
     add_contextual_option(p)
@@ -48,7 +48,7 @@ def run_ask(args) -> int:
     from rag_lab.answer import make_answerer
     from rag_lab.cli.options import resolve_dataset_arg
 
-    from rag_lab.cli.commands import answer_params
+    from rag_lab.cli.levers import answer_params
     from rag_lab.cli.settings import announce_config, resolved_mode
 
     settings = get_settings()

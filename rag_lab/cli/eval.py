@@ -40,7 +40,7 @@ def add_eval(sub, common) -> None:
     p.add_argument("--top-k", type=positive_int, default=None,
                    help="chunks the retriever returns per query (default 30; agent: per search, default 5)")
     p.add_argument("--top-n", type=positive_int, default=None, help="chunks given to the LLM (default 7)")
-    from rag_lab.cli.commands import add_contextual_option, add_fusion_options
+    from rag_lab.cli.levers import add_contextual_option, add_fusion_options
 
     add_fusion_options(p)
     add_contextual_option(p)
@@ -121,7 +121,7 @@ def run_eval(args) -> int:
     settings = get_settings()
     dataset = resolve_dataset(args.dataset, settings.datasets_dir)
     from rag_lab.api import EVAL_MODES
-    from rag_lab.cli.commands import answer_params
+    from rag_lab.cli.levers import answer_params
     from rag_lab.cli.settings import announce_config, configured_modes
 
     announce_config(args, dataset.name)

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import pytest
 
-from rag_lab.cli.commands import fusion_params, retrieval_params
+from rag_lab.cli.levers import fusion_params, retrieval_params
 from rag_lab.cli.main import build_parser
 
 FLAGS = ["--fusion-k", "20", "--prefetch", "40", "--dense-weight", "0.7", "--sparse-weight", "1.3",
@@ -21,7 +21,7 @@ def test_every_command_reads_every_fused_mode_option(argv):
 
 @pytest.mark.parametrize("command", [["ask", "pets", "cats"], ["eval", "pets"]])
 def test_ask_and_eval_add_top_k_top_n_and_the_contextual_variant(command):
-    from rag_lab.cli.commands import answer_params
+    from rag_lab.cli.levers import answer_params
 
     args = build_parser().parse_args([*command, "--top-k", "9", "--top-n", "4", "--contextual", "annotations", *FLAGS])
     assert answer_params(args) == {"top_k": 9, "top_n": 4, "contextual": "annotations", **EXPECTED}

@@ -31,6 +31,9 @@ import os
 from pathlib import Path
 from typing import Any
 
+# cheap (tomllib, dataclasses): the CLI imports this module before parsing its arguments
+from rag_lab.retrieve.tuned_config import answering_params, fused_levers, load_config
+
 SEARCH_TOP_K = 5  # `rag-lab search`: results shown
 IR_MODES = ("dense", "bm25", "fusion", "hybrid")  # `rag-lab ir --modes`
 EVAL_MODES = ("dense", "bm25", "fusion", "hybrid")  # `rag-lab eval --modes`
@@ -123,7 +126,7 @@ def search(dataset: Any, query: str, *, mode: str | None = None, top_k: int | No
     tuned, mode = _config_and_mode(config, mode)
     ds = None if mode == "kendra" else load_dataset(dataset, s)
     _check_config(tuned, config, ds)
-    levers = _levers(tuned, fusion_k=fusion_k, prefetch=prefetch, dense_weight=dense_weight,
+    levers = fused_levers(tuned, fusion_k=fusion_k, prefetch=prefetch, dense_weight=dense_weight,
                      sparse_weight=sparse_weight, max_per_doc=max_per_doc, year_boost=year_boost)
     top_k = top_k if top_k is not None else tuned.top_k if tuned else SEARCH_TOP_K
     retriever = build_retriever(mode, s, ds, contextual=contextual, top_k=top_k, explain=explain or None, **levers)
@@ -143,11 +146,16 @@ def answerer(dataset: Any, *, mode: str | None = None, rerank: bool | None = Non
 
     s = settings or load_settings()
     tuned, mode = _config_and_mode(config, mode)
-    if mode in ("agent", "kendra"):  # they take no fused-retrieval settings (as `rag-lab ask` says)
+    if tuned is not None and mode in ("agent", "kendra"):  # they take no fused-retrieval settings
+        import warnings
+
+        from rag_lab.errors import RagLabWarning
+
+        warnings.warn(RagLabWarning(f"config not applied: {mode} takes no fused-retrieval settings"), stacklevel=3)
         tuned = None
     ds = None if mode == "kendra" or dataset is None else load_dataset(dataset, s)
     _check_config(tuned, config, ds)
-    params = _answer_params(tuned, top_k, top_n, contextual, fusion_k=fusion_k, prefetch=prefetch,
+    params = answering_params(tuned, top_k, top_n, contextual, fusion_k=fusion_k, prefetch=prefetch,
                             dense_weight=dense_weight, sparse_weight=sparse_weight, max_per_doc=max_per_doc,
                             year_boost=year_boost)
     if retriever is not None:
@@ -181,7 +189,7 @@ def evaluate(dataset: Any, modes=None, out: str | Path | None = None, *, limit: 
     tuned = _config_and_mode(config, None)[0]
     _check_config(tuned, config, ds)
     modes = list(modes) if modes is not None else [tuned.mode] if tuned else list(EVAL_MODES)
-    params = _answer_params(tuned, top_k, top_n, contextual, fusion_k=fusion_k, prefetch=prefetch,
+    params = answering_params(tuned, top_k, top_n, contextual, fusion_k=fusion_k, prefetch=prefetch,
                             dense_weight=dense_weight, sparse_weight=sparse_weight, max_per_doc=max_per_doc,
                             year_boost=year_boost)
     return run_evaluation(ds, s, modes, Path(out) if out else Path("runs") / ds.name, limit=limit, split=split,
@@ -207,7 +215,7 @@ def ir(dataset: Any, modes=None, *, limit: int | None = None, split: str = "all"
     _check_config(tuned, config, ds)
     modes = list(modes) if modes is not None else [tuned.mode] if tuned else list(IR_MODES)
     index(ds, settings=s, contextual=contextual)  # no-op when up to date, as the command does
-    params = _levers(tuned, fusion_k=fusion_k, prefetch=prefetch, dense_weight=dense_weight,
+    params = fused_levers(tuned, fusion_k=fusion_k, prefetch=prefetch, dense_weight=dense_weight,
                      sparse_weight=sparse_weight, max_per_doc=max_per_doc, year_boost=year_boost)
     return evaluate_modes(ds, s, modes, params, progress=False, resume=resume, limit=limit,
                           contextual=contextual, split=split)
@@ -251,8 +259,6 @@ def report(run_dir: str | Path, out: str | Path | None = None) -> Path:
 
 def _config_and_mode(config: Any, mode: str | None):
     """The ``config=`` value read (None when not given) and the mode: given, else the config's, else hybrid."""
-    from rag_lab.retrieve.tuned_config import load_config
-
     tuned = load_config(config)
     return tuned, mode or (tuned.mode if tuned else ASK_MODE)
 
@@ -266,18 +272,6 @@ def _check_config(tuned, config: Any, dataset) -> None:
     from rag_lab.retrieve.tuned_config import announce
 
     logging.getLogger(__name__).info(announce(tuned, config, dataset.name if dataset is not None else None))
-
-
-def _levers(tuned, **given: Any) -> dict[str, Any]:
-    from rag_lab.retrieve.tuned_config import fused_levers
-
-    return fused_levers(tuned, **given)
-
-
-def _answer_params(tuned, top_k, top_n, contextual: str, **levers: Any) -> dict[str, Any]:
-    from rag_lab.retrieve.tuned_config import answering_params
-
-    return answering_params(tuned, top_k, top_n, contextual, **levers)
 
 
 def defaults(settings=None) -> dict[str, Any]:

@@ -269,9 +269,10 @@ def _check_config(tuned, config: Any, dataset) -> None:
         return
     import logging
 
-    from rag_lab.retrieve.tuned_config import announce
+    from rag_lab.retrieve.tuned_config import announce, warn_if_tuned_elsewhere
 
-    logging.getLogger(__name__).info(announce(tuned, config, dataset.name if dataset is not None else None))
+    logging.getLogger(__name__).info(announce(tuned, config))
+    warn_if_tuned_elsewhere(tuned, config, dataset.name if dataset is not None else None)
 
 
 def defaults(settings=None) -> dict[str, Any]:

@@ -88,9 +88,10 @@ def announce_config(args, dataset: str | None) -> None:
     config = tuned_config(args)
     if config is None or getattr(args, "_config_announced", False):
         return
-    from rag_lab.retrieve.tuned_config import announce
+    from rag_lab.retrieve.tuned_config import announce, warn_if_tuned_elsewhere
 
-    print(announce(config, args.config, dataset), file=sys.stderr)
+    print(announce(config, args.config), file=sys.stderr)
+    warn_if_tuned_elsewhere(config, args.config, dataset)
     args._config_announced = True
 
 

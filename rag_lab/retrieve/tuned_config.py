@@ -148,16 +148,22 @@ def load_config(config: TunedConfig | str | Path | None) -> TunedConfig | None:
     raise TypeError(f"config must be a path to a TOML file (rag-lab tune) or a TunedConfig, got {type(config).__name__}")
 
 
-def announce(config: TunedConfig, source: TunedConfig | str | Path, dataset: str | None) -> str:
-    """The line saying which file applies which levers (the CLI prints it); warns
-    (:class:`RagLabWarning`) when the file was tuned on another dataset than ``dataset``."""
-    name = "a TunedConfig" if isinstance(source, TunedConfig) else str(source)
+def announce(config: TunedConfig, source: TunedConfig | str | Path) -> str:
+    """The line saying which file applies which levers (the CLI prints it on stderr)."""
+    return f"config {_named(source)}: {config.describe()}" + (f" (tuned on {config.dataset})" if config.dataset else "")
+
+
+def warn_if_tuned_elsewhere(config: TunedConfig, source: TunedConfig | str | Path, dataset: str | None) -> None:
+    """A :class:`RagLabWarning` when ``config`` was tuned on another dataset than ``dataset``."""
     tuned_on = config.dataset
     if dataset is not None and tuned_on and tuned_on != dataset:
         warnings.warn(RagLabWarning(
-            f"config {name} was tuned on {tuned_on}, not {dataset}: its levers may not suit this corpus "
-            f"(tune this one: rag-lab tune {dataset})"), stacklevel=2)
-    return f"config {name}: {config.describe()}" + (f" (tuned on {tuned_on})" if tuned_on else "")
+            f"config {_named(source)} was tuned on {tuned_on}, not {dataset}: its levers may not suit this corpus "
+            f"(tune this one: rag-lab tune {dataset})"), stacklevel=3)
+
+
+def _named(source: TunedConfig | str | Path) -> str:
+    return "a TunedConfig" if isinstance(source, TunedConfig) else str(source)
 
 
 def merged(explicit: dict, config: TunedConfig | None, defaults_from_config: dict) -> dict:

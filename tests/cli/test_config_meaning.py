@@ -96,6 +96,7 @@ def test_a_config_tuned_on_another_dataset_is_named_and_warned_about(cli, tmp_pa
     assert code == 0
     assert f"config {other}: fusion fusion_k 5 prefetch 25" in err and "(tuned on texas_childcare_full)" in err
     assert "warning:" in err and "tuned on texas_childcare_full, not texas_childcare" in err
+    assert err.index(f"config {other}:") < err.index("warning:")  # what applies first, then the warning
     with pytest.warns(RagLabWarning, match="tuned on texas_childcare_full, not texas_childcare"):
         api.search("texas_childcare", QUESTION, config=other, settings=lab_settings)
     same = write_tuned_config(tmp_path / "same.toml", CONFIG)

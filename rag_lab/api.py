@@ -103,12 +103,13 @@ def _strict_as(reference, after: str | None = None, extra: str | None = None):
 
 @_strict
 def index(dataset: Any, *, settings=None, force: bool = False, contextual: str = "none", yes: bool = False,
-          progress: bool = False):
+          context_in_prompt: bool = False, progress: bool = False):
     """``rag-lab index DATASET``: build or refresh the index (idempotent); returns a ``BuildResult``."""
     from rag_lab.index import build_index
 
     s = settings or load_settings()
-    return build_index(load_dataset(dataset, s), s, force=force, contextual=contextual, yes=yes, progress=progress)
+    return build_index(load_dataset(dataset, s), s, force=force, contextual=contextual, yes=yes,
+                       context_in_prompt=context_in_prompt, progress=progress)
 
 
 @_strict

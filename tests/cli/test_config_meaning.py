@@ -185,3 +185,27 @@ def test_a_resumed_run_reads_an_old_manifests_rrf_k_as_fusion_k():
     old = {"config": {"params": {"rrf_k": 5, "top_n": 5}}}
     assert configuration_differences(old, {"config": {"params": {"fusion_k": 5, "top_n": 5}}}) == []
     assert configuration_differences(old, {"config": {"params": {"fusion_k": 10, "top_n": 5}}}) == ["fusion k: 5 → 10"]
+
+
+def test_ask_and_eval_take_the_contextual_variant(cli, generator, tmp_path, lab_settings):  # noqa: F811
+    from rag_lab.index import CorpusIndex
+
+    run = tmp_path / "ctx"
+    code, _, err = cli("eval", "texas_childcare", "--modes", "bm25", "--limit", "1", "--contextual", "annotations",
+                       "--out", str(run))
+    assert code == 0, err
+    config = json.loads((run / "manifest.json").read_text())["config"]
+    contextual = CorpusIndex.open("texas_childcare", lab_settings, "annotations").manifest.fingerprint
+    assert config["params"] == {"contextual": "annotations"}
+    assert config["index_fingerprint"] == contextual != CorpusIndex.open("texas_childcare", lab_settings).manifest.fingerprint
+
+    searches = {}
+    for variant in ("none", "annotations"):
+        code, out, _ = cli("search", "texas_childcare", QUESTION, "--mode", "bm25", "--contextual", variant,
+                           "--top-k", "4", "--json")
+        assert code == 0
+        searches[variant] = [_same_chunk(r) for r in json.loads(out)]
+    assert searches["none"] != searches["annotations"]  # the context changes BM25's scores
+    code, out, _ = cli("ask", "texas_childcare", QUESTION, "--mode", "bm25", "--contextual", "annotations",
+                       "--top-k", "4", "--top-n", "4", "--json")
+    assert code == 0 and [_same_chunk(c) for c in json.loads(out)["chunks"]] == searches["annotations"]

@@ -116,13 +116,15 @@ SAMPLE_QUESTION = "What is the maximum bi-weekly income for a family of 5 in BCY
 RECOMMENDED = Path("configs") / "texas_childcare_full.toml"  # written by `rag-lab tune texas_childcare_full`
 
 
-def _recommended(path: str | None):
-    """(label, mode, answer params) of the tuned configuration, or None when there is no file."""
+def _recommended(path: str | None, dataset: str | None = None):
+    """(label, mode, answer params) of the tuned configuration, or None when there is no file; a
+    warning when it was tuned on another dataset than ``dataset``."""
     if not path or not Path(path).is_file():
         return None
-    from rag_lab.retrieve.tuned_config import read_tuned_config
+    from rag_lab.retrieve.tuned_config import read_tuned_config, warn_if_tuned_elsewhere
 
     config = read_tuned_config(path)
+    warn_if_tuned_elsewhere(config, path, dataset)
     return f"recommended: {config.describe()}", config.mode, config.answer_params()
 
 
@@ -167,7 +169,7 @@ def _ask_every_mode(dataset, settings, modes: list[str], config_path: str | None
             + "; answers cached: a rerun prints them again without generating)")
     fingerprint = CorpusIndex.open(dataset, settings).manifest.fingerprint
     cache = DiskCache(settings.cache_dir / "llm.sqlite")
-    recommended = _recommended(config_path)
+    recommended = _recommended(config_path, dataset.name)
     if summary := recommended_summary(config_path):
         print(summary)
     runs = [(mode, mode, {} if mode == "agent" else options) for mode in [*modes, "agent"]]

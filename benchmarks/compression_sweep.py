@@ -76,13 +76,14 @@ def load_items(dataset_name: str, split: str, config_path: Path | None = None) -
     dataset = resolve_dataset(dataset_name, settings.datasets_dir)
     pairs = {p.id: p for p in dataset.load_qa()}
     ids = select_split(list(pairs), dataset.dev_split, split, dataset.name)
-    mode, params, top_n = "fusion", {}, DEFAULT_TOP_N
-    if config_path is not None:  # a recommended configuration (rag-lab tune): its retriever, its first top_k chunks
+    mode, params, top_k, top_n = "fusion", {}, DEFAULT_TOP_K, DEFAULT_TOP_N
+    if config_path is not None:  # a recommended configuration (rag-lab tune): its retriever, its first top_n chunks
         from rag_lab.retrieve.tuned_config import read_tuned_config
 
         config = read_tuned_config(config_path)
-        mode, params, top_n = config.mode, config.retrieval_params(), config.top_k
-    retriever = build_retriever(mode, settings, dataset, top_k=DEFAULT_TOP_K, **params)
+        mode, params, top_k = config.mode, config.retrieval_params(), config.top_k
+        top_n = config.top_n or DEFAULT_TOP_N
+    retriever = build_retriever(mode, settings, dataset, top_k=top_k, **params)
     items = []
     for qid in ids:
         pair = pairs[qid]

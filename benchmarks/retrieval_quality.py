@@ -19,9 +19,9 @@ from rag_lab.index.store import close_all
 from rag_lab.index import build_index
 
 SWEEP = [
-    {"rrf_k": 1}, {"rrf_k": 10}, {"rrf_k": 60}, {"rrf_k": 100},
-    {"rrf_k": 60, "dense_weight": 0.7, "sparse_weight": 1.3},
-    {"rrf_k": 60, "dense_weight": 1.3, "sparse_weight": 0.7},
+    {"fusion_k": 1}, {"fusion_k": 10}, {"fusion_k": 60}, {"fusion_k": 100},
+    {"fusion_k": 60, "dense_weight": 0.7, "sparse_weight": 1.3},
+    {"fusion_k": 60, "dense_weight": 1.3, "sparse_weight": 0.7},
 ]
 
 

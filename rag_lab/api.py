@@ -16,6 +16,13 @@ compression from the settings (``RAG_LAB_COMPRESS``), ``top_k`` = chunks the ret
 query (search 5, answering 30 with ``top_n`` = 7 given to the LLM). A dataset is a name under the
 datasets folder (``RAG_LAB_DATASETS_DIR``, default ``./datasets``) or a folder path; ``settings``
 defaults to the environment's (:func:`rag_lab.config.get_settings`).
+
+The keywords are the flags' names (``--fusion-k`` → ``fusion_k``); an unknown one raises
+``TypeError`` listing those accepted. ``config=`` is ``--config``: a file written by ``rag-lab tune``
+(or a ``TunedConfig``) whose values fill the keywords not given, the same way in every verb::
+
+    api.search("texas_childcare_full", "…", config="configs/texas_childcare_full.toml")
+    api.ask("texas_childcare_full", "…", config="configs/texas_childcare_full.toml")  # the same chunks, top_n to the LLM
 """
 
 from __future__ import annotations
@@ -23,6 +30,9 @@ from __future__ import annotations
 import os
 from pathlib import Path
 from typing import Any
+
+# cheap (tomllib, dataclasses): the CLI imports this module before parsing its arguments
+from rag_lab.retrieve.tuned_config import answering_params, fused_levers, load_config
 
 SEARCH_TOP_K = 5  # `rag-lab search`: results shown
 IR_MODES = ("dense", "bm25", "fusion", "hybrid")  # `rag-lab ir --modes`
@@ -50,98 +60,220 @@ def load_dataset(name_or_path: Any, settings=None):
     return resolve_dataset(name_or_path, (settings or load_settings()).datasets_dir)
 
 
+def _strict(function):
+    """Unknown keywords raise ``TypeError`` naming them and listing the accepted ones: a misspelt or
+    renamed lever (``rrf_k``) must not quietly run the default."""
+    return _strict_as(function)(function)
+
+
+def _strict_as(reference, after: str | None = None, extra: str | None = None):
+    """:func:`_strict` for a function that passes its keywords on to ``reference``: it accepts
+    ``reference``'s keywords (and shows ``reference``'s signature, ``extra`` inserted after ``after``)."""
+    import functools
+    import inspect
+
+    def decorate(function):
+        signature = inspect.signature(reference)
+        if extra is not None:
+            params = list(signature.parameters.values())
+            at = [p.name for p in params].index(after) + 1
+            params.insert(at, inspect.Parameter(extra, inspect.Parameter.POSITIONAL_OR_KEYWORD, annotation=str))
+            signature = signature.replace(parameters=params)
+        kinds = (inspect.Parameter.POSITIONAL_OR_KEYWORD, inspect.Parameter.KEYWORD_ONLY)
+        accepted = [name for name, p in signature.parameters.items() if p.kind in kinds]
+
+        @functools.wraps(function)
+        def checked(*args: Any, **kwargs: Any):
+            unknown = [name for name in kwargs if name not in accepted]
+            if unknown:
+                from rag_lab.retrieve.levers import renamed_hint
+
+                hints = [hint for name in unknown if (hint := renamed_hint(name))]
+                raise TypeError(f"api.{function.__name__}(): unknown keyword argument(s) "
+                                f"{', '.join(repr(name) for name in unknown)}"
+                                + (f" ({'; '.join(hints)})" if hints else "")
+                                + f"; it accepts: {', '.join(accepted)}")
+            return function(*args, **kwargs)
+
+        checked.__signature__ = signature
+        return checked
+
+    return decorate
+
+
+@_strict
 def index(dataset: Any, *, settings=None, force: bool = False, contextual: str = "none", yes: bool = False,
-          progress: bool = False):
+          context_in_prompt: bool = False, progress: bool = False):
     """``rag-lab index DATASET``: build or refresh the index (idempotent); returns a ``BuildResult``."""
     from rag_lab.index import build_index
 
     s = settings or load_settings()
-    return build_index(load_dataset(dataset, s), s, force=force, contextual=contextual, yes=yes, progress=progress)
+    return build_index(load_dataset(dataset, s), s, force=force, contextual=contextual, yes=yes,
+                       context_in_prompt=context_in_prompt, progress=progress)
 
 
-def search(dataset: Any, query: str, *, mode: str = ASK_MODE, top_k: int = SEARCH_TOP_K, contextual: str = "none",
-           explain: bool = False, settings=None, **fusion: Any):
-    """``rag-lab search DATASET QUERY``: ranked chunks (LlamaIndex ``NodeWithScore``). ``fusion``:
-    rrf_k, prefetch, dense_weight, sparse_weight, max_per_doc, year_boost (as ``--fusion-k`` …)."""
+@_strict
+def search(dataset: Any, query: str, *, mode: str | None = None, top_k: int | None = None, contextual: str = "none",
+           explain: bool = False, config: Any = None, fusion_k: float | None = None, prefetch: int | None = None,
+           dense_weight: float | None = None, sparse_weight: float | None = None, max_per_doc: int | None = None,
+           year_boost: float | None = None, settings=None):
+    """``rag-lab search DATASET QUERY``: ranked chunks (LlamaIndex ``NodeWithScore``). ``mode`` None:
+    the config's, else hybrid; ``top_k`` None: the config's, else 5. The levers as the flags
+    (``fusion_k`` = ``--fusion-k`` …); ``config`` = ``--config`` (a path or a ``TunedConfig``), whose
+    values fill the keywords not given."""
     from rag_lab.retrieve import build_retriever
 
     s = settings or load_settings()
+    tuned, mode = _config_and_mode(config, mode)
     ds = None if mode == "kendra" else load_dataset(dataset, s)
-    retriever = build_retriever(mode, s, ds, contextual=contextual, top_k=top_k, explain=explain or None,
-                                **{k: v for k, v in fusion.items() if v is not None})
+    _check_config(tuned, config, ds)
+    levers = fused_levers(tuned, fusion_k=fusion_k, prefetch=prefetch, dense_weight=dense_weight,
+                     sparse_weight=sparse_weight, max_per_doc=max_per_doc, year_boost=year_boost)
+    top_k = top_k if top_k is not None else tuned.top_k if tuned else SEARCH_TOP_K
+    retriever = build_retriever(mode, s, ds, contextual=contextual, top_k=top_k, explain=explain or None, **levers)
     return retriever.retrieve(query)
 
 
-def answerer(dataset: Any, *, mode: str = ASK_MODE, rerank: bool | None = None, top_k: int | None = None,
-             top_n: int | None = None, explain: bool = False, settings=None, llm=None, **params: Any):
-    """The answerer behind ``rag-lab ask`` (ask it many questions: its models load once)."""
+@_strict
+def answerer(dataset: Any, *, mode: str | None = None, rerank: bool | None = None, top_k: int | None = None,
+             top_n: int | None = None, explain: bool = False, contextual: str = "none", config: Any = None,
+             fusion_k: float | None = None, prefetch: int | None = None, dense_weight: float | None = None,
+             sparse_weight: float | None = None, max_per_doc: int | None = None, year_boost: float | None = None,
+             settings=None, llm=None, retriever=None):
+    """The answerer behind ``rag-lab ask`` (ask it many questions: its models load once). ``top_k``:
+    chunks the retriever returns (default 30), ``top_n``: chunks the LLM reads (default 7); ``config``
+    and the levers as :func:`search`. ``llm`` / ``retriever`` replace the configured ones (tests, stubs)."""
     from rag_lab.answer import make_answerer
 
     s = settings or load_settings()
+    tuned, mode = _config_and_mode(config, mode)
+    if tuned is not None and mode in ("agent", "kendra"):  # they take no fused-retrieval settings
+        import warnings
+
+        from rag_lab.errors import RagLabWarning
+
+        warnings.warn(RagLabWarning(f"config not applied: {mode} takes no fused-retrieval settings"), stacklevel=3)
+        tuned = None
     ds = None if mode == "kendra" or dataset is None else load_dataset(dataset, s)
-    options = {k: v for k, v in {"top_k": top_k, "top_n": top_n, **params}.items() if v is not None}
-    return make_answerer(mode, s, ds, rerank=rerank, explain=explain, llm=llm, **options)
+    _check_config(tuned, config, ds)
+    params = answering_params(tuned, top_k, top_n, contextual, fusion_k=fusion_k, prefetch=prefetch,
+                            dense_weight=dense_weight, sparse_weight=sparse_weight, max_per_doc=max_per_doc,
+                            year_boost=year_boost)
+    if retriever is not None:
+        params["retriever"] = retriever
+    return make_answerer(mode, s, ds, rerank=rerank, explain=explain, llm=llm, **params)
 
 
+@_strict_as(answerer, after="dataset", extra="question")
 def ask(dataset: Any, question: str, **options: Any):
-    """``rag-lab ask DATASET QUESTION``: one cited :class:`rag_lab.answer.Answer` (options as :func:`answerer`)."""
+    """``rag-lab ask DATASET QUESTION``: one cited :class:`rag_lab.answer.Answer` (keywords as :func:`answerer`)."""
     return answerer(dataset, **options).query(question)
 
 
-def evaluate(dataset: Any, modes=EVAL_MODES, out: str | Path | None = None, *, settings=None,
-             top_k: int | None = None, top_n: int | None = None, **options: Any):
+@_strict
+def evaluate(dataset: Any, modes=None, out: str | Path | None = None, *, limit: int | None = None,
+             split: str = "all", resume: bool = False, retry_failed: bool = False, judge: str | None = None,
+             metrics: list[str] | None = None, rerank: bool | None = None, conversations: bool = False,
+             top_k: int | None = None, top_n: int | None = None, contextual: str = "none", config: Any = None,
+             fusion_k: float | None = None, prefetch: int | None = None, dense_weight: float | None = None,
+             sparse_weight: float | None = None, max_per_doc: int | None = None, year_boost: float | None = None,
+             concurrency: int | None = None, max_cost: float | None = None, dry_run: bool = False,
+             progress: bool = False, settings=None, llm=None, agent_llm=None, judge_llm=None, executor=None):
     """``rag-lab eval DATASET``: answer and score the questions in each mode; returns the loaded run
-    (``run.summary``, ``run.samples``, ``run.modes``). ``out`` defaults to ``runs/<dataset>``;
-    ``options`` as :func:`rag_lab.evaluate.run_evaluation` (limit, judge, rerank, resume …)."""
+    (``run.summary``, ``run.samples``, ``run.modes``). ``modes`` None: the config's mode, else
+    dense, bm25, fusion, hybrid; ``out`` defaults to ``runs/<dataset>``; the other keywords as the
+    command's flags (``config`` and the levers as :func:`answerer`)."""
     from rag_lab.evaluate import run_evaluation
 
     s = settings or load_settings()
     ds = load_dataset(dataset, s)
-    params = {k: v for k, v in {"top_k": top_k, "top_n": top_n}.items() if v is not None}
-    return run_evaluation(ds, s, list(modes), Path(out) if out else Path("runs") / ds.name,
-                          **{"progress": False, **options}, **params)
+    tuned = _config_and_mode(config, None)[0]
+    _check_config(tuned, config, ds)
+    modes = list(modes) if modes is not None else [tuned.mode] if tuned else list(EVAL_MODES)
+    params = answering_params(tuned, top_k, top_n, contextual, fusion_k=fusion_k, prefetch=prefetch,
+                            dense_weight=dense_weight, sparse_weight=sparse_weight, max_per_doc=max_per_doc,
+                            year_boost=year_boost)
+    return run_evaluation(ds, s, modes, Path(out) if out else Path("runs") / ds.name, limit=limit, split=split,
+                          resume=resume, retry_failed=retry_failed, judge=judge, metrics=metrics, rerank=rerank,
+                          conversations=conversations, concurrency=concurrency, max_cost=max_cost, dry_run=dry_run,
+                          progress=progress, llm=llm, agent_llm=agent_llm, judge_llm=judge_llm, executor=executor,
+                          **params)
 
 
-def ir(dataset: Any, modes=IR_MODES, *, settings=None, limit: int | None = None, split: str = "all",
-       contextual: str = "none", resume: bool = True, **fusion: Any):
-    """``rag-lab ir DATASET``: ranx metrics per mode (an ``IRReport``: ``.results``, ``.per_query``)."""
+@_strict
+def ir(dataset: Any, modes=None, *, limit: int | None = None, split: str = "all", contextual: str = "none",
+       resume: bool = True, config: Any = None, fusion_k: float | None = None, prefetch: int | None = None,
+       dense_weight: float | None = None, sparse_weight: float | None = None, max_per_doc: int | None = None,
+       year_boost: float | None = None, settings=None):
+    """``rag-lab ir DATASET``: ranx metrics per mode (an ``IRReport``: ``.results``, ``.per_query``).
+    ``modes`` None: the config's mode, else dense, bm25, fusion, hybrid; ``config`` and the levers as
+    :func:`search`."""
     from rag_lab.evaluate.retrieval.ir import evaluate_modes
 
     s = settings or load_settings()
     ds = load_dataset(dataset, s)
+    tuned = _config_and_mode(config, None)[0]
+    _check_config(tuned, config, ds)
+    modes = list(modes) if modes is not None else [tuned.mode] if tuned else list(IR_MODES)
     index(ds, settings=s, contextual=contextual)  # no-op when up to date, as the command does
-    params = {k: v for k, v in fusion.items() if v is not None}
-    return evaluate_modes(ds, s, list(modes), params, progress=False, resume=resume, limit=limit,
+    params = fused_levers(tuned, fusion_k=fusion_k, prefetch=prefetch, dense_weight=dense_weight,
+                     sparse_weight=sparse_weight, max_per_doc=max_per_doc, year_boost=year_boost)
+    return evaluate_modes(ds, s, modes, params, progress=False, resume=resume, limit=limit,
                           contextual=contextual, split=split)
 
 
+@_strict
 def ablate(dataset: Any, out: str | Path | None = None, *, grid: str | Path | dict | None = None,
-           settings=None, limit: int | None = None, seed: int = 42, split: str = "all",
-           answer_configs: str | None = None, answer_limit: int = 5, concurrency: int | None = None, **axes: Any):
+           modes=None, fusion_k=None, prefetch=None, top_k=None, weights=None, max_per_doc=None, config: Any = None,
+           limit: int | None = None, seed: int = 42, split: str = "all", answer_configs: str | None = None,
+           answer_limit: int = 5, concurrency: int | None = None, settings=None):
     """``rag-lab ablate DATASET``: the retrieval grid (an ``AblationResult``; ``results.csv`` in ``out``,
     default ``runs/ablation-<dataset>``). The grid: ``grid`` (a YAML/TOML file or a dict, as
-    ``--grid``) and/or ``axes`` (modes, fusion_k, prefetch, top_k, weights, max_per_doc as lists);
-    the command's defaults otherwise. ``answer_configs`` is ``--answer-configs``' text: None answers
-    top-k 3/5/7 at the default k and prefetch (as the command does), ``"none"`` answers nothing."""
+    ``--grid``) and the axes (lists, as the flags); ``config`` (as ``--config``) gives each axis that
+    neither names the file's one value (vary one lever around a tuned configuration); the command's
+    defaults otherwise. ``answer_configs`` is ``--answer-configs``' text: None answers top-k 3/5/7 at
+    the default k and prefetch (as the command does), ``"none"`` answers nothing."""
     from rag_lab.evaluate.ablation.answers import parse_answer_configs
-    from rag_lab.evaluate.ablation.grid_file import grid_spec
+    from rag_lab.evaluate.ablation.grid_file import config_axes, grid_spec
     from rag_lab.evaluate.ablation.runner import run_ablation
 
     s = settings or load_settings()
     ds = load_dataset(dataset, s)
+    tuned = _config_and_mode(config, None)[0]
+    _check_config(tuned, config, ds)
     index(ds, settings=s)
-    spec = grid_spec(grid, **axes)
+    spec = grid_spec(grid, base=config_axes(tuned) if tuned else None, modes=modes, fusion_k=fusion_k,
+                     prefetch=prefetch, top_k=top_k, weights=weights, max_per_doc=max_per_doc)
     answered = None if (answer_configs or "").strip().lower() == "none" else parse_answer_configs(answer_configs, spec)
     return run_ablation(ds, s, spec, Path(out) if out else Path(f"runs/ablation-{ds.name}"), limit=limit,
                         progress=False, seed=seed, answer_configs=answered, answer_limit=answer_limit,
                         split=split, concurrency=concurrency)
 
 
+@_strict
 def report(run_dir: str | Path, out: str | Path | None = None) -> Path:
     """``rag-lab report RUN -o FILE``: one self-contained HTML file (default ``reports/<run>.html``)."""
     from rag_lab.report.html import write_report
 
     return write_report(Path(run_dir), Path(out or f"reports/{Path(run_dir).name}.html"))
+
+
+def _config_and_mode(config: Any, mode: str | None):
+    """The ``config=`` value read (None when not given) and the mode: given, else the config's, else hybrid."""
+    tuned = load_config(config)
+    return tuned, mode or (tuned.mode if tuned else ASK_MODE)
+
+
+def _check_config(tuned, config: Any, dataset) -> None:
+    """Warns (``RagLabWarning``) when the config was tuned on another dataset; logs which levers it sets."""
+    if tuned is None:
+        return
+    import logging
+
+    from rag_lab.retrieve.tuned_config import announce, warn_if_tuned_elsewhere
+
+    logging.getLogger(__name__).info(announce(tuned, config))
+    warn_if_tuned_elsewhere(tuned, config, dataset.name if dataset is not None else None)
 
 
 def defaults(settings=None) -> dict[str, Any]:

@@ -105,7 +105,7 @@ def make_answerer(
 ) -> Answerer:
     """An answerer for ``mode``: dense | bm25 | fusion | hybrid | kendra | agent.
 
-    ``params`` go to :func:`build_engine` (top_k, top_n, retriever, rrf_k, prefetch, …) or, for
+    ``params`` go to :func:`build_engine` (top_k, top_n, retriever, fusion_k, prefetch, …) or, for
     the agent, to ``RagAgent``. ``rerank`` None is the CLI's default (:func:`default_rerank`).
     """
     if mode == "agent":

@@ -127,7 +127,7 @@ class RagAgent:
     ``get_llm(settings, for_agent=True)``; must be a function-calling LLM). ``retrieval_mode`` is
     any registry mode (``retriever`` replaces it, e.g. a stub); ``top_k`` is the chunks per
     search when the model does not say; ``retrieval_params`` go to the registry (prefetch,
-    rrf_k, …; unknown ones, like the engines' ``top_n``, are ignored). ``timeout`` (seconds per
+    fusion_k, …; unknown ones, like the engines' ``top_n``, are ignored). ``timeout`` (seconds per
     workflow run; a grounded turn has two) defaults to ``request_timeout × (max_tool_calls + 3)``.
     A retriever error fails the turn (raised) when every search of the turn failed.
     """

@@ -149,7 +149,7 @@ def build_engine(
 ) -> CitedQueryEngine:
     """The query engine for ``mode`` (dense | bm25 | fusion | hybrid | kendra).
 
-    ``retrieval_params`` go to the retriever registry (rrf_k, prefetch, weights, Kendra's
+    ``retrieval_params`` go to the retriever registry (fusion_k, prefetch, weights, Kendra's
     ``client`` …); ``retriever`` replaces the registry's (e.g. a stubbed Kendra in tests); ``llm``
     defaults to ``get_llm(settings)``. ``explain`` makes hybrid attach its fusion explanation
     (fusion always does).

@@ -25,6 +25,9 @@ def add_ablate(sub, common) -> None:
                    help="dense:sparse leg weight pairs, e.g. 0.7:1.3,1:1,1.3:0.7 (default 1:1)")
     p.add_argument("--max-per-doc", default=None,
                    help="caps of chunks per document in the top-k (0 = no cap, the baseline), e.g. 0,1,2,3 (default 0)")
+    p.add_argument("--config", metavar="FILE", default=None,
+                   help="a tuned configuration (TOML written by `rag-lab tune`): each axis neither --grid nor a flag "
+                        "gives takes the file's one value, to vary one lever around it")
     p.add_argument("--out", default=None, help="run folder (default runs/ablation-<dataset>); reruns resume from its leg cache")
     p.add_argument("--limit", type=int, default=None, help="N questions spread over the source documents (round-robin)")
     p.add_argument("--seed", type=int, default=42, help="seed of the bootstrap confidence intervals")
@@ -47,8 +50,9 @@ def add_ablate(sub, common) -> None:
 
 def grid_from_args(args):
     """The grid of ``--grid FILE`` and the axis flags (a flag given wins over the file's key; an axis
-    neither names keeps the default): the same :class:`GridSpec` either way."""
-    from rag_lab.evaluate.ablation.grid_file import grid_spec
+    neither names takes the ``--config`` file's value, else the default): the same :class:`GridSpec` either way."""
+    from rag_lab.cli.settings import tuned_config
+    from rag_lab.evaluate.ablation.grid_file import config_axes, grid_spec
 
     flags = {
         "modes": tuple(m.strip() for m in args.modes.split(",") if m.strip()) if args.modes is not None else None,
@@ -58,7 +62,8 @@ def grid_from_args(args):
         "weights": parse_weights(args.weights) if args.weights is not None else None,
         "max_per_doc": parse_numbers(args.max_per_doc, "--max-per-doc") if args.max_per_doc is not None else None,
     }
-    return grid_spec(args.grid, **flags)
+    config = tuned_config(args)
+    return grid_spec(args.grid, base=config_axes(config) if config else None, **flags)
 
 
 def run_ablate(args) -> int:
@@ -71,6 +76,9 @@ def run_ablate(args) -> int:
     if args.limit is not None and args.limit < 1:
         raise ConfigError(f"--limit must be ≥ 1, got {args.limit}", "drop --limit to use every question")
     dataset = resolve_dataset(args.dataset, settings.datasets_dir)
+    from rag_lab.cli.settings import announce_config
+
+    announce_config(args, dataset.name)
     dataset.load_queries()  # says what is missing before any index is built
     if args.split != "all":
         dataset.judged_queries(split=args.split)  # no dev_split.txt: the error comes before any index build

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import sys
 
 from typing import TYPE_CHECKING
 
@@ -35,9 +36,10 @@ def add_ask(sub, common) -> None:
     p.add_argument("--top-k", type=positive_int, default=None,
                    help=f"{TOP_K_HELP} (default 30; agent: per search, default 5; kendra: KENDRA_TOP_K, default 5)")
     p.add_argument("--top-n", type=positive_int, default=None, help=TOP_N_HELP)
-    from rag_lab.cli.settings import add_config_option
+    from rag_lab.cli.levers import add_contextual_option, add_fusion_options
 
-    add_config_option(p)
+    add_fusion_options(p)
+    add_contextual_option(p)
     common(p)
     p.set_defaults(handler=run_ask)
 
@@ -46,17 +48,17 @@ def run_ask(args) -> int:
     from rag_lab.answer import make_answerer
     from rag_lab.cli.options import resolve_dataset_arg
 
-    from rag_lab.cli.settings import resolved_mode, tuned_config
-    from rag_lab.retrieve.tuned_config import merged
+    from rag_lab.cli.levers import answer_params
+    from rag_lab.cli.settings import announce_config, resolved_mode
 
     settings = get_settings()
-    config = tuned_config(args)
     args.mode = resolved_mode(args)
-    if args.mode in ("agent", "kendra"):  # they take no fused-retrieval settings
-        config = None
+    if args.config and args.mode in ("agent", "kendra"):  # they take no fused-retrieval settings
+        print(f"config {args.config}: not applied, {args.mode} takes no fused-retrieval settings", file=sys.stderr)
+        args.config = None
     dataset = resolve_dataset_arg(args.dataset) if args.mode != "kendra" else None
-    params = merged({"top_k": args.top_k, "top_n": args.top_n}, config, config.answer_params() if config else {})
-    params = {k: v for k, v in params.items() if v is not None}
+    announce_config(args, dataset.name if dataset else None)
+    params = answer_params(args)
     answerer = make_answerer(args.mode, settings, dataset, rerank=rerank_default(args.rerank, settings),
                              explain=args.explain, **params)
     answer = answerer.query(args.question)

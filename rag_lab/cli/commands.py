@@ -6,12 +6,11 @@ import functools
 import json
 import sys
 
-from rag_lab.api import SEARCH_TOP_K
-from rag_lab.cli.options import (
-    TOP_K_HELP, add_dataset_argument, add_json_option, add_ray_options, emit_json, ray_build_executor,
-)
+from rag_lab.api import IR_MODES, SEARCH_TOP_K
+from rag_lab.cli.levers import add_contextual_option, add_fusion_options, add_retrieval_options, fusion_params, retrieval_params
+from rag_lab.cli.options import add_dataset_argument, add_json_option, add_ray_options, emit_json, ray_build_executor
 from rag_lab.cli.options import resolve_dataset_arg as _dataset
-from rag_lab.cli.settings import get_settings, non_negative_float, non_negative_int, positive_int, resolved_mode, tuned_config
+from rag_lab.cli.settings import announce_config, configured_modes, get_settings, positive_int, resolved_mode
 
 
 def add_index(sub, common) -> None:
@@ -50,54 +49,6 @@ def run_index(args) -> int:
     return 0
 
 
-def add_contextual_option(p) -> None:
-    """``--contextual``: query the contextual variant built by ``rag-lab index --contextual``."""
-    p.add_argument("--contextual", choices=("none", "annotations", "llm", "both"), default="none",
-                   help="use this contextual index variant (build it with `rag-lab index <dataset> --contextual ...`)")
-
-
-def add_retrieval_options(p) -> None:
-    p.add_argument("--top-k", type=positive_int, default=None, help=f"{TOP_K_HELP} (default {SEARCH_TOP_K})")
-    add_fusion_options(p)
-
-
-def add_fusion_options(p) -> None:
-    """The fused modes' parameters, shared by ``search`` and ``ir`` (read back by :func:`fusion_params`)."""
-    p.add_argument("--fusion-k", type=int, default=None, help="RRF k, ranks from 1 (default 60)")
-    p.add_argument("--prefetch", type=positive_int, default=None, help="candidates per leg for fusion/hybrid (default 100)")
-    p.add_argument("--dense-weight", type=float, default=None, help="fusion/hybrid: the dense leg's weight (default 1)")
-    p.add_argument("--sparse-weight", type=float, default=None, help="fusion/hybrid: the sparse leg's weight (default 1)")
-    p.add_argument("--max-per-doc", type=non_negative_int, default=None, metavar="M",
-                   help="fusion/hybrid: at most M chunks per document in the top-k, the next-best chunks filling "
-                        "the gaps (default 0 = no cap)")
-    p.add_argument("--year-boost", type=non_negative_float, default=None, metavar="W",
-                   help="fusion/hybrid: a result whose document (file name) carries a program year or legislature "
-                        "the question names gains W × the first result's score (default off)")
-    from rag_lab.cli.settings import add_config_option
-
-    add_config_option(p)
-
-
-def fusion_params(args) -> dict:
-    """The options of :func:`add_fusion_options` as retriever parameters (None = the default);
-    ``--config FILE`` fills the ones not given."""
-    from rag_lab.retrieve.tuned_config import merged
-
-    explicit = {"rrf_k": args.fusion_k, "prefetch": args.prefetch,
-                "dense_weight": args.dense_weight, "sparse_weight": args.sparse_weight,
-                "max_per_doc": args.max_per_doc, "year_boost": args.year_boost}
-    config = tuned_config(args)
-    params = merged(explicit, config, config.retrieval_params() if config else {})
-    params["max_per_doc"] = params.get("max_per_doc") or None  # 0 = off: the same run (and IR checkpoint) as no flag
-    return params
-
-
-def retrieval_params(args, explain: bool = False) -> dict:
-    config = tuned_config(args)
-    top_k = args.top_k if args.top_k is not None or config is None else config.top_k
-    return {"top_k": top_k, "explain": explain or None, **fusion_params(args)}
-
-
 def add_search(sub, common) -> None:
     from rag_lab.retrieve import ALL_MODES
 
@@ -123,9 +74,9 @@ def run_search(args) -> int:
     from rag_lab.retrieve import build_retriever
 
     settings = get_settings()
-    config = tuned_config(args)
     args.mode = resolved_mode(args)
     dataset = _dataset(args.dataset) if args.mode != "kendra" else None
+    announce_config(args, dataset.name if dataset else None)
     params = retrieval_params(args, explain=args.explain)
     params["top_k"] = SEARCH_TOP_K if params["top_k"] is None else params["top_k"]  # --top-k 0 is an error
     retriever = build_retriever(args.mode, settings, dataset, contextual=args.contextual, **params)
@@ -143,8 +94,9 @@ def run_search(args) -> int:
 def add_ir(sub, common) -> None:
     p = sub.add_parser("ir", help="IR metrics (ranx) of retrieval modes: BEIR qrels, or document-level relevance from qa.jsonl source files")
     add_dataset_argument(p, " with judgements (BEIR qrels, or qa.jsonl with source_file)")
-    p.add_argument("--modes", default="dense,bm25,fusion,hybrid",
-                   help="comma-separated retrieval modes (dense, bm25, fusion, hybrid) (default dense,bm25,fusion,hybrid)")
+    p.add_argument("--modes", default=None,
+                   help="comma-separated retrieval modes (dense, bm25, fusion, hybrid) (default dense,bm25,fusion,hybrid; "
+                        "with --config: the file's mode)")
     add_fusion_options(p)
     p.add_argument("--limit", type=positive_int, default=None, help="N queries spread over the relevant documents (round-robin)")
     from rag_lab.cli.options import add_split_option
@@ -177,7 +129,8 @@ def parse_modes(text: str) -> list[str]:
 def run_ir(args) -> int:
     settings = get_settings()
     dataset = _dataset(args.dataset)
-    modes = parse_modes(args.modes)
+    announce_config(args, dataset.name)
+    modes = parse_modes(args.modes) if args.modes is not None else configured_modes(args, IR_MODES)
     # Queries and qrels first: a dataset without them fails in a second, not after an index build.
     from rag_lab.errors import DatasetError
 

@@ -76,7 +76,7 @@ def run_demo(args) -> int:
     beir = [d for d in datasets if d.kind == "beir" and d.qrels_file is not None]
     if beir and not args.skip_ir:
         dataset = beir[0]
-        _banner(f"3. IR evaluation on {dataset.name} (ranx; depth 100; RRF k=60, prefetch 100)")
+        _banner(f"3. IR evaluation on {dataset.name} (ranx; depth 100; fusion k=60, prefetch 100)")
         report = evaluate_modes(dataset, settings, list(INDEX_MODES), limit=args.ir_limit)
         print(render_ir_table(report.results, title=report.describe(),
                               anchors=SCIFACT_ANCHORS if dataset.name == "scifact" else None))
@@ -116,13 +116,15 @@ SAMPLE_QUESTION = "What is the maximum bi-weekly income for a family of 5 in BCY
 RECOMMENDED = Path("configs") / "texas_childcare_full.toml"  # written by `rag-lab tune texas_childcare_full`
 
 
-def _recommended(path: str | None):
-    """(label, mode, answer params) of the tuned configuration, or None when there is no file."""
+def _recommended(path: str | None, dataset: str | None = None):
+    """(label, mode, answer params) of the tuned configuration, or None when there is no file; a
+    warning when it was tuned on another dataset than ``dataset``."""
     if not path or not Path(path).is_file():
         return None
-    from rag_lab.retrieve.tuned_config import read_tuned_config
+    from rag_lab.retrieve.tuned_config import read_tuned_config, warn_if_tuned_elsewhere
 
     config = read_tuned_config(path)
+    warn_if_tuned_elsewhere(config, path, dataset)
     return f"recommended: {config.describe()}", config.mode, config.answer_params()
 
 
@@ -131,11 +133,12 @@ def recommended_summary(path: str | None) -> str | None:
     ``rag-lab tune`` confirmed (its [provenance] table), or None when there is no file."""
     if not path or not Path(path).is_file():
         return None
+    from rag_lab.answer.engine import DEFAULT_TOP_K
     from rag_lab.answer.rerank import DEFAULT_TOP_N
     from rag_lab.retrieve.tuned_config import TunedConfig, read_tuned_config
 
     config = read_tuned_config(path)
-    default = TunedConfig(mode=config.mode, top_k=DEFAULT_TOP_N)  # what `ask` gives the generator without --config
+    default = TunedConfig(mode=config.mode, top_k=DEFAULT_TOP_K, top_n=DEFAULT_TOP_N)  # `ask` without --config
     p = config.provenance
     lines = [f"recommended configuration ({path}, written by `rag-lab tune {p.get('dataset', 'DATASET')}`):",
              f"  recommended: {config.describe()}",
@@ -166,7 +169,7 @@ def _ask_every_mode(dataset, settings, modes: list[str], config_path: str | None
             + "; answers cached: a rerun prints them again without generating)")
     fingerprint = CorpusIndex.open(dataset, settings).manifest.fingerprint
     cache = DiskCache(settings.cache_dir / "llm.sqlite")
-    recommended = _recommended(config_path)
+    recommended = _recommended(config_path, dataset.name)
     if summary := recommended_summary(config_path):
         print(summary)
     runs = [(mode, mode, {} if mode == "agent" else options) for mode in [*modes, "agent"]]

@@ -12,8 +12,9 @@ def add_eval(sub, common) -> None:
     p = sub.add_parser("eval", help="answer a dataset's questions in each mode and score them (RAGAS, ranx)")
     p.add_argument("dataset", help="a dataset with questions (qa.jsonl): a name under the datasets folder "
                                    "(RAG_LAB_DATASETS_DIR, default ./datasets) or a folder path")
-    p.add_argument("--modes", default="dense,bm25,fusion,hybrid",
-                   help="comma-separated: dense,bm25,fusion,hybrid,agent,kendra")
+    p.add_argument("--modes", default=None,
+                   help="comma-separated: dense,bm25,fusion,hybrid,agent,kendra (default dense,bm25,fusion,hybrid; "
+                        "with --config: the file's mode)")
     p.add_argument("--out", default=None, help="run folder (default runs/<dataset>)")
     p.add_argument("--limit", type=positive_int, default=None, help="N questions spread over the source documents (round-robin)")
     p.add_argument("--resume", action="store_true",
@@ -39,9 +40,10 @@ def add_eval(sub, common) -> None:
     p.add_argument("--top-k", type=positive_int, default=None,
                    help="chunks the retriever returns per query (default 30; agent: per search, default 5)")
     p.add_argument("--top-n", type=positive_int, default=None, help="chunks given to the LLM (default 7)")
-    from rag_lab.cli.settings import add_config_option
+    from rag_lab.cli.levers import add_contextual_option, add_fusion_options
 
-    add_config_option(p)
+    add_fusion_options(p)
+    add_contextual_option(p)
     p.add_argument("--concurrency", type=positive_int, default=None, metavar="N",
                    help="samples in flight at once, answering and judging (default 1 for the local model, "
                         "8 for remote providers)")
@@ -132,13 +134,14 @@ def run_eval(args) -> int:
 
     settings = get_settings()
     dataset = resolve_dataset(args.dataset, settings.datasets_dir)
-    modes = [m.strip() for m in args.modes.split(",") if m.strip()]
-    from rag_lab.cli.settings import tuned_config
-    from rag_lab.retrieve.tuned_config import merged
+    from rag_lab.api import EVAL_MODES
+    from rag_lab.cli.levers import answer_params
+    from rag_lab.cli.settings import announce_config, configured_modes
 
-    config = tuned_config(args)
-    params = merged({"top_k": args.top_k, "top_n": args.top_n}, config, config.answer_params() if config else {})
-    params = {k: v for k, v in params.items() if v is not None}
+    announce_config(args, dataset.name)
+    modes = ([m.strip() for m in args.modes.split(",") if m.strip()] if args.modes is not None
+             else configured_modes(args, EVAL_MODES))
+    params = answer_params(args)
     out = Path(args.out) if args.out else Path("runs") / dataset.name
     if args.max_cost is not None and not args.max_cost >= 0:
         print(f"error: --max-cost must be a number ≥ 0 (USD), got {args.max_cost}", file=sys.stderr)

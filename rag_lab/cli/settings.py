@@ -55,9 +55,9 @@ def non_negative_float(text: str) -> float:
 def add_config_option(parser) -> None:
     """``--config FILE``: a recommended configuration (``rag-lab tune``); flags given still win."""
     parser.add_argument("--config", metavar="FILE", default=None,
-                        help="a recommended retrieval configuration (TOML written by `rag-lab tune`): mode, RRF k, "
-                             "prefetch, weights, per-document cap, top-k and LLM query rewrites (num_queries); options given on the "
-                             "command line win")
+                        help="a recommended retrieval configuration (TOML written by `rag-lab tune`; keys as the "
+                             "flags: mode, fusion_k, prefetch, dense_weight, sparse_weight, max_per_doc, top_k, top_n, "
+                             "num_queries for LLM query rewrites); options given on the command line win")
 
 
 def tuned_config(args):
@@ -78,3 +78,24 @@ def resolved_mode(args) -> str:
 
     config = tuned_config(args)
     return args.mode or (config.mode if config else ASK_MODE)
+
+
+def announce_config(args, dataset: str | None) -> None:
+    """With ``--config``: one stderr line naming the file and its levers, and a warning when it was
+    tuned on another dataset (printed once per command)."""
+    import sys
+
+    config = tuned_config(args)
+    if config is None or getattr(args, "_config_announced", False):
+        return
+    from rag_lab.retrieve.tuned_config import announce, warn_if_tuned_elsewhere
+
+    print(announce(config, args.config), file=sys.stderr)
+    warn_if_tuned_elsewhere(config, args.config, dataset)
+    args._config_announced = True
+
+
+def configured_modes(args, defaults) -> list[str]:
+    """``ir``/``eval`` without ``--modes``: the ``--config`` file's mode, else every default mode."""
+    config = tuned_config(args)
+    return [config.mode] if config else list(defaults)

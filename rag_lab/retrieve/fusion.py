@@ -52,7 +52,7 @@ class FusionRetriever(QueryFusionRetriever):
         max_per_doc: int = 0,
     ) -> None:
         if rrf_k < 0:
-            raise ValueError(f"rrf_k must be ≥ 0, got {rrf_k}")
+            raise ValueError(f"fusion k (RRF k) must be ≥ 0, got {rrf_k}")
         if fusion_mode not in ("reciprocal_rerank", "relative_score", "dist_based_score"):
             raise ValueError(
                 f"fusion_mode must be reciprocal_rerank, relative_score or dist_based_score, got {fusion_mode!r}"

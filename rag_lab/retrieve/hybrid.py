@@ -43,7 +43,7 @@ class HybridRetriever(LabRetriever):
         **kwargs,
     ) -> None:
         if rrf_k < 0:
-            raise ValueError(f"rrf_k must be ≥ 0, got {rrf_k}")
+            raise ValueError(f"fusion k (RRF k) must be ≥ 0, got {rrf_k}")
         self.index = index
         self.prefetch = check_top_k(prefetch, "prefetch")
         self.rrf_k = int(rrf_k)

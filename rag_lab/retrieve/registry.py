@@ -10,6 +10,7 @@ from llama_index.core.base.base_retriever import BaseRetriever
 from rag_lab.config import Settings
 from rag_lab.errors import ConfigError
 
+from rag_lab.retrieve.levers import constructor_params
 from rag_lab.retrieve.modes import ALL_MODES, INDEX_MODES  # noqa: F401  (re-exported)
 
 
@@ -30,7 +31,9 @@ def _factory(mode: str) -> Callable[..., BaseRetriever]:
 def build_retriever(mode: str, settings: Settings, dataset=None, contextual: str | None = None,
                     **params: Any) -> BaseRetriever:
     """A retriever for ``mode``. Index modes open the dataset's index (``contextual``: that
-    variant of it, see ``rag-lab index --contextual``); kendra reads settings."""
+    variant of it, see ``rag-lab index --contextual``); kendra reads settings. ``params`` use the
+    levers' names (``fusion_k``, prefetch …: :mod:`rag_lab.retrieve.levers`)."""
+    params = constructor_params(params)
     if mode == "kendra":
         if contextual not in (None, "none"):
             raise ConfigError("Kendra indexes its documents itself: there is no contextual Kendra variant",
@@ -47,7 +50,7 @@ def build_retriever(mode: str, settings: Settings, dataset=None, contextual: str
     year_boost = params.pop("year_boost", None)
     num_queries = int(params.pop("num_queries", None) or 1)
     llm = params.pop("llm", None)
-    if mode not in ("fusion", "hybrid"):  # rewrites are the fused modes' lever, like rrf_k (eval runs every mode)
+    if mode not in ("fusion", "hybrid"):  # rewrites are the fused modes' lever, like fusion_k (eval runs every mode)
         num_queries = 1
     if year_boost and mode in ("fusion", "hybrid"):  # the versions a question names (rag_lab.retrieve.year_match)
         from rag_lab.retrieve.year_match import POOL, YearBoostRetriever

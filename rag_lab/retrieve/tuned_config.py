@@ -1,33 +1,36 @@
 """A recommended retrieval configuration in a small TOML file (written by ``rag-lab tune``).
 
-``search``, ``ir``, ``ask`` and ``eval`` take it with ``--config FILE`` (flags given on the command
-line still win); a notebook calls :func:`read_tuned_config` and passes
-:meth:`TunedConfig.retrieval_params` / :meth:`TunedConfig.answer_params` on. The file::
+``search``, ``ir``, ``ask``, ``eval`` and ``ablate`` take it with ``--config FILE`` (flags given on the
+command line still win), the Python API with ``config=`` (a path or a :class:`TunedConfig`). The
+file's keys are the command line's names, with the same meaning everywhere::
 
     [retrieval]
     mode = "fusion"
-    rrf_k = 10
-    prefetch = 50
+    fusion_k = 10          # --fusion-k: RRF k, ranks from 1
+    prefetch = 50          # --prefetch: candidates per leg
     dense_weight = 1.0
     sparse_weight = 1.0
-    max_per_doc = 1        # 0 = no cap
-    top_k = 5              # chunks kept: search's --top-k, the generator's context (ask/eval --top-n)
+    max_per_doc = 1        # --max-per-doc: 0 = no cap
+    top_k = 5              # --top-k: chunks the retriever returns (search's results, ask/eval's candidates)
+    top_n = 5              # --top-n: chunks the LLM reads (left out: the command's default, 7)
     num_queries = 1        # > 1: the LLM writes num_queries - 1 rewrites, fused by RRF
 
-    [provenance]           # what chose it (free-form; read back as a dict)
+    [provenance]           # what chose it (free-form; read back as a dict; ``dataset`` is checked)
 
-The grid's top-k is the number of chunks the reader (or the generator) gets: ``search`` shows that
-many; ``ask``/``eval`` retrieve their usual candidates and give the first ``top_k`` to the LLM.
+So one file gives ``search`` and ``ask`` the same chunks: ``ask`` retrieves what ``search`` shows and
+gives the first ``top_n`` of them to the LLM.
 """
 
 from __future__ import annotations
 
 import json
 import tomllib
+import warnings
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
 
-from rag_lab.errors import ConfigError
+from rag_lab.errors import ConfigError, RagLabWarning
+from rag_lab.retrieve.levers import renamed_hint
 
 FUSED_MODES = ("fusion", "hybrid")
 
@@ -35,12 +38,13 @@ FUSED_MODES = ("fusion", "hybrid")
 @dataclass(frozen=True)
 class TunedConfig:
     mode: str = "hybrid"
-    rrf_k: float = 60
+    fusion_k: float = 60
     prefetch: int = 100
     dense_weight: float = 1.0
     sparse_weight: float = 1.0
     max_per_doc: int = 0
     top_k: int = 5
+    top_n: int | None = None
     num_queries: int = 1
     provenance: dict = field(default_factory=dict, compare=False)
 
@@ -48,33 +52,41 @@ class TunedConfig:
         if self.mode not in FUSED_MODES:
             raise ConfigError(f"tuned configuration: mode must be one of {', '.join(FUSED_MODES)}, got {self.mode!r}",
                               "write mode = \"fusion\" or \"hybrid\"")
-        for name in ("prefetch", "top_k", "num_queries"):
+        for name in ("prefetch", "top_k", "num_queries") + (("top_n",) if self.top_n is not None else ()):
             if int(getattr(self, name)) < 1:
                 raise ConfigError(f"tuned configuration: {name} must be ≥ 1", f"fix {name} in the [retrieval] table")
-        if self.max_per_doc < 0 or self.rrf_k < 0:
-            raise ConfigError("tuned configuration: max_per_doc and rrf_k must be ≥ 0", "fix the [retrieval] table")
+        if self.max_per_doc < 0 or self.fusion_k < 0:
+            raise ConfigError("tuned configuration: max_per_doc and fusion_k must be ≥ 0", "fix the [retrieval] table")
 
     def retrieval_params(self) -> dict:
-        """The fused retrievers' parameters (``build_retriever``; ``search``/``ir``)."""
-        params = {"rrf_k": self.rrf_k, "prefetch": self.prefetch, "dense_weight": self.dense_weight,
+        """The fused levers (``build_retriever``'s parameters besides ``top_k``)."""
+        params = {"fusion_k": self.fusion_k, "prefetch": self.prefetch, "dense_weight": self.dense_weight,
                   "sparse_weight": self.sparse_weight, "max_per_doc": self.max_per_doc or None}
         if self.num_queries > 1:  # the live retrievers search with LLM rewrites too (rag_lab.retrieve.rewrites)
             params["num_queries"] = self.num_queries
         return params
 
     def answer_params(self) -> dict:
-        """``make_answerer`` / ``run_evaluation`` parameters: the retriever's, and the first
-        ``top_k`` chunks go to the generator."""
-        return {**self.retrieval_params(), "top_n": self.top_k}
+        """``make_answerer`` / ``run_evaluation`` parameters: the retriever's, its ``top_k``, and
+        ``top_n`` (when the file sets it) for the LLM."""
+        top_n = {} if self.top_n is None else {"top_n": self.top_n}
+        return {**self.retrieval_params(), "top_k": self.top_k, **top_n}
 
     def settings(self) -> dict:
-        return {k: v for k, v in asdict(self).items() if k != "provenance"}
+        return {k: v for k, v in asdict(self).items() if k != "provenance" and v is not None}
 
     def describe(self) -> str:
-        cap = f"cap {self.max_per_doc}/doc" if self.max_per_doc else "no cap"
-        queries = f", {self.num_queries} queries (LLM rewrites)" if self.num_queries > 1 else ""
-        return (f"{self.mode} k={self.rrf_k:g} prefetch={self.prefetch} weights={self.dense_weight:g}:"
-                f"{self.sparse_weight:g} {cap} top-{self.top_k}{queries}")
+        """The levers in the command line's names, e.g. ``hybrid fusion_k 5 prefetch 25 …``."""
+        cap = f"max_per_doc {self.max_per_doc}" if self.max_per_doc else "max_per_doc 0 (no cap)"
+        top_n = f" top_n {self.top_n}" if self.top_n is not None else ""
+        queries = f" num_queries {self.num_queries} (LLM rewrites)" if self.num_queries > 1 else ""
+        return (f"{self.mode} fusion_k {self.fusion_k:g} prefetch {self.prefetch} weights {self.dense_weight:g}:"
+                f"{self.sparse_weight:g} {cap} top_k {self.top_k}{top_n}{queries}")
+
+    @property
+    def dataset(self) -> str | None:
+        """The dataset the file was tuned on (its provenance), if it says."""
+        return self.provenance.get("dataset")
 
 
 def _toml_value(value) -> str:
@@ -118,10 +130,40 @@ def read_tuned_config(path: Path | str) -> TunedConfig:
     if not isinstance(retrieval, dict):
         raise ConfigError(f"--config {path}: no [retrieval] table", "write one with `rag-lab tune DATASET`")
     known = set(TunedConfig.__dataclass_fields__) - {"provenance"}
+    if renamed := [hint for key in retrieval if (hint := renamed_hint(key))]:
+        raise ConfigError(f"--config {path}: {'; '.join(renamed)} (the command line's name)",
+                          "rename the key in the [retrieval] table")
     unknown = sorted(set(retrieval) - known)
     if unknown:
         raise ConfigError(f"--config {path}: unknown key(s) {', '.join(unknown)}", f"known: {', '.join(sorted(known))}")
     return TunedConfig(**retrieval, provenance=dict(data.get("provenance") or {}))
+
+
+def load_config(config: TunedConfig | str | Path | None) -> TunedConfig | None:
+    """``config=`` of the Python API and ``--config`` of the CLI: a file's path, a :class:`TunedConfig`, or None."""
+    if config is None or isinstance(config, TunedConfig):
+        return config
+    if isinstance(config, (str, Path)):
+        return read_tuned_config(config)
+    raise TypeError(f"config must be a path to a TOML file (rag-lab tune) or a TunedConfig, got {type(config).__name__}")
+
+
+def announce(config: TunedConfig, source: TunedConfig | str | Path) -> str:
+    """The line saying which file applies which levers (the CLI prints it on stderr)."""
+    return f"config {_named(source)}: {config.describe()}" + (f" (tuned on {config.dataset})" if config.dataset else "")
+
+
+def warn_if_tuned_elsewhere(config: TunedConfig, source: TunedConfig | str | Path, dataset: str | None) -> None:
+    """A :class:`RagLabWarning` when ``config`` was tuned on another dataset than ``dataset``."""
+    tuned_on = config.dataset
+    if dataset is not None and tuned_on and tuned_on != dataset:
+        warnings.warn(RagLabWarning(
+            f"config {_named(source)} was tuned on {tuned_on}, not {dataset}: its levers may not suit this corpus "
+            f"(tune this one: rag-lab tune {dataset})"), stacklevel=3)
+
+
+def _named(source: TunedConfig | str | Path) -> str:
+    return "a TunedConfig" if isinstance(source, TunedConfig) else str(source)
 
 
 def merged(explicit: dict, config: TunedConfig | None, defaults_from_config: dict) -> dict:
@@ -129,3 +171,23 @@ def merged(explicit: dict, config: TunedConfig | None, defaults_from_config: dic
     if config is None:
         return dict(explicit)
     return {**defaults_from_config, **{k: v for k, v in explicit.items() if v is not None}}
+
+
+def fused_levers(config: TunedConfig | None, **given) -> dict:
+    """The fused levers (:data:`~rag_lab.retrieve.levers.FUSED_LEVERS`; None = not given) over the
+    config's values; unset ones left out, and ``max_per_doc`` 0 (no cap) with them: the same run, and
+    the same cache keys, as not giving it."""
+    params = merged(given, config, config.retrieval_params() if config else {})
+    params["max_per_doc"] = params.get("max_per_doc") or None
+    return {k: v for k, v in params.items() if v is not None}
+
+
+def answering_params(config: TunedConfig | None, top_k: int | None = None, top_n: int | None = None,
+                     contextual: str | None = "none", **levers) -> dict:
+    """What ``ask`` and ``eval`` (CLI and API alike) give the answerers: ``top_k`` (the retriever's),
+    ``top_n`` (the LLM's), the fused levers and the contextual variant, the config filling what is
+    not given; unset ones left out (the library's defaults apply)."""
+    sizes = merged({"top_k": top_k, "top_n": top_n}, config,
+                   {"top_k": config.top_k, "top_n": config.top_n} if config else {})
+    variant = {"contextual": contextual} if contextual not in (None, "none") else {}
+    return {k: v for k, v in {**sizes, **fused_levers(config, **levers), **variant}.items() if v is not None}

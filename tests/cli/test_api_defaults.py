@@ -58,16 +58,21 @@ def test_top_k_top_n_compression_and_modes_match_the_commands(lab_settings):
     from rag_lab.cli.settings import resolved_mode
 
     assert ask.mode is None and search.mode is None  # no --mode: the --config file's mode, else the default
-    assert resolved_mode(ask) == resolved_mode(search) == defaults["mode"] == inspect.signature(api.ask).parameters.get(
-        "mode", inspect.signature(api.answerer).parameters["mode"]).default
-    assert inspect.signature(api.search).parameters["top_k"].default == defaults["search_top_k"]
+    assert resolved_mode(ask) == resolved_mode(search) == defaults["mode"]
+    for function in (api.ask, api.answerer, api.search):  # no mode= either: the config's mode, else the same default
+        assert inspect.signature(function).parameters["mode"].default is None, function
+    assert api._config_and_mode(None, None)[1] == defaults["mode"]
+    assert search.top_k is None and inspect.signature(api.search).parameters["top_k"].default is None
     from rag_lab.cli.commands import SEARCH_TOP_K
 
     assert SEARCH_TOP_K == defaults["search_top_k"]
-    assert parser.parse_args(["eval", "texas_childcare"]).modes.split(",") == list(api.EVAL_MODES)
-    assert parser.parse_args(["ir", "texas_childcare"]).modes.split(",") == list(api.IR_MODES)
-    assert inspect.signature(api.evaluate).parameters["modes"].default == api.EVAL_MODES
-    assert inspect.signature(api.ir).parameters["modes"].default == api.IR_MODES
+    from rag_lab.cli.settings import configured_modes
+
+    for command, modes in (("eval", api.EVAL_MODES), ("ir", api.IR_MODES)):  # no --modes, no --config: every mode
+        args = parser.parse_args([command, "texas_childcare"])
+        assert args.modes is None and configured_modes(args, modes) == list(modes) == ["dense", "bm25", "fusion", "hybrid"]
+    assert inspect.signature(api.evaluate).parameters["modes"].default is None  # likewise: the config's, else all
+    assert inspect.signature(api.ir).parameters["modes"].default is None
 
 
 def test_search_from_python_equals_the_command(lab_cli, lab_settings, texas_index):

@@ -156,11 +156,11 @@ def test_ir_table_and_json_say_what_they_cover(cli, tmp_path):
     code, out, err = cli("ir", str(root), "--modes", "bm25,fusion", "--limit", "2", "--prefetch", "20",
                          "--json", str(report))
     assert code == 0, err
-    assert "2 of 3 judged queries (a sample spread over the documents)" in out and "RRF k=60" in out and "prefetch 20" in out
+    assert "2 of 3 judged queries (a sample spread over the documents)" in out and "fusion k=60" in out and "prefetch 20" in out
     assert "all-MiniLM-L6-v2" in out
     data = json.loads(report.read_text())
     assert data["queries"] == {"evaluated": 2, "available": 3, "ids": ["7", "12"], "unjudgeable": 0, "split": "all"}
-    assert data["params"]["rrf_k"] == 60 and data["params"]["prefetch"] == 20 and data["params"]["depth"] == 100
+    assert data["params"]["fusion_k"] == 60 and data["params"]["prefetch"] == 20 and data["params"]["depth"] == 100
     assert "all-MiniLM-L6-v2" in data["models"]["embedding"] and data["models"]["bm25_k1"] == 0.9
     assert data["created"][:4].isdigit() and data["dataset"] == "tiny_beir"
     assert set(data["results"]) == {"bm25", "fusion"}

@@ -15,8 +15,8 @@ def test_the_summary_shows_both_settings_and_the_confirmed_numbers(tmp_path):
                                                       "rest_p_student": 1.22e-05}))
     lines = recommended_summary(str(path)).splitlines()
     assert "rag-lab tune texas_childcare_full" in lines[0]
-    assert lines[1].strip() == "recommended: hybrid k=5 prefetch=25 weights=1:1 cap 1/doc top-5"
-    assert lines[2].strip() == "default    : hybrid k=60 prefetch=100 weights=1:1 no cap top-7"
+    assert lines[1].strip() == "recommended: hybrid fusion_k 5 prefetch 25 weights 1:1 max_per_doc 1 top_k 5"
+    assert lines[2].strip() == "default    : hybrid fusion_k 60 prefetch 100 weights 1:1 max_per_doc 0 (no cap) top_k 30 top_n 7"
     assert "0.9241 vs the default's 0.7975" in lines[3] and "p = 1.2e-05" in lines[3]
     # the shipped file: the demo's default --config, with its provenance
     shipped = recommended_summary(str(RECOMMENDED))

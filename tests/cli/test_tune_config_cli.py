@@ -52,8 +52,8 @@ def test_the_file_round_trips(tmp_path):
     back = read_tuned_config(path)
     assert back == config and back.provenance["rest_mean"] == 0.9
     assert json.loads(back.provenance["nested"]) == {"a": 1}
-    assert back.answer_params() == {"rrf_k": 10, "prefetch": 50, "dense_weight": 1.3, "sparse_weight": 0.7,
-                                    "max_per_doc": 1, "top_n": 5}
+    assert back.answer_params() == {"fusion_k": 10, "prefetch": 50, "dense_weight": 1.3, "sparse_weight": 0.7,
+                                    "max_per_doc": 1, "top_k": 5}  # no top_n in the file: the command's default
     (tmp_path / "typo.toml").write_text(path.read_text().replace("prefetch", "prefech"))
     with pytest.raises(ConfigError, match="unknown key"):
         read_tuned_config(tmp_path / "typo.toml")
@@ -65,7 +65,7 @@ def test_tune_writes_a_file_the_searches_follow(cli, tuned):  # noqa: F811
     question = "What is the maximum reimbursement rate for infant care?"
     code, from_file, _ = cli("search", "texas_childcare", question, "--config", str(tuned), "--json")
     assert code == 0
-    explicit = ["--mode", config.mode, "--fusion-k", str(config.rrf_k), "--prefetch", str(config.prefetch),
+    explicit = ["--mode", config.mode, "--fusion-k", str(config.fusion_k), "--prefetch", str(config.prefetch),
                 "--dense-weight", str(config.dense_weight), "--sparse-weight", str(config.sparse_weight),
                 "--max-per-doc", str(config.max_per_doc), "--top-k", str(config.top_k), "--json"]
     code, by_flags, _ = cli("search", "texas_childcare", question, *explicit)
@@ -82,8 +82,8 @@ def test_ir_takes_the_config(cli, tuned, tmp_path):  # noqa: F811
                           "--json", str(out))
     assert code == 0
     params = json.loads(out.read_text())["params"]
-    assert (params["rrf_k"], params["prefetch"], params["dense_weight"]) == \
-        (config.rrf_k, config.prefetch, config.dense_weight)
+    assert (params["fusion_k"], params["prefetch"], params["dense_weight"]) == \
+        (config.fusion_k, config.prefetch, config.dense_weight)
     assert params["max_per_doc"] == (config.max_per_doc or 0)
     assert "chunk_hit@5" in stdout
 
@@ -95,13 +95,13 @@ def test_ask_and_eval_take_the_config(cli, tuned, scripted_generator, tmp_path):
     answer = json.loads(out)
     assert answer["mode"] == config.mode
     prompt = scripted_generator.prompts[-1]
-    assert len(re.findall(r"^\[Doc \d+:", prompt, re.M)) == config.top_k  # top_k chunks reach the generator
+    assert len(re.findall(r"^\[Doc \d+:", prompt, re.M)) == config.top_n  # top_n chunks reach the generator
     run = tmp_path / "eval"
     code, _, _ = cli("eval", "texas_childcare", "--modes", config.mode, "--limit", "1", "--config", str(tuned),
                      "--out", str(run))
     assert code == 0
     params = json.loads((run / "manifest.json").read_text())["config"]["params"]
-    assert params["rrf_k"] == config.rrf_k and params["top_n"] == config.top_k
+    assert params["fusion_k"] == config.fusion_k and (params["top_k"], params["top_n"]) == (config.top_k, config.top_n)
     assert params["prefetch"] == config.prefetch
 
 
@@ -111,5 +111,5 @@ def test_the_demo_answers_the_recommended_configuration_beside_the_defaults(tmp_
     assert _recommended(str(tmp_path / "missing.toml")) is None  # no tuned file: the demo shows the defaults only
     path = write_tuned_config(tmp_path / "r.toml", TunedConfig("fusion", 10, 50, 1.0, 1.0, 1, 5))
     label, mode, params = _recommended(str(path))
-    assert label.startswith("recommended: fusion k=10 prefetch=50") and "cap 1/doc top-5" in label
-    assert mode == "fusion" and params["top_n"] == 5 and params["max_per_doc"] == 1 and params["rrf_k"] == 10
+    assert label.startswith("recommended: fusion fusion_k 10 prefetch 50") and "max_per_doc 1 top_k 5" in label
+    assert mode == "fusion" and params["top_k"] == 5 and params["max_per_doc"] == 1 and params["fusion_k"] == 10

@@ -180,10 +180,10 @@ def test_ir_checkpoint_is_keyed_by_the_effective_parameters(stand_in_ir, monkeyp
 
     queries = {"q": "cats?"}
     assert stand_in_ir(queries)[1] == ["cats?"]
-    assert stand_in_ir(queries, {"rrf_k": ir.DEFAULT_PARAMS["rrf_k"]})[1] == []  # the default, said out loud
-    assert stand_in_ir(queries, {"rrf_k": None, "prefetch": 100})[1] == []  # None = not given
-    assert stand_in_ir(queries, {"rrf_k": 1})[1] == ["cats?"]  # another parameter value
-    assert stand_in_ir(queries, {"rrf_k": 1})[1] == []
+    assert stand_in_ir(queries, {"fusion_k": ir.DEFAULT_PARAMS["fusion_k"]})[1] == []  # the default, said out loud
+    assert stand_in_ir(queries, {"fusion_k": None, "prefetch": 100})[1] == []  # None = not given
+    assert stand_in_ir(queries, {"fusion_k": 1})[1] == ["cats?"]  # another parameter value
+    assert stand_in_ir(queries, {"fusion_k": 1})[1] == []
     assert stand_in_ir(queries, {"dense_weight": 0.5})[1] == ["cats?"]
     # a changed default changes what an omitted parameter means: the old checkpoint is not served
     monkeypatch.setattr(ir, "DEFAULT_PARAMS", {**ir.DEFAULT_PARAMS, "prefetch": 50})

@@ -79,7 +79,7 @@ def test_evaluate_modes_on_a_scifact_slice(scifact_slice, lab_settings):
 
 
 def test_evaluation_resumes_from_checkpoints(scifact_slice, lab_settings, monkeypatch):
-    first = ir.evaluate_modes(scifact_slice, lab_settings, ["bm25"], {"rrf_k": None}, progress=False)
+    first = ir.evaluate_modes(scifact_slice, lab_settings, ["bm25"], {"fusion_k": None}, progress=False)
 
     def must_not_run(*args, **kwargs):
         raise AssertionError("a checkpointed run was recomputed")

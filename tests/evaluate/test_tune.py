@@ -78,7 +78,7 @@ def test_the_config_file_reproduces_the_confirmed_number_live(result, texas, lab
     confirmed = result.confirmation.significant
     written = result.selection.chosen.config if confirmed else result.confirmation.against.config
     assert config.provenance["adopted"] is confirmed and config.provenance["metric"] == "chunk_hit@5"
-    assert (config.mode, config.rrf_k, config.prefetch, config.max_per_doc) == \
+    assert (config.mode, config.fusion_k, config.prefetch, config.max_per_doc) == \
         (written.mode, written.k, written.prefetch, written.max_per_doc)
     dev = read_id_file(result.run_dir / "dev_split.txt")
     queries, qrels = texas.judged_queries()

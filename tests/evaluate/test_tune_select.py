@@ -112,14 +112,15 @@ def test_a_confirmed_pick_is_written_and_an_unconfirmed_one_gives_way_to_the_def
     confirmed = _confirmation(pick, default, 36, 24)  # 12 more questions hit, none fewer: p ≈ 1e-4
     assert confirmed.significant
     written = recommendation(selection, confirmed, "chunk_hit@5", "d", 40)
-    assert (written.mode, written.rrf_k, written.prefetch, written.max_per_doc, written.top_k) == ("hybrid", 5, 25, 1, 5)
+    assert (written.mode, written.fusion_k, written.prefetch, written.max_per_doc, written.top_k) == ("hybrid", 5, 25, 1, 5)
+    assert written.top_n == written.top_k  # the retriever returns the grid's top-k and the LLM reads all of it
     assert written.provenance["adopted"] is True and written.provenance["rest_mean"] == pytest.approx(0.9)
 
     unconfirmed = _confirmation(pick, default, 25, 24)  # one question more: no evidence
     assert not unconfirmed.significant
     kept = recommendation(selection, unconfirmed, "chunk_hit@5", "d", 40)
-    assert (kept.mode, kept.rrf_k, kept.prefetch, kept.max_per_doc, kept.num_queries) == ("hybrid", 60, 100, 0, 1)
-    assert kept.top_k == 7  # the generator's default context (ask --top-n)
+    assert (kept.mode, kept.fusion_k, kept.prefetch, kept.max_per_doc, kept.num_queries) == ("hybrid", 60, 100, 0, 1)
+    assert kept.top_k == kept.top_n == 7  # the generator's default context (ask --top-n), retrieved as such
     assert kept.provenance["adopted"] is False and kept.provenance["dev_pick"] == pick.id
     assert kept.provenance["rest_mean"] == pytest.approx(0.6) and kept.provenance["rest_pick_mean"] == pytest.approx(0.625)
     assert recommendation(selection, unconfirmed, "ndcg@10", "d", 40).top_k == 10  # the list nDCG@10 reads

@@ -34,7 +34,7 @@ def test_fuse_ranked_lists_sums_rrf_over_queries_ties_by_first_appearance():
 @pytest.mark.parametrize("mode", ["fusion", "hybrid"])
 def test_num_queries_reaches_the_live_retriever_and_fuses_every_querys_legs(lab_settings, texas_index, mode):
     llm = ScriptedLLM(script=scripted_rewrites)
-    params = {"rrf_k": 10, "prefetch": 4, "max_per_doc": 1}  # texas_childcare has 15 chunks: a shallow prefetch
+    params = {"fusion_k": 10, "prefetch": 4, "max_per_doc": 1}  # texas_childcare has 15 chunks: a shallow prefetch
     retriever = build_retriever(mode, lab_settings, "texas_childcare", top_k=3, num_queries=3, llm=llm, **params)
     assert isinstance(retriever, RewriteFusionRetriever)
     results = retriever.retrieve(QUESTION)

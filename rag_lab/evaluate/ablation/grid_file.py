@@ -59,7 +59,11 @@ def normalise_axes(data: Mapping[str, Any], where: str = "grid") -> dict[str, An
     for key, value in data.items():
         name = str(key).replace("-", "_")
         if name not in AXES:
-            raise ConfigError(f"{where}: unknown grid axis {key!r}", f"axes: {', '.join(AXES)}")
+            from rag_lab.retrieve.levers import renamed_hint
+
+            hint = renamed_hint(name)
+            raise ConfigError(f"{where}: {hint}" if hint else f"{where}: unknown grid axis {key!r}",
+                              f"axes: {', '.join(AXES)}")
         if value is None:
             continue
         out[name] = _values(name, value, where)
@@ -99,10 +103,25 @@ def _pair(value: Any) -> tuple[float, float]:
     return dense, sparse
 
 
-def grid_spec(grid: str | Path | Mapping[str, Any] | None = None, **axes: Any) -> GridSpec:
+def config_axes(config) -> dict[str, tuple]:
+    """A tuned configuration (:class:`~rag_lab.retrieve.tuned_config.TunedConfig`, ``--config``) as
+    one-value axes: its mode, fusion k, prefetch, weights, cap and top-k. Its LLM query rewrites are
+    not a grid axis: a file with ``num_queries`` > 1 is refused rather than ablated without them."""
+    if config.num_queries > 1:
+        raise ConfigError(f"the config's num_queries = {config.num_queries} (LLM query rewrites) is not an ablation "
+                          "axis: the grid fuses each question's own legs", "use a config with num_queries = 1, "
+                          "or compare rewrites with `rag-lab tune`")
+    return {"modes": (config.mode,), "fusion_k": (int(config.fusion_k),), "prefetch": (config.prefetch,),
+            "top_k": (config.top_k,), "weights": ((config.dense_weight, config.sparse_weight),),
+            "max_per_doc": (config.max_per_doc,)}
+
+
+def grid_spec(grid: str | Path | Mapping[str, Any] | None = None, base: Mapping[str, Any] | None = None,
+              **axes: Any) -> GridSpec:
     """The :class:`GridSpec` of a file or mapping (``grid``) with ``axes`` on top (None: not given);
-    every axis neither names keeps GridSpec's default — the same as the flag's."""
-    values: dict[str, Any] = {}
+    ``base`` (e.g. :func:`config_axes`) gives the axes neither names; every other axis keeps
+    GridSpec's default — the same as the flag's."""
+    values: dict[str, Any] = dict(base or {})
     if grid is not None:
         values.update(normalise_axes(grid) if isinstance(grid, Mapping) else read_grid_file(grid))
     values.update(normalise_axes({k: v for k, v in axes.items() if v is not None}, "axes"))

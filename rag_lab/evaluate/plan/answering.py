@@ -135,10 +135,11 @@ def pending(pairs: list, done: dict[str, dict[str, Any]], retry_failed: bool = F
     return [item for item in pairs if item[0].id not in done or needs_rerun(done[item[0].id], retry_failed)]
 
 
-def index_fingerprint(mode: str, dataset: Any, settings: Settings) -> str:
-    """What the answer cache keys of ``mode`` name the index by (the built index must exist)."""
+def index_fingerprint(mode: str, dataset: Any, settings: Settings, contextual: str | None = None) -> str:
+    """What the answer cache keys of ``mode`` name the index by (the built index, or its
+    ``contextual`` variant, must exist)."""
     if mode == "kendra":
         return f"kendra:{settings.kendra_index_id}"
     from rag_lab.index import CorpusIndex
 
-    return CorpusIndex.open(dataset, settings).manifest.fingerprint
+    return CorpusIndex.open(dataset, settings, contextual).manifest.fingerprint

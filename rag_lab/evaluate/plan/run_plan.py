@@ -100,7 +100,8 @@ def resolve_run(dataset: Dataset, settings: Settings, modes: Sequence[str], *, r
     indexes: dict[str, str | None] = {}
     for mode in modes:
         if _index_of(mode) not in indexes:
-            indexes[_index_of(mode)] = _fingerprint(mode, dataset, settings, required=require_index)
+            indexes[_index_of(mode)] = _fingerprint(mode, dataset, settings, required=require_index,
+                                                    contextual=params.get("contextual"))
     per_mode = {}
     for mode in modes:
         agent = mode == "agent"
@@ -126,10 +127,11 @@ def _index_of(mode: str) -> str:
     return "kendra" if mode == "kendra" else "built"
 
 
-def _fingerprint(mode: str, dataset: Dataset, settings: Settings, *, required: bool) -> str | None:
+def _fingerprint(mode: str, dataset: Dataset, settings: Settings, *, required: bool,
+                 contextual: str | None = None) -> str | None:
     if required:
-        return index_fingerprint(mode, dataset, settings)
+        return index_fingerprint(mode, dataset, settings, contextual)
     try:
-        return index_fingerprint(mode, dataset, settings)
+        return index_fingerprint(mode, dataset, settings, contextual)
     except Exception:  # noqa: BLE001 - not built (or stale): a dry run must not build it
         return None

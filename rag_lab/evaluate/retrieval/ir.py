@@ -45,7 +45,7 @@ SCIFACT_ANCHORS = {
 }
 DEPTH = 100
 # What fusion/hybrid use when a parameter is not given (shown in every report).
-DEFAULT_PARAMS = {"rrf_k": DEFAULT_RRF_K, "prefetch": 100, "dense_weight": 1.0, "sparse_weight": 1.0, "max_per_doc": 0}
+DEFAULT_PARAMS = {"fusion_k": DEFAULT_RRF_K, "prefetch": 100, "dense_weight": 1.0, "sparse_weight": 1.0, "max_per_doc": 0}
 
 
 @dataclass
@@ -85,7 +85,7 @@ class IRReport:
         part = "all" if len(self.query_ids) == self.n_available else "a sample spread over the documents"
         which = "" if self.split == "all" else f" of the {self.split} split"
         return (f"{len(self.query_ids)} of {self.n_available} judged queries{which} ({part}); depth {p.get('depth')}, "
-                f"RRF k={p.get('rrf_k')} (ranks from 1), prefetch {p.get('prefetch')}, weights dense "
+                f"fusion k={p.get('fusion_k')} (ranks from 1), prefetch {p.get('prefetch')}, weights dense "
                 f"{p.get('dense_weight')} / sparse {p.get('sparse_weight')}"
                 + (f", at most {p['max_per_doc']} chunks per document" if p.get("max_per_doc") else "")
                 + f"; embeddings {self.models.get('embedding')}; "

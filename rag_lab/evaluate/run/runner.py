@@ -110,7 +110,7 @@ def run_evaluation(
     ``judge`` (``PROVIDER[:MODEL]``) turns on the LLM-judged metrics (``judge_llm`` injects the
     judge's LLM, e.g. one with a test transport); ``llm`` / ``agent_llm`` inject the generator.
     ``split`` (all | dev | rest) picks the dataset's declared dev split, the other questions, or all.
-    ``params`` go to the answerers (top_k, top_n, rrf_k, prefetch, weights …).
+    ``params`` go to the answerers (top_k, top_n, fusion_k, prefetch, weights, contextual …).
     ``concurrency`` samples are in flight at once (default: 1 for the local model, 8 for remote
     providers); ``max_cost`` (USD) stops the run before the estimate would pass it; ``dry_run``
     returns the :class:`EvalPlan` (calls, tokens, time, cost) without calling any model.
@@ -155,7 +155,8 @@ def run_evaluation(
         if any(m != "kendra" for m in modes):
             from rag_lab.index import build_index
 
-            build_index(dataset, settings, progress=progress)  # no-op when up to date
+            # no-op when up to date; a contextual variant (params["contextual"]) is built as `ir` builds it
+            build_index(dataset, settings, progress=progress, contextual=params.get("contextual") or "none")
         plan = resolve_run(dataset, settings, modes, **resolved)  # once: everything below reads it
         return _run_locked(plan, out, pairs, previous, limit=limit, split=split, resume=resume, judge_llm=judge_llm,
                            conversations=conversations, progress=progress, llm=llm, agent_llm=agent_llm,
@@ -295,7 +296,7 @@ RESUME_KEYS = (
     ("chunk words", "settings", "chunk_words"), ("chunk overlap", "settings", "chunk_overlap_words"),
     ("vector backend", "settings", "vector_backend"), ("LLM provider", "settings", "llm_provider"),
 )
-PARAM_LABELS = {"top_k": "top-k", "top_n": "top-n", "rrf_k": "fusion k", "prefetch": "prefetch",
+PARAM_LABELS = {"top_k": "top-k", "top_n": "top-n", "fusion_k": "fusion k", "prefetch": "prefetch",
                 "dense_weight": "dense weight", "sparse_weight": "sparse weight"}
 _ABSENT = object()
 
@@ -311,7 +312,10 @@ def configuration_differences(previous: dict, current: dict) -> list[str]:
             continue
         if old != new:
             differences.append(f"{label}: {old!r} → {new!r}")
-    old_params = (previous.get("config") or {}).get("params") or {}
+    from rag_lab.retrieve.levers import RENAMED
+
+    # a manifest may name a lever by a name it had before (rrf_k): the same lever, not a change
+    old_params = {RENAMED.get(k, k): v for k, v in ((previous.get("config") or {}).get("params") or {}).items()}
     new_params = (current.get("config") or {}).get("params") or {}
     for key in sorted(set(old_params) | set(new_params)):
         if old_params.get(key) != new_params.get(key):

@@ -225,9 +225,11 @@ def recommendation(selection: Selection, confirmation: Confirmation, metric: str
                   "rest_p_student": confirmation.p_student,
                   # the configuration the rest mean was measured with (the default: at the grid's largest top-k)
                   "grid_config": (chosen if adopted else confirmation.against.config).id}
-    return TunedConfig(mode=written.mode, rrf_k=written.k, prefetch=written.prefetch,
+    # the grid's top-k is the list its metric read and the context its answers got: the retriever
+    # returns it (top_k) and the LLM reads all of it (top_n), in search, ask and eval alike
+    return TunedConfig(mode=written.mode, fusion_k=written.k, prefetch=written.prefetch,
                        dense_weight=written.dense_weight, sparse_weight=written.sparse_weight,
-                       max_per_doc=written.max_per_doc, top_k=written.top_k,
+                       max_per_doc=written.max_per_doc, top_k=written.top_k, top_n=written.top_k,
                        num_queries=selection.chosen.num_queries if adopted else 1, provenance=provenance)
 
 

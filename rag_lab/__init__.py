@@ -1,1 +1,5 @@
 """rag-lab."""
+
+from rag_lab.progress import quiet_library_progress
+
+quiet_library_progress()

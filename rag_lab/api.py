@@ -27,7 +27,6 @@ The keywords are the flags' names (``--fusion-k`` → ``fusion_k``); an unknown 
 
 from __future__ import annotations
 
-import os
 from pathlib import Path
 from typing import Any
 
@@ -38,9 +37,6 @@ SEARCH_TOP_K = 5  # `rag-lab search`: results shown
 IR_MODES = ("dense", "bm25", "fusion", "hybrid")  # `rag-lab ir --modes`
 EVAL_MODES = ("dense", "bm25", "fusion", "hybrid")  # `rag-lab eval --modes`
 ASK_MODE = "hybrid"  # `rag-lab ask/search --mode`
-
-# as the CLI does: no "Loading weights" bar from transformers on every model load (a user's setting wins)
-os.environ.setdefault("HF_HUB_DISABLE_PROGRESS_BARS", "1")
 
 
 def load_settings(**overrides: Any):

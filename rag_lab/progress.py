@@ -25,6 +25,7 @@ import os
 import sys
 import threading
 import time
+import warnings
 import weakref
 from collections.abc import Iterable, Iterator
 from typing import IO, Any, Protocol
@@ -33,6 +34,16 @@ DEFAULT_INTERVAL = 10.0
 INTERVAL_ENV = "RAG_LAB_PROGRESS_INTERVAL"
 
 log = logging.getLogger("rag_lab.progress")
+
+
+def quiet_library_progress() -> None:
+    """Keep other libraries' progress bars and their notebook warning off stderr, for the CLI and for
+    any process that imports rag_lab (a notebook kernel): rag-lab reports its own progress. A user's
+    own setting of these variables wins."""
+    os.environ.setdefault("HF_HUB_DISABLE_PROGRESS_BARS", "1")  # transformers' "Loading weights" bars
+    os.environ.setdefault("TOKENIZERS_PARALLELISM", "false")  # the tokenizers' warning after a fork
+    # tqdm.auto in a kernel without ipywidgets warns once and falls back to the plain bar; no bar is shown anyway
+    warnings.filterwarnings("ignore", message="IProgress not found")
 
 # Bars in use (iterating, or inside their ``with``), innermost last: notes go above the innermost.
 # A plain list (not a ContextVar): notes come from SDK hooks that may run in another thread or

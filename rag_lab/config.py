@@ -36,6 +36,14 @@ def _alias(*names: str) -> AliasChoices:
     return AliasChoices(*names)
 
 
+def default_models_dir() -> Path:
+    """The machine's models folder: the user cache folder's ``rag-lab/models`` (``~/.cache`` or
+    ``$XDG_CACHE_HOME`` on Linux, ``~/Library/Caches`` on macOS, ``%LOCALAPPDATA%`` on Windows)."""
+    from platformdirs import user_cache_dir
+
+    return Path(user_cache_dir("rag-lab", appauthor=False)) / "models"
+
+
 class Settings(BaseSettings):
     model_config = SettingsConfigDict(
         env_prefix="RAG_LAB_",
@@ -48,6 +56,8 @@ class Settings(BaseSettings):
     # Where indexes, caches and run checkpoints live, and where named datasets are looked up.
     data_dir: Path = Path(".rag_lab")
     datasets_dir: Path = Path("datasets")
+    # Local model files (the joined 1.1 GB GGUF, verification stamps): once per machine, shared by every data folder.
+    models_dir: Path = Field(default_factory=default_models_dir)
 
     embed_provider: EmbedProvider = "local"
     embed_model: str | None = None
@@ -152,6 +162,13 @@ class Settings(BaseSettings):
     @classmethod
     def _blank_is_none(cls, value: object) -> object:
         return None if isinstance(value, str) and not value.strip() else value
+
+    @field_validator("models_dir", mode="before")
+    @classmethod
+    def _models_dir_or_default(cls, value: object) -> object:
+        if value is None or (isinstance(value, str) and not value.strip()):
+            return default_models_dir()
+        return Path(value).expanduser()
 
     @model_validator(mode="after")
     def _overlap_below_size(self) -> "Settings":

@@ -1,5 +1,5 @@
 """Set-up step: compile ranx's numba kernels once (they cache to disk), join and verify the
-default local LLM's weights (once, into the data folder)."""
+default local LLM's weights (once per machine, into the models folder every data folder shares)."""
 
 from __future__ import annotations
 
@@ -18,7 +18,7 @@ def prepare_local_llm() -> None:
     if settings.llm_provider != "local":
         return
     try:
-        path, info = resolve_model_file(settings.llm_model_name, settings.data_dir)
+        path, info = resolve_model_file(settings.llm_model_name, settings.models_dir)
     except ConfigError as exc:  # reported, not fatal: the CLI says the same when the model is used
         print(f"rag-lab set-up: local LLM not ready: {exc}")
         return

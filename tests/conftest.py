@@ -17,30 +17,13 @@ REPO = Path(__file__).resolve().parents[1]
 def lab_settings(tmp_path_factory):
     from rag_lab.config import load_settings
 
-    data_dir = tmp_path_factory.mktemp("rag_lab_data")
-    share_local_models(data_dir)
+    data_dir = tmp_path_factory.mktemp("rag_lab_data")  # the local models come from the machine's models folder
     return load_settings(data_dir=data_dir, datasets_dir=REPO / "datasets")
 
 
 def local_data_dir() -> Path:
-    """The developer's data folder (the set-up joined the local models there)."""
+    """The developer's data folder (test caches kept across runs live there)."""
     return Path(os.environ.get("RAG_LAB_DATA_DIR") or REPO / ".rag_lab")
-
-
-def share_local_models(data_dir: Path) -> None:
-    """Link the local models that `make test`'s set-up joined and verified (the data folder's
-    ``models/``) into ``data_dir``, with their verification stamps: otherwise the first test that
-    needs the 1.5B model here joins its 22 parts again (1.1 GB written and hashed) into a temporary folder.
-    The catalog still checks size, stamp and GGUF header as for any data folder."""
-    source = local_data_dir() / "models"
-    if not source.is_dir():
-        return
-    (data_dir / "models").mkdir(exist_ok=True)
-    for model in source.glob("*.gguf"):
-        stamp = model.with_suffix(".verified.json")
-        if stamp.is_file() and not (data_dir / "models" / model.name).exists():
-            (data_dir / "models" / model.name).symlink_to(model.resolve())
-            shutil.copy(stamp, data_dir / "models" / stamp.name)
 
 
 # The caches an index build fills: with both, a build re-chunks and re-inserts (seconds) instead of

@@ -73,44 +73,111 @@ def parted_model(tmp_path, monkeypatch):
 
 def test_parts_are_joined_once_and_verified(parted_model, tmp_path):
     model, blob = parted_model
-    path, info = catalog.resolve_model_file("fake-model", tmp_path / "data")
-    assert path == tmp_path / "data" / "models" / "Fake-Model.gguf" and path.read_bytes() == blob
+    path, info = catalog.resolve_model_file("fake-model", tmp_path / "models")
+    assert path == tmp_path / "models" / "Fake-Model.gguf" and path.read_bytes() == blob
     assert info.name == "Tiny Test"
     stamp = json.loads(path.with_suffix(".verified.json").read_text())
     assert stamp["sha256"] == model.sha256
     mtime = path.stat().st_mtime_ns
-    assert catalog.resolve_model_file("Fake-Model", tmp_path / "data")[0].stat().st_mtime_ns == mtime  # not rejoined
+    assert catalog.resolve_model_file("Fake-Model", tmp_path / "models")[0].stat().st_mtime_ns == mtime  # not rejoined
 
 
 def test_a_changed_file_fails_its_sha256(parted_model, tmp_path):
     model, blob = parted_model
-    path, _ = catalog.resolve_model_file(model.name, tmp_path / "data")
+    path, _ = catalog.resolve_model_file(model.name, tmp_path / "models")
     damaged = bytearray(blob)
     damaged[-1] ^= 0xFF  # same size, different bytes: the stamp no longer matches (mtime moves)
     path.write_bytes(bytes(damaged))
     with pytest.raises(ConfigError, match="sha256"):
-        catalog.resolve_model_file(model.name, tmp_path / "data")
+        catalog.resolve_model_file(model.name, tmp_path / "models")
 
 
 def test_parts_of_another_model_are_refused(parted_model, tmp_path, monkeypatch):
     model, _ = parted_model
     monkeypatch.setitem(catalog.CATALOG, model.name, replace(model, sha256="0" * 64))
     with pytest.raises(ConfigError, match="expected 0000"):
-        catalog.resolve_model_file(model.name, tmp_path / "data")
-    assert not (tmp_path / "data" / "models" / "Fake-Model.gguf").exists()
+        catalog.resolve_model_file(model.name, tmp_path / "models")
+    assert not (tmp_path / "models" / "Fake-Model.gguf").exists()
 
 
 def test_header_mismatch_is_reported(parted_model, tmp_path, monkeypatch):
     model, _ = parted_model
     monkeypatch.setitem(catalog.CATALOG, model.name, replace(model, quantization="Q8_0"))
     with pytest.raises(ConfigError, match="quantisation is 'Q4_K_M', expected 'Q8_0'"):
-        catalog.resolve_model_file(model.name, tmp_path / "data")
+        catalog.resolve_model_file(model.name, tmp_path / "models")
 
 
 def test_packaged_smollm2_is_verified(tmp_path):
-    path, info = catalog.resolve_model_file("smollm2", tmp_path)
+    path, info = catalog.resolve_model_file("smollm2", tmp_path / "models")
     assert path.name == "SmolLM2-135M-Instruct.Q4_1.gguf" and info.quantization == "Q4_1"
     assert (tmp_path / "models" / "SmolLM2-135M-Instruct.Q4_1.verified.json").is_file()
+
+
+def test_data_folders_share_the_machines_model_file_joined_once(parted_model, tmp_path, monkeypatch):
+    from rag_lab.config import load_settings
+
+    model, blob = parted_model
+    monkeypatch.delenv("RAG_LAB_MODELS_DIR", raising=False)
+    monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path / "cache"))  # the default: the user cache folder
+    joins = []
+    join_parts = catalog.join_parts
+    monkeypatch.setattr(catalog, "join_parts", lambda *a: joins.append(a) or join_parts(*a))
+    first, second = (load_settings(data_dir=tmp_path / name) for name in ("data_a", "data_b"))
+    path_a, _ = catalog.resolve_model_file(model.name, first.models_dir)
+    path_b, _ = catalog.resolve_model_file(model.name, second.models_dir)
+    assert path_a == path_b == tmp_path / "cache" / "rag-lab" / "models" / "Fake-Model.gguf"
+    assert path_a.read_bytes() == blob and len(joins) == 1
+    assert not [p for p in tmp_path.glob("data_*/**/*") if p.is_file()]  # no copy in either data folder
+
+
+def test_models_folder_setting(tmp_path, monkeypatch):
+    from rag_lab.config import load_settings
+
+    monkeypatch.setenv("RAG_LAB_MODELS_DIR", str(tmp_path / "shared"))
+    assert load_settings().models_dir == tmp_path / "shared"
+    monkeypatch.setenv("RAG_LAB_MODELS_DIR", "~/models")
+    assert load_settings().models_dir == Path.home() / "models"
+    monkeypatch.setenv("RAG_LAB_MODELS_DIR", " ")
+    monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path / "cache"))
+    assert load_settings().models_dir == tmp_path / "cache" / "rag-lab" / "models"
+
+
+def test_an_unwritable_models_folder_is_one_clear_error(parted_model, tmp_path):
+    model, _ = parted_model
+    (tmp_path / "a-file").write_text("not a folder")
+    with pytest.raises(ConfigError, match=r"models folder .*a-file/models is not writable") as raised:
+        catalog.resolve_model_file(model.name, tmp_path / "a-file" / "models")
+    assert "RAG_LAB_MODELS_DIR" in raised.value.hint
+
+
+JOIN_SCRIPT = """
+import json, sys
+from dataclasses import replace
+from rag_lab.models.llm import catalog
+spec = json.loads(sys.argv[1])
+model = replace(catalog.QWEN_05B, **{k: tuple(v) if isinstance(v, list) else v for k, v in spec.items()})
+catalog.CATALOG[model.name] = model
+print(catalog.resolve_model_file(model.name, __import__("pathlib").Path(sys.argv[2]))[0])
+"""
+
+
+def test_two_processes_starting_at_once_join_the_parts_once(parted_model, tmp_path):
+    import os
+    import subprocess
+
+    model, blob = parted_model
+    for number in range(1, 4):  # each part takes a moment: without the lock both processes would join
+        init = tmp_path / "site" / f"fake_part{number}" / "__init__.py"
+        init.write_text("import time\n" + init.read_text().replace("    return", "    time.sleep(0.3)\n    return"))
+    spec = {k: getattr(model, k) for k in ("name", "sha256", "size", "gguf_name", "packages", "part_modules")}
+    env = {**os.environ, "PYTHONPATH": os.pathsep.join([str(tmp_path / "site"), str(Path(__file__).parents[2])])}
+    runs = [subprocess.Popen([sys.executable, "-c", JOIN_SCRIPT, json.dumps(spec), str(tmp_path / "models")], env=env,
+                             stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True) for _ in range(2)]
+    outputs = [run.communicate(timeout=120) for run in runs]
+    assert [run.returncode for run in runs] == [0, 0], outputs
+    assert {out.strip() for out, _ in outputs} == {str(tmp_path / "models" / "Fake-Model.gguf")}
+    assert sum("joining 3 parts" in err for _, err in outputs) == 1  # the other waited, then found it joined
+    assert (tmp_path / "models" / "Fake-Model.gguf").read_bytes() == blob
 
 
 def test_catalog_pins_match_pyproject():

@@ -97,11 +97,10 @@ def test_every_notebook_has_small_test_parameters(tmp_path):
 def notebook_env(texas_index, lab_settings, tmp_path_factory):
     """A data folder of its own (kernels are other processes; Qdrant's local mode allows one per
     folder), seeded with the session's parse and embedding caches so no PDF is parsed and nothing is
-    embedded twice, and the set-up's local models."""
-    from tests.conftest import BUILD_CACHES, copy_sqlite_files, share_local_models
+    embedded twice. The local model is the machine's (the models folder every data folder shares)."""
+    from tests.conftest import BUILD_CACHES, copy_sqlite_files
 
     data = tmp_path_factory.mktemp("nb_data")
-    share_local_models(data)  # the notebooks answer with the local model: not joined again here
     copy_sqlite_files(Path(lab_settings.cache_dir), data / "cache", BUILD_CACHES)  # parsed pages and embeddings
     return data
 

@@ -93,7 +93,7 @@ def build_judge(settings: Settings) -> Any:
         from rag_lab.models.llm.local_llm import LocalLLM
 
         name = resolve_model(settings)
-        path, _info = resolve_model_file(name, settings.data_dir)
+        path, _info = resolve_model_file(name, settings.models_dir)
         llm = LocalLLM(model_name=name, model_path=str(path), temperature=0.0, max_tokens=settings.llm_max_tokens,
                        context_window=JUDGE_N_CTX, threads=settings.llm_threads)
         _ = llm.runtime  # load now, not inside the first judged metric

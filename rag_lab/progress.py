@@ -54,6 +54,7 @@ class _WarningsAndAbove(logging.Filter):
     def filter(self, record: logging.LogRecord) -> bool:
         return record.levelno >= logging.WARNING
 
+
 # Bars in use (iterating, or inside their ``with``), innermost last: notes go above the innermost.
 # A plain list (not a ContextVar): notes come from SDK hooks that may run in another thread or
 # event loop than the bar's owner. Weak references: a bar dropped without close() is not kept.

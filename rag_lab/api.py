@@ -173,12 +173,13 @@ def evaluate(dataset: Any, modes=None, out: str | Path | None = None, *, limit: 
              top_k: int | None = None, top_n: int | None = None, contextual: str = "none", config: Any = None,
              fusion_k: float | None = None, prefetch: int | None = None, dense_weight: float | None = None,
              sparse_weight: float | None = None, max_per_doc: int | None = None, year_boost: float | None = None,
-             concurrency: int | None = None, max_cost: float | None = None, dry_run: bool = False,
+             concurrency: int | None = None, max_cost: float | None = None, dry_run: bool = False, force: bool = False,
              progress: bool = False, settings=None, llm=None, agent_llm=None, judge_llm=None, executor=None):
     """``rag-lab eval DATASET``: answer and score the questions in each mode; returns the loaded run
     (``run.summary``, ``run.samples``, ``run.modes``). ``modes`` None: the config's mode, else
     dense, bm25, fusion, hybrid; ``out`` defaults to ``runs/<dataset>``; the other keywords as the
-    command's flags (``config`` and the levers as :func:`answerer`)."""
+    command's flags (``config`` and the levers as :func:`answerer`). ``out`` holding another run is refused
+    (``RunFolderTakenError``, naming both); ``force=True`` moves it aside first."""
     from rag_lab.evaluate import run_evaluation
 
     s = settings or load_settings()
@@ -193,7 +194,7 @@ def evaluate(dataset: Any, modes=None, out: str | Path | None = None, *, limit: 
                           resume=resume, retry_failed=retry_failed, judge=judge, metrics=metrics, rerank=rerank,
                           conversations=conversations, concurrency=concurrency, max_cost=max_cost, dry_run=dry_run,
                           progress=progress, llm=llm, agent_llm=agent_llm, judge_llm=judge_llm, executor=executor,
-                          **params)
+                          force=force, **params)
 
 
 @_strict
@@ -222,13 +223,14 @@ def ir(dataset: Any, modes=None, *, limit: int | None = None, split: str = "all"
 def ablate(dataset: Any, out: str | Path | None = None, *, grid: str | Path | dict | None = None,
            modes=None, fusion_k=None, prefetch=None, top_k=None, weights=None, max_per_doc=None, config: Any = None,
            limit: int | None = None, seed: int = 42, split: str = "all", answer_configs: str | None = None,
-           answer_limit: int = 5, concurrency: int | None = None, settings=None):
+           answer_limit: int = 5, concurrency: int | None = None, force: bool = False, settings=None):
     """``rag-lab ablate DATASET``: the retrieval grid (an ``AblationResult``; ``results.csv`` in ``out``,
     default ``runs/ablation-<dataset>``). The grid: ``grid`` (a YAML/TOML file or a dict, as
     ``--grid``) and the axes (lists, as the flags); ``config`` (as ``--config``) gives each axis that
     neither names the file's one value (vary one lever around a tuned configuration); the command's
     defaults otherwise. ``answer_configs`` is ``--answer-configs``' text: None answers top-k 3/5/7 at
-    the default k and prefetch (as the command does), ``"none"`` answers nothing."""
+    the default k and prefetch (as the command does), ``"none"`` answers nothing. ``out`` holding another
+    run is refused (``RunFolderTakenError``); ``force=True`` moves it aside first."""
     from rag_lab.evaluate.ablation.answers import parse_answer_configs
     from rag_lab.evaluate.ablation.grid_file import config_axes, grid_spec
     from rag_lab.evaluate.ablation.runner import run_ablation
@@ -243,7 +245,7 @@ def ablate(dataset: Any, out: str | Path | None = None, *, grid: str | Path | di
     answered = None if (answer_configs or "").strip().lower() == "none" else parse_answer_configs(answer_configs, spec)
     return run_ablation(ds, s, spec, Path(out) if out else Path(f"runs/ablation-{ds.name}"), limit=limit,
                         progress=False, seed=seed, answer_configs=answered, answer_limit=answer_limit,
-                        split=split, concurrency=concurrency)
+                        split=split, concurrency=concurrency, force=force)
 
 
 @_strict

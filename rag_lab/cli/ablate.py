@@ -5,7 +5,7 @@ from __future__ import annotations
 import sys
 from pathlib import Path
 
-from rag_lab.cli.options import add_dataset_argument, add_split_option, parse_numbers, parse_weights
+from rag_lab.cli.options import add_dataset_argument, add_force_option, add_split_option, parse_numbers, parse_weights
 from rag_lab.cli.settings import get_settings, positive_int  # lazy: --help must not load pydantic-settings
 from rag_lab.errors import ConfigError
 
@@ -28,7 +28,11 @@ def add_ablate(sub, common) -> None:
     p.add_argument("--config", metavar="FILE", default=None,
                    help="a tuned configuration (TOML written by `rag-lab tune`): each axis neither --grid nor a flag "
                         "gives takes the file's one value, to vary one lever around it")
-    p.add_argument("--out", default=None, help="run folder (default runs/ablation-<dataset>); reruns resume from its leg cache")
+    p.add_argument("--out", default=None,
+                   help="run folder (default runs/ablation-<dataset>); a rerun of the same ablation resumes from its "
+                        "leg cache, one holding another run (another dataset, grid, questions or seed) is refused "
+                        "unless --force")
+    add_force_option(p)
     p.add_argument("--limit", type=int, default=None, help="N questions spread over the source documents (round-robin)")
     p.add_argument("--seed", type=int, default=42, help="seed of the bootstrap confidence intervals")
     p.add_argument("--answer-configs", default=None,
@@ -104,7 +108,8 @@ def run_ablate(args) -> int:
             raise ConfigError(str(exc), "see results.csv's config column for valid ids") from None
     result = run_ablation(dataset, settings, spec, out, limit=args.limit, progress=True,
                           seed=args.seed, answer_configs=answer_configs,
-                          answer_limit=args.answer_limit, split=args.split, concurrency=args.concurrency)
+                          answer_limit=args.answer_limit, split=args.split, concurrency=args.concurrency,
+                          force=args.force)
     print(render_summary(result))
     return 0
 
@@ -113,7 +118,7 @@ def _run_contextual(args, dataset, settings, spec, out, variants) -> int:
     from rag_lab.evaluate.ablation.contextual import CONTEXTUAL_FILE, run_contextual_ablation
 
     result = run_contextual_ablation(dataset, settings, spec, out, variants, limit=args.limit, progress=True,
-                                     seed=args.seed, yes=args.yes, split=args.split)
+                                     seed=args.seed, yes=args.yes, split=args.split, force=args.force)
     for variant, run in result.runs.items():
         print(f"--- contextual: {variant}")
         print(render_summary(run))

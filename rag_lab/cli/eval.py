@@ -15,12 +15,17 @@ def add_eval(sub, common) -> None:
     p.add_argument("--modes", default=None,
                    help="comma-separated: dense,bm25,fusion,hybrid,agent,kendra (default dense,bm25,fusion,hybrid; "
                         "with --config: the file's mode)")
-    p.add_argument("--out", default=None, help="run folder (default runs/<dataset>)")
+    p.add_argument("--out", default=None,
+                   help="run folder (default runs/<dataset>); one holding another run (another dataset, configuration, "
+                        "modes or questions) is refused unless --resume (same configuration) or --force")
     p.add_argument("--limit", type=positive_int, default=None, help="N questions spread over the source documents (round-robin)")
     p.add_argument("--resume", action="store_true",
                    help="continue the run in --out: run the samples not yet there, and again those whose answer or "
                         "judged metric failed for a reason that may pass (server error, timeout, judge deadline, rate "
                         "limit, connection), keeping what succeeded")
+    from rag_lab.cli.options import add_force_option
+
+    add_force_option(p)
     p.add_argument("--retry-failed", action="store_true",
                    help="with --resume, also run again the failures that will not change on their own (a refused "
                         "key or model, a judgement the judge could not parse)")
@@ -166,7 +171,7 @@ def run_eval(args) -> int:
                          metrics=metrics, retry_failed=args.retry_failed,
                          rerank=rerank_default(args.rerank, settings), conversations=args.conversations,
                          progress=True, concurrency=args.concurrency, max_cost=args.max_cost,
-                         dry_run=args.dry_run, executor=ray_sample_executor(args), **params)
+                         dry_run=args.dry_run, executor=ray_sample_executor(args), force=args.force, **params)
     if args.dry_run:
         print(run.summary())
         return 0

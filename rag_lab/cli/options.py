@@ -26,6 +26,13 @@ TOP_K_HELP = "chunks the retriever returns per query"  # one meaning of --top-k 
 TOP_N_HELP = "chunks given to the LLM (default 7; kendra: all it retrieved)"
 
 
+def add_force_option(p) -> None:
+    """``--force``: write into an ``--out`` folder holding another run, after moving that run aside."""
+    p.add_argument("--force", action="store_true",
+                   help="when --out holds another run (another dataset or configuration), move it into a timestamped "
+                        "sibling folder (<out>.moved-<UTC time>) first; nothing is deleted")
+
+
 def add_json_option(p, what: str) -> None:
     """``--json [FILE]``: ``what`` as JSON on stdout (no FILE; the text output is left out), or into FILE."""
     p.add_argument("--json", nargs="?", const="-", default=None, metavar="FILE",

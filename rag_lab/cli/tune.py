@@ -23,7 +23,12 @@ def add_tune(sub, common) -> None:
     p.add_argument("--top-k", default=None, help="chunks the fused retriever returns, the generator's context: values to try (default 3,5,7,10)")
     p.add_argument("--weights", default=None, help="dense:sparse leg weight pairs (default 1:1,0.7:1.3,1.3:0.7)")
     p.add_argument("--max-per-doc", default=None, help="per-document caps in the top-k, 0 = no cap (default 0,1,2)")
-    p.add_argument("--out", default=None, help="run folder (default runs/tune-<dataset>); reruns reuse its leg caches")
+    p.add_argument("--out", default=None,
+                   help="run folder (default runs/tune-<dataset>); a rerun of the same tune reuses its leg caches, "
+                        "one holding another run (another dataset, metric, grid or seed) is refused unless --force")
+    from rag_lab.cli.options import add_force_option
+
+    add_force_option(p)
     p.add_argument("--config-out", default=None, metavar="FILE",
                    help="where the recommended configuration goes (default <run folder>/recommended.toml): the dev "
                         "pick when the rest split confirms it, else its mode's default")
@@ -70,6 +75,6 @@ def run_tune(args) -> int:
     result = tune(dataset, settings, out, spec, metric=args.metric, answers=args.answers, answer_top=args.answer_top,
                   concurrency=args.concurrency, seed=args.seed, write_split=args.write_split,
                   config_path=args.config_out, progress=True, on_step=lambda m: print(f"· {m}", flush=True),
-                  num_queries=args.num_queries)
+                  num_queries=args.num_queries, force=args.force)
     print(render_tune(result))
     return 0

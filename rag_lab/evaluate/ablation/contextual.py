@@ -89,7 +89,7 @@ def contextual_axis(runs: dict[str, AblationResult], spec: GridSpec, seed: int =
 def run_contextual_ablation(dataset: Dataset, settings: Settings, spec: GridSpec, out_dir: Path | str,
                             variants: Sequence[str], *, limit: int | None = None, progress: bool = True,
                             seed: int = 42, yes: bool = False, split: str = "all",
-                            echo=print) -> ContextualAblation:
+                            echo=print, force: bool = False) -> ContextualAblation:
     """Build (or reuse) each variant's index, run the grid on it, then compare the variants."""
     from rag_lab.index import build_index
 
@@ -98,7 +98,7 @@ def run_contextual_ablation(dataset: Dataset, settings: Settings, spec: GridSpec
     for variant in variants:
         build_index(dataset, settings, progress=progress, contextual=variant, yes=yes, echo=echo)
         runs[variant] = run_ablation(dataset, settings, spec, out_dir / variant, limit=limit, progress=progress,
-                                     seed=seed, contextual=variant, split=split)
+                                     seed=seed, contextual=variant, split=split, force=force)
     axis = contextual_axis(runs, spec, seed)
     out_dir.mkdir(parents=True, exist_ok=True)
     axis.to_csv(out_dir / CONTEXTUAL_FILE, index=False)

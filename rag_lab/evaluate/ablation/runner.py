@@ -69,13 +69,16 @@ def run_ablation(dataset: Dataset, settings: Settings, spec: GridSpec, out_dir: 
                  limit: int | None = None, progress: bool = True,
                  seed: int = 42, answer_configs: list[Config] | None = None, answer_limit: int = 5,
                  llm=None, contextual: str = "none", split: str = "all",
-                 concurrency: int | None = None) -> AblationResult:
+                 concurrency: int | None = None, force: bool = False) -> AblationResult:
     """The whole ablation (see the module doc). ``answer_configs``: configurations whose chunks are
     also answered (``answer_limit`` questions of a Q&A dataset spread over its source documents,
     as ``--limit`` spreads them; one generation per distinct context, cached in the run folder).
     ``contextual``: run the grid on that contextual index variant (see :mod:`.contextual`).
     ``split``: the questions of the declared dev split, the rest, or all. ``concurrency``: answers in
-    flight at once (``eval``'s rule: 1 for the in-process local model, which refuses more; 8 remote)."""
+    flight at once (``eval``'s rule: 1 for the in-process local model, which refuses more; 8 remote).
+    ``out_dir`` holding another run (another dataset, grid, questions, variant or seed) is refused,
+    naming both; ``force`` moves that run aside first (:mod:`rag_lab.evaluate.store.claim`); a rerun
+    of the same ablation reuses the folder's leg cache."""
     from rag_lab.models.concurrency import resolve_concurrency
     from rag_lab.evaluate.store.run_lock import run_lock
 
@@ -85,15 +88,52 @@ def run_ablation(dataset: Dataset, settings: Settings, spec: GridSpec, out_dir: 
     with run_lock(out_dir):  # one writer per run folder (a second `ablate --out` there is refused)
         return _run_ablation(dataset, settings, spec, Path(out_dir), limit=limit, progress=progress, seed=seed,
                              answer_configs=answer_configs, answer_limit=answer_limit, llm=llm, contextual=contextual,
-                             split=split, concurrency=concurrency)
+                             split=split, concurrency=concurrency, force=force)
+
+
+# What an ablation's results depend on besides its dataset (manifest key → label shown when it differs).
+ABLATION_LABELS = {"grid": "grid", "n_queries": "questions", "split": "--split", "contextual": "--contextual",
+                   "index_fingerprint": "index", "seed": "--seed", "answered": "answered configurations"}
+
+
+def ablation_identity(manifest: dict) -> dict:
+    """The values of ABLATION_LABELS a manifest records (the seed and the answered configurations are nested)."""
+    identity = {key: manifest[key] for key in ABLATION_LABELS if key in manifest}
+    if isinstance(manifest.get("ci"), dict) and "seed" in manifest["ci"]:
+        identity["seed"] = manifest["ci"]["seed"]
+    if "answers" in manifest:
+        identity["answered"] = (manifest["answers"] or {}).get("configs")
+    return identity
+
+
+def claim_ablation_folder(out_dir: Path, dataset: Dataset, spec: GridSpec, identity: dict, *,
+                          force: bool) -> Path | None:
+    """Refuse (or, with ``force``, move aside) another run in ``out_dir`` before this ablation writes there."""
+    from rag_lab.evaluate.store.claim import RunOwner, changed, claim_run_folder
+
+    differences: list[str] = []
+    try:
+        previous = json.loads((out_dir / MANIFEST_FILE).read_text(encoding="utf-8"))
+    except (OSError, ValueError):
+        previous = None  # none, or unreadable (the claim names it an unknown run)
+    if isinstance(previous, dict) and previous.get("kind") == "ablation":
+        differences = changed(ablation_identity(previous), identity, ABLATION_LABELS)
+    owner = RunOwner("ablation", dataset.name, str(dataset.root),
+                     f"{len(spec.configs())} configurations × {identity['n_queries']} questions")
+    return claim_run_folder(out_dir, owner, differences, force=force)
 
 
 def _run_ablation(dataset: Dataset, settings: Settings, spec: GridSpec, out_dir: Path, *, limit, progress, seed,
-                  answer_configs, answer_limit, llm, contextual, split, concurrency) -> AblationResult:
+                  answer_configs, answer_limit, llm, contextual, split, concurrency, force=False) -> AblationResult:
     from rag_lab.index import CorpusIndex
 
     index = CorpusIndex.open(dataset, settings, contextual)
     queries, qrels, references = load_questions(dataset, limit, split)
+    answering = bool(answer_configs and dataset.has_qa and answer_limit > 0)
+    claim_ablation_folder(out_dir, dataset, spec, {
+        "grid": spec.to_dict(), "n_queries": len(queries), "split": split, "contextual": contextual,
+        "index_fingerprint": index.manifest.fingerprint, "seed": seed,
+        "answered": [c.id for c in answer_configs] if answering else None}, force=force)
     timing: dict[str, float] = {}
 
     started = time.perf_counter()
@@ -136,7 +176,7 @@ def _run_ablation(dataset: Dataset, settings: Settings, spec: GridSpec, out_dir:
         "created": now(), "git_commit": git_commit(), "versions": versions(),
     }
     answers = None
-    if answer_configs and dataset.has_qa and answer_limit > 0:
+    if answering:
         from rag_lab.evaluate.ablation.answers import answers_frame, generate_answers
 
         started = time.perf_counter()

@@ -94,6 +94,7 @@ class EvalPlan:
     seconds: float
     concurrency: int
     rate_limit_seconds: float = 0.0  # of ``seconds``: waiting for RAG_LAB_LLM_RPM (the calls cannot go faster)
+    folder_note: str | None = None  # the run folder holds another run: refused, or moved aside by --force
 
     @property
     def cost_usd(self) -> float | None:
@@ -112,7 +113,7 @@ class EvalPlan:
                 f"{total.calls} LLM call(s): generator {self.generator}: {self.answers.calls}{judge}; "
                 f"≈ {total.prompt_tokens:,} prompt + {total.completion_tokens:,} completion tokens; "
                 f"≈ {self.seconds / 60:.1f} min at concurrency {self.concurrency}{self._waiting()}; {cost}. "
-                "No call was made.")
+                "No call was made." + (f"\nrun folder: {self.folder_note}" if self.folder_note else ""))
 
     def _waiting(self) -> str:
         if self.rate_limit_seconds <= 0:

@@ -9,6 +9,9 @@ Layout: ``<out>/manifest.json`` and ``<out>/<mode>/samples.jsonl`` (one line per
 sample, appended and fsynced at once). ``resume=True`` skips finished samples of an identical
 configuration (adding modes or questions is fine; anything else that shapes an answer or a score
 is refused, naming what differs); a failing sample is recorded with its error and the run goes on.
+A folder holding another run (another dataset or configuration, or other modes or questions
+without ``resume``) is refused, naming both; ``force=True`` moves that run aside first
+(:mod:`rag_lab.evaluate.store.claim`).
 One process writes a run folder at a time (:func:`run_lock`). Answers and judged scores are cached on disk
 (``<data_dir>/cache/llm.sqlite``), so re-running an unchanged sample costs nothing.
 """
@@ -26,7 +29,8 @@ from rag_lab.errors import ConfigError
 from rag_lab.evaluate.plan.answering import pending
 from rag_lab.evaluate.plan.dry_run import budget_for
 from rag_lab.evaluate.plan.run_plan import RunPlan, resolve_run
-from rag_lab.evaluate.store.manifest import build_manifest
+from rag_lab.evaluate.store.claim import RunOwner, claim_run_folder, eval_summary, folder_note, owner_of
+from rag_lab.evaluate.store.manifest import build_manifest, dataset_hash
 from rag_lab.evaluate.store.run_lock import run_lock
 from rag_lab.evaluate.run.sample_worker import SampleExecutor, SampleSpec, SampleWorker, evaluate_sample  # noqa: F401 - re-exported
 from rag_lab.schedule import RunGuard, run_in_flight
@@ -103,6 +107,7 @@ def run_evaluation(
     dry_run: bool = False,
     executor: SampleExecutor | None = None,
     retry_failed: bool = False,
+    force: bool = False,
     **params: Any,
 ):
     """Evaluate ``modes`` on ``dataset``; returns :func:`load_run` of ``out``.
@@ -122,6 +127,8 @@ def run_evaluation(
     ``resume`` runs again every sample whose answer or judged metric failed for a reason that may pass
     (server error, timeout, deadline, rate limit, connection), keeping what succeeded; ``retry_failed``
     also runs again those that will not change on their own (a refused key, an unparsable judgement).
+    ``out`` holding another run is refused (naming both runs); ``force`` moves that run into a
+    timestamped sibling folder first (deleting nothing).
     """
     settings = settings or get_settings()
     if rerank is None:  # the CLI's default: off for the local model, on for remote providers
@@ -135,6 +142,9 @@ def run_evaluation(
     if unknown or not modes:
         raise ConfigError(f"Unknown or missing mode(s): {', '.join(unknown) or '(none)'}",
                           f"choose from {', '.join(EVAL_MODES)}")
+    if resume and force:
+        raise ConfigError("--resume continues the run in the folder, --force moves it aside: not both",
+                          "drop --force to continue the run, or --resume to start a new one there")
     out = Path(out)
     pairs = questions(dataset, limit, split)
     metrics = chosen_metrics(metrics, out, resume)
@@ -144,14 +154,25 @@ def run_evaluation(
     if dry_run:  # resolved once, without building anything (an index not built yet has no cached answer)
         from rag_lab.evaluate.plan.dry_run import plan_run
 
+        from dataclasses import replace
+
         plan = resolve_run(dataset, settings, modes, require_index=False, **resolved)
-        return plan_run(plan, out, pairs, resume=resume, injected_llm=llm is not None, retry_failed=retry_failed)
+        estimate = plan_run(plan, out, pairs, resume=resume, injected_llm=llm is not None, retry_failed=retry_failed)
+        manifest = run_manifest(plan, pairs, limit=limit, split=split, conversations=conversations)
+        if plan.index_fingerprint is None:  # not built yet: nothing to compare the old run's index with
+            manifest["config"].pop("index_fingerprint")
+        return replace(estimate, folder_note=folder_note(out, owner_of(manifest), _differences(out, manifest, resume),
+                                                         force=force))
     if executor is not None and any(x is not None for x in (llm, agent_llm, judge_llm)):
         raise ConfigError("--ray builds the generator and the judge on each Ray actor from the settings; "
                           "LLM objects passed in cannot be used there",
                           "configure the models through settings (RAG_LAB_LLM_PROVIDER …), or drop ray")
     with run_lock(out):  # one writer per run folder
-        previous = _previous_manifest(out / MANIFEST, dataset, resume)  # refuses other data before building
+        # another dataset's (or kind's) run is refused, or moved aside, before the index is built
+        claim_run_folder(out, RunOwner("eval", dataset.name, dataset_hash(dataset),
+                                       eval_summary({"modes": modes, "questions": len(pairs), "split": split})),
+                         force=force)
+        previous = _previous_manifest(out / MANIFEST, resume)
         if any(m != "kendra" for m in modes):
             from rag_lab.index import build_index
 
@@ -160,28 +181,29 @@ def run_evaluation(
         plan = resolve_run(dataset, settings, modes, **resolved)  # once: everything below reads it
         return _run_locked(plan, out, pairs, previous, limit=limit, split=split, resume=resume, judge_llm=judge_llm,
                            conversations=conversations, progress=progress, llm=llm, agent_llm=agent_llm,
-                           max_cost=max_cost, executor=executor, retry_failed=retry_failed)
+                           max_cost=max_cost, executor=executor, retry_failed=retry_failed, force=force)
+
+
+def run_manifest(plan: RunPlan, pairs, *, limit, split, conversations) -> dict[str, Any]:
+    """The manifest a run of ``plan`` writes (its config: what shaped its samples)."""
+    config = {"modes": list(plan.modes), "limit": limit, "split": split, "rerank": plan.rerank, "judge": plan.judge_id,
+              "params": plan.params, "conversations": conversations, "questions": len(pairs), "metrics": plan.metrics,
+              "context_lines": plan.settings.context_lines,  # compression: lines kept per chunk (None: off)
+              "prompt_version": plan.prompt_version, "index_fingerprint": plan.index_fingerprint}
+    return build_manifest(dataset=plan.dataset, settings=plan.settings, config=config, models=dict(plan.models))
 
 
 def _run_locked(plan: RunPlan, out: Path, pairs, previous: dict | None, *, limit, resume, judge_llm, conversations,
-                progress, llm, agent_llm, max_cost, executor=None, retry_failed=False, split="all"):
+                progress, llm, agent_llm, max_cost, executor=None, retry_failed=False, split="all", force=False):
     from rag_lab.evaluate.store.frames import load_run
 
     dataset, settings, modes, params = plan.dataset, plan.settings, list(plan.modes), plan.params
     manifest_path = out / MANIFEST
-    judge_cfg = plan.judge_cfg
-    # On Ray the actors load the judge; the driver needs it only to price samples (--max-cost).
-    if judge_cfg is not None and judge_llm is None and (executor is None or max_cost is not None):
-        from rag_lab.evaluate.judge import build_judge
-
-        judge_llm = build_judge(judge_cfg)
-    config = {"modes": modes, "limit": limit, "split": split, "rerank": plan.rerank, "judge": plan.judge_id,
-              "params": params, "conversations": conversations, "questions": len(pairs), "metrics": plan.metrics,
-              "context_lines": settings.context_lines,  # compression: lines kept per chunk (None: off)
-              "prompt_version": plan.prompt_version, "index_fingerprint": plan.index_fingerprint}
-    models = dict(plan.models)
-    manifest = build_manifest(dataset=dataset, settings=settings, config=config, models=models)
-    if previous is not None:
+    manifest = run_manifest(plan, pairs, limit=limit, split=split, conversations=conversations)
+    config, models = manifest["config"], manifest["models"]
+    if previous is None:  # another configuration's run (or other modes or questions) is refused, or moved aside
+        claim_run_folder(out, owner_of(manifest), _differences(out, manifest, resume), force=force)
+    else:
         check_same_configuration(previous, manifest, manifest_path)
         # a resumed run keeps the modes it had: the tables show every mode of the folder's one configuration
         config["modes"] = list(dict.fromkeys([*(previous.get("config") or {}).get("modes", []), *modes]))
@@ -190,6 +212,12 @@ def _run_locked(plan: RunPlan, out: Path, pairs, previous: dict | None, *, limit
         config["conversations"] = conversations or bool((previous.get("config") or {}).get("conversations"))
         if models["agent_llm"] is None:
             models["agent_llm"] = (previous.get("models") or {}).get("agent_llm")
+    judge_cfg = plan.judge_cfg
+    # On Ray the actors load the judge; the driver needs it only to price samples (--max-cost).
+    if judge_cfg is not None and judge_llm is None and (executor is None or max_cost is not None):
+        from rag_lab.evaluate.judge import build_judge
+
+        judge_llm = build_judge(judge_cfg)
     write_json_atomic(manifest_path, manifest)
 
     spec = SampleSpec(plan, dataset.dev_split)
@@ -333,17 +361,34 @@ def check_same_configuration(previous: dict, current: dict, manifest_path: Path)
                           "start this folder over")
 
 
-def _previous_manifest(manifest_path: Path, dataset: Dataset, resume: bool) -> dict | None:
-    """The manifest of the run being resumed (None when not resuming); refuses other data."""
+def _previous_manifest(manifest_path: Path, resume: bool) -> dict | None:
+    """The manifest of the run being resumed (None when not resuming); its dataset is checked by the claim."""
     if not (resume and manifest_path.exists()):
         return None
-    from rag_lab.evaluate.store.manifest import dataset_hash
     from rag_lab.evaluate.store.run_folder import read_manifest
 
-    previous = read_manifest(manifest_path, hint="drop --resume to start the run over in this folder, "
-                                                 "or use a new --out folder")
-    if (previous.get("dataset") or {}).get("hash") != dataset_hash(dataset):
-        raise ConfigError(f"{manifest_path.parent}: resuming a run of different data "
-                          f"({(previous.get('dataset') or {}).get('name')!r}, other files)",
-                          "use a new --out folder, or drop --resume to start this one over")
-    return previous
+    return read_manifest(manifest_path, hint="drop --resume to start the run over in this folder, "
+                                             "or use a new --out folder")
+
+
+# What a run starting over in its folder must also share with the run there (a resumed run adds to these).
+SELECTION_LABELS = {"modes": "modes", "limit": "--limit", "split": "--split", "conversations": "--conversations"}
+
+
+def _differences(out: Path, current: dict, resume: bool) -> list[str]:
+    """What differs between the run in ``out`` (if any) and ``current``: the configuration, and without
+    ``resume`` also its modes and questions (starting over would drop the old run's other samples)."""
+    if not (out / MANIFEST).is_file():
+        return []
+    from rag_lab.evaluate.store.claim import changed
+    from rag_lab.evaluate.store.run_folder import read_manifest
+
+    previous = read_manifest(out / MANIFEST, hint="move the folder aside (or pass --force), or use a new --out folder")
+    differences = configuration_differences(previous, current)
+    if not resume:
+        old, new = dict(previous.get("config") or {}), dict(current.get("config") or {})
+        for config in (old, new):  # the same modes in another order are the same run
+            if "modes" in config:
+                config["modes"] = sorted(config["modes"] or [])
+        differences += changed(old, new, SELECTION_LABELS)
+    return differences

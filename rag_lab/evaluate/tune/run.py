@@ -113,18 +113,48 @@ def tune(dataset: Dataset, settings: Settings, out_dir: Path | str, spec: GridSp
          metric: str | None = None, answers: int = 0, answer_top: int = 3, llm=None,
          concurrency: int | None = None, seed: int = 42, split_seed: int = 0, write_split: bool = False,
          config_path: Path | str | None = None, progress: bool = True, on_step=None,
-         num_queries: int = 1) -> TuneResult:
+         num_queries: int = 1, force: bool = False) -> TuneResult:
     """The whole tune (see the module doc). ``answers``: dev questions answered per configuration
     (0 = no answer-level step); ``on_step(message)`` hears each step as it starts. ``num_queries`` > 1:
     the chosen and the best configurations are also measured with LLM query rewrites (``llm``, else
-    the settings' generator) and compete under the same rule as the dearest lever."""
+    the settings' generator) and compete under the same rule as the dearest lever. ``out_dir`` holding
+    another run (another dataset, metric, grid, seed or num_queries) is refused, naming both; ``force``
+    moves it aside first (:mod:`rag_lab.evaluate.store.claim`); a rerun of the same tune reuses its caches."""
+    from rag_lab.evaluate.store.run_lock import run_lock
+
+    with run_lock(out_dir):  # one writer per run folder
+        return _tune(dataset, settings, Path(out_dir), spec, metric=metric, answers=answers, answer_top=answer_top,
+                     llm=llm, concurrency=concurrency, seed=seed, split_seed=split_seed, write_split=write_split,
+                     config_path=config_path, progress=progress, on_step=on_step, num_queries=num_queries, force=force)
+
+
+# What a tune's recommendation depends on besides its dataset (tune.json key → label shown when it differs).
+TUNE_LABELS = {"metric": "--metric", "grid": "grid", "seed": "--seed", "num_queries": "--num-queries"}
+
+
+def claim_tune_folder(out: Path, dataset: Dataset, identity: dict, *, force: bool) -> Path | None:
+    """Refuse (or, with ``force``, move aside) another run in ``out`` before this tune writes there."""
+    from rag_lab.evaluate.store.claim import RunOwner, changed, claim_run_folder
+
+    try:
+        previous = json.loads((out / REPORT_FILE).read_text(encoding="utf-8"))
+    except (OSError, ValueError):
+        previous = None
+    differences = changed(previous, identity, TUNE_LABELS) if isinstance(previous, dict) else []
+    owner = RunOwner("tune", dataset.name, str(dataset.root), f"metric {identity['metric']}")
+    return claim_run_folder(out, owner, differences, force=force)
+
+
+def _tune(dataset: Dataset, settings: Settings, out: Path, spec: GridSpec, *, metric, answers, answer_top, llm,
+          concurrency, seed, split_seed, write_split, config_path, progress, on_step, num_queries,
+          force) -> TuneResult:
     from rag_lab.index import CorpusIndex
 
     say = on_step or (lambda message: None)
-    out = Path(out_dir)
-    out.mkdir(parents=True, exist_ok=True)
     metric = metric or default_metric(dataset)
     spec = ranking_top_k(spec, metric, say)
+    identity = {"metric": metric, "grid": spec.to_dict(), "seed": seed, "num_queries": num_queries}
+    claim_tune_folder(out, dataset, identity, force=force)
     timing: dict[str, float] = {}
 
     started = time.perf_counter()
@@ -200,7 +230,8 @@ def tune(dataset: Dataset, settings: Settings, out_dir: Path | str, spec: GridSp
     result = TuneResult(dataset.name, metric, split_note, len(dev_queries), len(rest_queries), selection,
                         confirmation, config, path, out, timing, answer_frame, answer_cost, rewrites,
                         split_declared=bool(dataset.dev_split))
-    (out / REPORT_FILE).write_text(json.dumps(result.to_dict(), indent=2, default=str, ensure_ascii=False))
+    record = {**result.to_dict(), "dataset_root": str(dataset.root), **identity}  # identity: what a rerun must share
+    (out / REPORT_FILE).write_text(json.dumps(record, indent=2, default=str, ensure_ascii=False))
     return result
 
 

@@ -239,10 +239,15 @@ def test_resume_may_add_modes_and_tables_read_only_the_manifests_modes(pets, lab
     run = _eval(pets, lab_settings, out, modes=("dense",), resume=True)  # adding a mode is fine
     assert list(run.modes["mode"]) == ["bm25", "dense"]
     assert json.loads((out / "manifest.json").read_text())["config"]["modes"] == ["bm25", "dense"]
-    # a new run (no --resume) of one mode in the same folder: the other mode's folder is stale
-    run = _eval(pets, lab_settings, out, modes=("bm25",), top_k=3)
+    # a new run (no --resume) of another configuration in the same folder: refused; force moves the old one aside
+    with pytest.raises(ConfigError, match=r"holds an eval run of pets .*another configuration \(top-k"):
+        _eval(pets, lab_settings, out, modes=("bm25",), top_k=3)
+    with pytest.warns(UserWarning, match="--force: moved an eval run of pets"):
+        run = _eval(pets, lab_settings, out, modes=("bm25",), top_k=3, force=True)
     assert list(run.modes["mode"]) == ["bm25"] and set(run.samples["mode"]) == {"bm25"}
-    assert (out / "dense" / "samples.jsonl").exists()
+    assert not (out / "dense").exists()
+    [aside] = out.parent.glob("run.moved-*")
+    assert (aside / "dense" / "samples.jsonl").exists() and (aside / "bm25" / "samples.jsonl").exists()
 
 
 # -- damaged files ----------------------------------------------------------------------------------

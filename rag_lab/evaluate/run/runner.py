@@ -168,11 +168,11 @@ def run_evaluation(
                           "LLM objects passed in cannot be used there",
                           "configure the models through settings (RAG_LAB_LLM_PROVIDER …), or drop ray")
     with run_lock(out):  # one writer per run folder
+        previous = _previous_manifest(out / MANIFEST, resume)  # a damaged one is named before anything else
         # another dataset's (or kind's) run is refused, or moved aside, before the index is built
         claim_run_folder(out, RunOwner("eval", dataset.name, dataset_hash(dataset),
                                        eval_summary({"modes": modes, "questions": len(pairs), "split": split})),
                          force=force)
-        previous = _previous_manifest(out / MANIFEST, resume)
         if any(m != "kendra" for m in modes):
             from rag_lab.index import build_index
 

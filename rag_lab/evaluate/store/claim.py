@@ -28,7 +28,7 @@ from rag_lab.evaluate.store.run_lock import LOCK_FILE
 from rag_lab.evaluate.store.run_folder import MANIFEST
 
 TUNE_REPORT = "tune.json"  # a tune run's record (it writes no manifest.json)
-KIND_NAMES = {"eval": "an eval run", "ablation": "an ablation run", "ir": "an IR run", "tune": "a tune run"}
+KIND_NAMES = {"unknown": "a run", "eval": "an eval run", "ablation": "an ablation run", "ir": "an IR run", "tune": "a tune run"}
 
 
 class RunFolderTakenError(ConfigError):

@@ -34,15 +34,17 @@ def add_ablate(sub, common) -> None:
                         "unless --force")
     add_force_option(p)
     p.add_argument("--limit", type=int, default=None, help="N questions spread over the source documents (round-robin)")
-    p.add_argument("--seed", type=int, default=42, help="seed of the bootstrap confidence intervals")
+    p.add_argument("--seed", type=int, default=42, help="seed of the bootstrap confidence intervals (default %(default)s)")
     p.add_argument("--answer-configs", default=None,
                    help="configurations also answered by the LLM: 'none', top-k values (e.g. 3,5,7) or config ids "
                         "from results.csv (default: top-k 3/5/7 at the default k and prefetch)")
     p.add_argument("--answer-limit", type=int, default=5,
-                   help="questions answered per answer configuration, spread over the source documents like --limit")
+                   help="questions answered per answer configuration, spread over the source documents like --limit "
+                        "(default %(default)s)")
     p.add_argument("--contextual", default="none",
                    help="contextual index variants as an ablation axis, comma-separated among none, annotations, "
-                        "llm, both (e.g. none,annotations): the grid runs on each (retrieval metrics; no answering), and each is compared with the first")
+                        "llm, both (e.g. none,annotations): the grid runs on each (retrieval metrics; no answering), "
+                        "and each is compared with the first (default none: the plain index only)")
     p.add_argument("--yes", action="store_true", help="confirm an LLM context run beyond the call/time/cost threshold")
     p.add_argument("--concurrency", type=positive_int, default=None, metavar="N",
                    help="LLM calls in flight at once: answers (--answer-configs) and chunk contexts (--contextual "
@@ -168,14 +170,15 @@ def render_summary(result) -> str:
         lines.append(f"no configuration differs significantly from its baseline on {metric} "
                      "(family-wise error ≤ 0.05 over the marked set)")
     lines.append(f"wrote {result.run_dir}/ (results.csv, per_query.csv.gz, manifest.json); "
-                 f"HTML: rag-lab report {result.run_dir} -o reports/{result.run_dir.name}.html")
+                 f"HTML: rag-lab report {result.run_dir} --out reports/{result.run_dir.name}.html")
     return "\n".join(lines)
 
 
 def add_report(sub, common) -> None:
     p = sub.add_parser("report", help="one self-contained HTML report of a run folder")
     p.add_argument("run", help="a run folder, e.g. runs/<name>")
-    p.add_argument("-o", "--output", default=None, help="HTML file (default reports/<run name>.html)")
+    p.add_argument("--out", "-o", "--output", dest="out", metavar="FILE", default=None,
+                   help="HTML file (default reports/<run name>.html); -o and --output say the same")
     common(p)
     p.set_defaults(handler=run_report)
 
@@ -183,7 +186,7 @@ def add_report(sub, common) -> None:
 def run_report(args) -> int:
     from rag_lab.report.html import write_report
 
-    out = Path(args.output or f"reports/{Path(args.run).name}.html")
+    out = Path(args.out or f"reports/{Path(args.run).name}.html")
     path = write_report(Path(args.run), out)
     print(f"wrote {path}", file=sys.stdout)
     return 0

@@ -105,7 +105,7 @@ def add_ir(sub, common) -> None:
     p.add_argument("--no-resume", action="store_true", help="ignore checkpointed runs")
     add_json_option(p, "the metrics table")
     p.add_argument("--out", metavar="DIR", default=None,
-                   help="also write a run folder (manifest, per-query scores) for `rag-lab report DIR -o FILE.html`")
+                   help="also write a run folder (manifest, per-query scores) for `rag-lab report DIR --out FILE.html`")
     p.add_argument("--pool", metavar="FILE.jsonl", default=None,
                    help="write, for review, each question's unjudged top-10 documents that state every key fact of "
                         "its reference answer (never counted as relevant); Q&A datasets")
@@ -174,7 +174,7 @@ def _run_ir_locked(args, settings, dataset, modes) -> int:
     if args.out:
         from rag_lab.evaluate.retrieval.ir import write_ir_run
 
-        say(f"wrote {write_ir_run(report, dataset, settings, args.out)} (render it: rag-lab report {args.out} -o FILE.html)")
+        say(f"wrote {write_ir_run(report, dataset, settings, args.out)} (render it: rag-lab report {args.out} --out FILE.html)")
     return 0
 
 

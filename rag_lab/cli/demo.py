@@ -30,8 +30,8 @@ def add_demo(sub, common) -> None:
     p.add_argument("--skip-reports", action="store_true",
                    help="skip step 5, the mode comparison, ablation grid and HTML reports")
     p.add_argument("--report-datasets", default="texas_childcare_full,scifact",
-                   help="datasets of the mode comparison + ablation grid + HTML reports step")
-    p.add_argument("--answer-limit", type=int, default=3, help="questions answered per mode in the report step")
+                   help="datasets of the mode comparison + ablation grid + HTML reports step (default %(default)s)")
+    p.add_argument("--answer-limit", type=int, default=3, help="questions answered per mode in the report step (default %(default)s)")
     p.add_argument("--config", default=str(RECOMMENDED), metavar="FILE",
                    help="a recommended configuration (rag-lab tune) answered beside the defaults in step 4 "
                         "(default %(default)s, when it exists)")

@@ -12,7 +12,8 @@ from rag_lab.cli.settings import add_config_option, non_negative_float, non_nega
 def add_contextual_option(p) -> None:
     """``--contextual``: query the contextual variant built by ``rag-lab index --contextual``."""
     p.add_argument("--contextual", choices=("none", "annotations", "llm", "both"), default="none",
-                   help="use this contextual index variant (build it with `rag-lab index <dataset> --contextual ...`)")
+                   help="use this contextual index variant (build it with `rag-lab index <dataset> --contextual ...`; "
+                        "default none: the plain index)")
 
 
 def add_retrieval_options(p) -> None:

@@ -35,15 +35,18 @@ def add_tune(sub, common) -> None:
     p.add_argument("--answers", type=int, default=0, metavar="N",
                    help="also answer N dev questions with the chosen, the best and the default configurations "
                         "(key-fact recall/precision; slow with the local model: its cost is printed first; default 0 = off)")
-    p.add_argument("--answer-top", type=positive_int, default=3, help="configurations answered besides the default")
-    p.add_argument("--concurrency", type=positive_int, default=None, metavar="N", help="answers in flight at once")
+    p.add_argument("--answer-top", type=positive_int, default=3,
+                   help="with --answers: configurations answered besides the default (default %(default)s)")
+    p.add_argument("--concurrency", type=positive_int, default=None, metavar="N",
+                   help="with --answers: answers in flight at once (default 1 for the local model, 8 for remote "
+                        "providers)")
     p.add_argument("--num-queries", type=positive_int, default=1, metavar="N",
                    help="also try QueryFusionRetriever's LLM query generation: N queries (N − 1 rewrites by the "
                         "generator, one call per question) fused by RRF, for the chosen and best configurations; "
                         "kept only under the same one-SE rule as the dearest lever (default 1 = off)")
     p.add_argument("--write-split", action="store_true",
                    help="when a dev split is drawn, also write it into the dataset folder (dev_split.txt)")
-    p.add_argument("--seed", type=int, default=42, help="seed of the bootstrap intervals")
+    p.add_argument("--seed", type=int, default=42, help="seed of the bootstrap intervals (default %(default)s)")
     common(p)
     p.set_defaults(handler=run_tune)
 

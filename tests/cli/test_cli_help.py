@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import argparse
+from fractions import Fraction
 
 from rag_lab.cli.main import build_parser
 
@@ -50,3 +51,42 @@ def test_mode_help_names_exactly_the_modes_the_flag_accepts():
         listed = re.split(r"\(default", action.help)[0]
         named = {n for n in names if re.search(rf"(^|[ (,]){n}\b(?!-vector)", listed)}
         assert named == set(accepted), (command, named)
+
+
+def _shown_help(parser: argparse.ArgumentParser, action: argparse.Action) -> str:
+    """The action's help as --help prints it (``%(default)s`` and the like filled in)."""
+    return parser._get_formatter()._expand_help(action)
+
+
+def test_every_option_with_a_default_states_it_in_help():
+    """A flag whose value is used when it is not given says which value that is (a switch's default is
+    "not given"; None means the command works it out, and the help says how)."""
+    missing = []
+    for name, p in _commands().items():
+        for action in p._actions:
+            if (not action.option_strings or action.default in (None, argparse.SUPPRESS)
+                    or isinstance(action, (argparse._StoreTrueAction, argparse._StoreFalseAction,
+                                           argparse._HelpAction))):
+                continue
+            text = _shown_help(p, action)
+            value = ",".join(map(str, action.default)) if isinstance(action.default, (list, tuple)) else str(action.default)
+            shown = {value}
+            if isinstance(action.default, float):  # 1/3 may be written as a fraction
+                shown |= {f"{action.default:g}", str(Fraction(action.default).limit_denominator(100))}
+            if "default" not in text or not any(v in text for v in shown):
+                missing.append(f"{name} {'/'.join(action.option_strings)} (default {value!r}): {text!r}")
+    assert not missing, "options whose --help does not state their default:\n" + "\n".join(missing)
+
+
+def test_report_writes_with_out_and_keeps_o_and_output_as_aliases():
+    parser = build_parser()
+    for flag in ("--out", "-o", "--output"):
+        assert parser.parse_args(["report", "runs/x", flag, "r.html"]).out == "r.html", flag
+
+
+def test_ablate_contextual_lists_its_choices():
+    [action] = [a for a in _commands()["ablate"]._actions if "--contextual" in a.option_strings]
+    for variant in ("none", "annotations", "llm", "both"):
+        assert variant in action.help
+    parser = build_parser()
+    assert parser.parse_args(["ablate", "texas_childcare", "--contextual", "none,llm"]).contextual == "none,llm"

@@ -83,6 +83,12 @@ def test_eval_of_another_dataset_is_refused_naming_both_and_force_moves_the_old_
     assert manifest["dataset"]["name"] == "mycorpus" and manifest["config"]["modes"] == ["bm25"]
     assert not (out / "hybrid").exists()  # the old run's other mode went along with it
 
+    # report writes with --out, as every command does; -o stays its short form
+    for flag, page in (("--out", tmp_path / "long.html"), ("-o", tmp_path / "short.html")):
+        code, stdout, err = cli("report", str(aside), flag, str(page))
+        assert code == 0, err
+        assert stdout.strip() == f"wrote {page}" and "texas_childcare" in page.read_text(encoding="utf-8")
+
 
 def test_the_same_dataset_starts_over_only_as_the_same_run_and_resume_adds_to_it(
         cli, scripted_generator, tmp_path):  # noqa: F811

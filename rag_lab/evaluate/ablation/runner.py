@@ -92,17 +92,16 @@ def run_ablation(dataset: Dataset, settings: Settings, spec: GridSpec, out_dir: 
 
 
 # What an ablation's results depend on besides its dataset (manifest key → label shown when it differs).
+# Answers are not among them: they are added to (or left out of) the same grid, from the folder's answer cache.
 ABLATION_LABELS = {"grid": "grid", "n_queries": "questions", "split": "--split", "contextual": "--contextual",
-                   "index_fingerprint": "index", "seed": "--seed", "answered": "answered configurations"}
+                   "index_fingerprint": "index", "seed": "--seed"}
 
 
 def ablation_identity(manifest: dict) -> dict:
-    """The values of ABLATION_LABELS a manifest records (the seed and the answered configurations are nested)."""
+    """The values of ABLATION_LABELS a manifest records (the seed is under "ci")."""
     identity = {key: manifest[key] for key in ABLATION_LABELS if key in manifest}
     if isinstance(manifest.get("ci"), dict) and "seed" in manifest["ci"]:
         identity["seed"] = manifest["ci"]["seed"]
-    if "answers" in manifest:
-        identity["answered"] = (manifest["answers"] or {}).get("configs")
     return identity
 
 
@@ -132,8 +131,7 @@ def _run_ablation(dataset: Dataset, settings: Settings, spec: GridSpec, out_dir:
     answering = bool(answer_configs and dataset.has_qa and answer_limit > 0)
     claim_ablation_folder(out_dir, dataset, spec, {
         "grid": spec.to_dict(), "n_queries": len(queries), "split": split, "contextual": contextual,
-        "index_fingerprint": index.manifest.fingerprint, "seed": seed,
-        "answered": [c.id for c in answer_configs] if answering else None}, force=force)
+        "index_fingerprint": index.manifest.fingerprint, "seed": seed}, force=force)
     timing: dict[str, float] = {}
 
     started = time.perf_counter()

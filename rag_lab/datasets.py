@@ -60,6 +60,7 @@ class Dataset:
     qrels_file: Path | None = None
     source_urls: dict[str, str] = field(default_factory=dict)
     sample_queries: tuple[str, ...] = ()
+    dev_split_file: Path | None = None  # the dev split's ids from another file than the folder's dev_split.txt
 
     @property
     def corpus_files(self) -> list[Path]:
@@ -99,10 +100,10 @@ class Dataset:
 
     @property
     def dev_split(self) -> frozenset[str]:
-        """Question ids of the declared dev split (``dev_split.txt``; see :mod:`rag_lab.splits`)."""
-        from rag_lab.splits import read_dev_split
+        """Question ids of the declared dev split (``dev_split.txt``, or ``dev_split_file``; see :mod:`rag_lab.splits`)."""
+        from rag_lab.splits import read_dev_split, read_id_file
 
-        return read_dev_split(self.root)
+        return read_id_file(self.dev_split_file) if self.dev_split_file else read_dev_split(self.root)
 
     @property
     def has_qa(self) -> bool:

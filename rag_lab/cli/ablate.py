@@ -81,7 +81,9 @@ def run_ablate(args) -> int:
     spec = grid_from_args(args)
     if args.limit is not None and args.limit < 1:
         raise ConfigError(f"--limit must be ≥ 1, got {args.limit}", "drop --limit to use every question")
-    dataset = resolve_dataset(args.dataset, settings.datasets_dir)
+    from rag_lab.cli.options import with_dev_split
+
+    dataset = with_dev_split(resolve_dataset(args.dataset, settings.datasets_dir), args)
     from rag_lab.cli.settings import announce_config
 
     announce_config(args, dataset.name)

@@ -127,8 +127,10 @@ def parse_modes(text: str) -> list[str]:
 
 
 def run_ir(args) -> int:
+    from rag_lab.cli.options import with_dev_split
+
     settings = get_settings()
-    dataset = _dataset(args.dataset)
+    dataset = with_dev_split(_dataset(args.dataset), args)
     announce_config(args, dataset.name)
     modes = parse_modes(args.modes) if args.modes is not None else configured_modes(args, IR_MODES)
     # Queries and qrels first: a dataset without them fails in a second, not after an index build.

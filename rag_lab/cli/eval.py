@@ -138,7 +138,9 @@ def run_eval(args) -> int:
     from rag_lab.evaluate import run_evaluation
 
     settings = get_settings()
-    dataset = resolve_dataset(args.dataset, settings.datasets_dir)
+    from rag_lab.cli.options import with_dev_split
+
+    dataset = with_dev_split(resolve_dataset(args.dataset, settings.datasets_dir), args)
     from rag_lab.api import EVAL_MODES
     from rag_lab.cli.levers import answer_params
     from rag_lab.cli.settings import announce_config, configured_modes

@@ -100,6 +100,19 @@ def add_split_option(p) -> None:
     p.add_argument("--split", choices=SPLITS, default="all",
                    help="questions of the dataset's dev split (dev_split.txt: tuning looks only at these), the "
                         "rest (held out), or all (default)")
+    p.add_argument("--dev-split", metavar="FILE", default=None,
+                   help="with --split: the dev split's question ids from FILE, one a line (e.g. the split `rag-lab "
+                        "tune` drew into its run folder) (default: the dataset folder's dev_split.txt)")
+
+
+def with_dev_split(dataset, args):
+    """``dataset`` with ``--dev-split FILE`` as its dev split (unchanged without the flag)."""
+    if not getattr(args, "dev_split", None):
+        return dataset
+    import dataclasses
+    from pathlib import Path
+
+    return dataclasses.replace(dataset, dev_split_file=Path(args.dev_split))
 
 
 # The grid flags of `ablate` and `tune` (comma-separated lists).

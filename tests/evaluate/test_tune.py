@@ -135,3 +135,43 @@ def test_the_answer_check_runs_on_dev_only_and_says_its_cost_first(texas, lab_se
     dev_texts = {t for q, t in texas.judged_queries()[0].items() if q in dev}
     assert asked and asked <= dev_texts
     assert result.timing["answers_s"] >= 0
+
+
+def test_the_printout_shows_the_default_as_written_and_says_when_nothing_separates(result):
+    import dataclasses
+
+    import numpy as np
+
+    from rag_lab.evaluate.tune.report import render_tune
+    from rag_lab.evaluate.tune.select import Candidate, select_one_se
+
+    config = read_tuned_config(result.config_path)
+    printed = render_tune(result)
+    if not result.confirmation.significant:  # the default is written: its row shows the file's top-k
+        assert f"default {config.mode}" in printed
+        row = next(line for line in printed.splitlines() if line.strip().startswith(f"default {config.mode}"))
+        assert row.rstrip().endswith(f"top={config.top_k}"), row
+    # every configuration scoring the same on dev: the printout says the metric cannot tell them apart
+    tied = [Candidate(c.config, np.ones(result.n_dev)) for c in result.selection.within[:3]]
+    tie = dataclasses.replace(result, selection=select_one_se(tied, tied[0].config))
+    text = render_tune(tie)
+    assert f"note: all {len(tied)} configurations tie at 1.000 on dev: chunk_hit@5 cannot tell them apart here" in text
+
+
+def test_the_printed_reproduce_command_writes_nothing_into_the_dataset_folder(result, texas, lab_cli):
+    import re
+    import shlex
+
+    from rag_lab.evaluate.tune.report import render_tune
+
+    line = next(x for x in render_tune(result).splitlines() if x.startswith("reproduce: "))
+    argv = shlex.split(line.removeprefix("reproduce: "))
+    assert argv[:2] == ["rag-lab", "ir"] and "--dev-split" in argv  # the drawn split, read from the run folder
+    before = sorted(p for p in texas.root.rglob("*"))
+    code, out, err = lab_cli(*argv[1:])
+    assert code == 0, err
+    assert sorted(p for p in texas.root.rglob("*")) == before and not (texas.root / "dev_split.txt").exists()
+    config = read_tuned_config(result.config_path)
+    shown = float(re.search(rf"chunk_hit@5 .*?{config.mode} (\d\.\d{{4}}) \[", out).group(1))
+    if config.top_k >= 5:  # ir reads the first five chunks, as the tune measured them
+        assert shown == pytest.approx(config.provenance["rest_mean"], abs=1e-4)

@@ -158,3 +158,16 @@ def _confirmation_of(pick: Config, default: Config, picked: np.ndarray, control:
     a, b = Scored(pick, picked, (0.0, 1.0)), Scored(default, control, (0.0, 1.0))
     return Confirmation("chunk_hit@5", picked.size, a, b, [b], float((picked - control).mean()), (0.0, 0.0),
                         paired_p_value(control, picked, "student"), 1.0)
+
+
+def test_the_selection_says_when_the_metric_cannot_separate_the_configurations():
+    configs = [Config("fusion", k, 100, 1.0, 1.0, 5) for k in (1, 10, 60)]
+    tie = select_one_se([Candidate(c, hits(40)) for c in configs], DEFAULT)
+    assert tie.separation("chunk_hit@5") == ("all 3 configurations tie at 1.000 on dev: chunk_hit@5 cannot tell "
+                                             "them apart here")
+    close = select_one_se([Candidate(configs[0], hits(36)), Candidate(configs[1], hits(35))], DEFAULT)
+    assert close.separation("ndcg@10") == ("all 2 configurations are within one standard error of the best on dev "
+                                           "(0.875 to 0.900): ndcg@10 cannot separate them here")
+    apart = select_one_se([Candidate(configs[0], hits(36)), Candidate(configs[1], hits(30))], DEFAULT)
+    assert apart.separation("chunk_hit@5") is None
+    assert select_one_se([Candidate(configs[0], hits(40))], DEFAULT).separation("chunk_hit@5") is None

@@ -18,6 +18,7 @@ def render_tune(result) -> str:
              f"  threshold  best − 1 SE = {sel.threshold:.4f}: {len(sel.within)} configuration(s) within",
              f"  chosen     {sel.chosen.config.id}: {sel.chosen.mean:.4f} (the cheapest within one SE)",
              f"  cost order (cheapest first): {'; '.join(COST_ORDER)}",
+             *([f"  note: {note}"] if (note := sel.separation(result.metric)) else []),
              "",
              f"confirmation (rest, {conf.n} questions never seen by the selection; {conf.metric}, 95 % bootstrap CI):"]
     for scored in (conf.chosen, *conf.defaults):
@@ -28,8 +29,10 @@ def render_tune(result) -> str:
                  f"{conf.delta_ci[1]:+.4f}]; paired Student's t p = {conf.p_student:.3g} (Wilcoxon p = "
                  f"{conf.p_wilcoxon:.3g}): {verdict} at α = {conf.alpha}")
     lines.append(f"  recommendation: the dev pick, confirmed — {result.config.describe()}" if conf.significant else
-                 f"  recommendation: KEEP THE DEFAULT — {result.config.describe()}: the dev pick was not significantly "
-                 "better on the rest split, and an unconfirmed change is not recommended")
+                 f"  recommendation: KEEP THE DEFAULT — {result.config.describe()}: "
+                 + ("the metric cannot separate the configurations on dev (see the note above), and "
+                    if note else "the dev pick was not significantly better on the rest split, and ")
+                 + "an unconfirmed change is not recommended")
     if result.rewrites:
         r = result.rewrites
         lines += ["", f"query rewrites (num_queries={r['num_queries']}, QueryFusionRetriever's generation; "
@@ -45,8 +48,8 @@ def render_tune(result) -> str:
               f"wrote {result.config_path} ({result.config.describe()}) and {result.run_dir / 'tune.json'}",
               f"reproduce: rag-lab ir {result.dataset} --config {result.config_path} --split rest "
               f"--modes {result.config.mode}"
-              + ("" if result.split_declared else " (after `rag-lab tune … --write-split` has put the drawn split "
-                                                  "into the dataset folder: --split reads dev_split.txt there)")]
+              # a drawn split stays in the run folder: the command reads it there, writing nothing into the dataset
+              + ("" if result.split_declared else f" --dev-split {result.run_dir / 'dev_split.txt'}")]
     return "\n".join(lines)
 
 

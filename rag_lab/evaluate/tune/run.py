@@ -103,10 +103,17 @@ def split_questions(dataset: Dataset, dev: frozenset[str]):
     return {q: queries[q] for q in dev_ids}, {q: queries[q] for q in rest_ids}, qrels
 
 
+def default_top_k(metric: str) -> int:
+    """The default's top-k, as tune writes it: the generator's chunks (``ask``: 7), or the 10 results nDCG@10 reads."""
+    from rag_lab.answer.rerank import DEFAULT_TOP_N
+
+    return NDCG_CUTOFF if metric == NDCG10 else DEFAULT_TOP_N
+
+
 def default_config(spec: GridSpec, mode: str, metric: str) -> Config:
-    """The lab's default for ``mode`` (k 60, prefetch 100, weights 1:1, no cap) at the grid's
-    largest top-k (what ``rag-lab ir`` scores: the uncut list)."""
-    return spec.baseline(mode, max(spec.top_k))
+    """The lab's default for ``mode`` (k 60, prefetch 100, weights 1:1, no cap) at the top-k tune writes
+    for it (:func:`default_top_k`): the confirmation measures the configuration the file would hold."""
+    return spec.baseline(mode, default_top_k(metric))
 
 
 def tune(dataset: Dataset, settings: Settings, out_dir: Path | str, spec: GridSpec = TUNE_SPEC,
@@ -239,15 +246,10 @@ def recommendation(selection: Selection, confirmation: Confirmation, metric: str
                    n_dev: int) -> TunedConfig:
     """What tune writes: the dev pick when the rest split confirms it (significantly better than its
     mode's default by the paired test), else that default — an unconfirmed change is not
-    recommended (SciFact: every setting within noise of the default). The default's top-k is the
-    lab's: the generator's 7 chunks (``ask``), or the 10 results nDCG@10 reads; its rest mean, measured
-    at the grid's largest top-k, is the written file's for chunk_hit@5 and nDCG@10 as long as that
-    top-k reaches 5 (resp. 10), which the default grid's does."""
-    from rag_lab.answer.rerank import DEFAULT_TOP_N
-
+    recommended (SciFact: every setting within noise of the default). The default is measured on the
+    rest at the top-k it is written with (:func:`default_config`), so its rest mean is the file's."""
     chosen, adopted = selection.chosen.config, confirmation.significant
-    default_top_k = NDCG_CUTOFF if metric == NDCG10 else DEFAULT_TOP_N
-    written = chosen if adopted else replace(confirmation.against.config, top_k=default_top_k)
+    written = chosen if adopted else replace(confirmation.against.config, top_k=default_top_k(metric))
     written_mean = confirmation.chosen.mean if adopted else confirmation.against.mean
     provenance = {"dataset": dataset, "metric": metric, "chosen_on": f"dev ({n_dev} questions)",
                   "adopted": adopted, "dev_pick": chosen.id, "dev_mean": round(selection.chosen.mean, 4),

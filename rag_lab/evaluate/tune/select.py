@@ -67,11 +67,27 @@ class Selection:
     chosen: Candidate
     threshold: float  # best mean − one standard error
     within: list[Candidate]  # every candidate at or above the threshold, cheapest first
+    tried: int = 0  # every candidate
+    lowest: float = float("nan")  # the lowest candidate's mean
+
+    def separation(self, metric: str) -> str | None:
+        """A sentence when the metric cannot separate the configurations on dev (all tie, or all within
+        one standard error of the best), else None."""
+        if self.tried < 2:
+            return None
+        if self.lowest == self.best.mean:
+            return (f"all {self.tried:,} configurations tie at {self.best.mean:.3f} on dev: {metric} cannot tell "
+                    "them apart here")
+        if len(self.within) == self.tried:
+            return (f"all {self.tried:,} configurations are within one standard error of the best on dev "
+                    f"({self.lowest:.3f} to {self.best.mean:.3f}): {metric} cannot separate them here")
+        return None
 
     def to_dict(self) -> dict:
         return {"best": self.best.config.id, "best_mean": self.best.mean, "best_se": self.best.standard_error,
                 "threshold": self.threshold, "chosen": self.chosen.config.id, "chosen_mean": self.chosen.mean,
-                "within_one_se": len(self.within), "cost_order": list(COST_ORDER)}
+                "within_one_se": len(self.within), "tried": self.tried, "lowest_mean": self.lowest,
+                "cost_order": list(COST_ORDER)}
 
 
 def select_one_se(candidates: Sequence[Candidate], default: Config) -> Selection:
@@ -87,7 +103,7 @@ def select_one_se(candidates: Sequence[Candidate], default: Config) -> Selection
     best = min((c for c in candidates if c.mean == top), key=lambda c: cost_key(c, default))
     threshold = best.mean - best.standard_error
     within = sorted((c for c in candidates if c.mean >= threshold - 1e-12), key=lambda c: cost_key(c, default))
-    return Selection(best, within[0], threshold, within)
+    return Selection(best, within[0], threshold, within, len(candidates), min(c.mean for c in candidates))
 
 
 def candidates_from(scores: Mapping[Config, Mapping[str, float]], qids: Sequence[str],

@@ -105,7 +105,11 @@ def add_ir(sub, common) -> None:
     p.add_argument("--no-resume", action="store_true", help="ignore checkpointed runs")
     add_json_option(p, "the metrics table")
     p.add_argument("--out", metavar="DIR", default=None,
-                   help="also write a run folder (manifest, per-query scores) for `rag-lab report DIR --out FILE.html`")
+                   help="also write a run folder (manifest, per-query scores) for `rag-lab report DIR --out FILE.html`; "
+                        "one holding another dataset's run (or an eval or ablation run) is refused unless --force")
+    from rag_lab.cli.options import add_force_option
+
+    add_force_option(p)
     p.add_argument("--pool", metavar="FILE.jsonl", default=None,
                    help="write, for review, each question's unjudged top-10 documents that state every key fact of "
                         "its reference answer (never counted as relevant); Q&A datasets")
@@ -147,6 +151,12 @@ def run_ir(args) -> int:
     from rag_lab.evaluate.store.run_lock import run_lock
 
     with run_lock(args.out) if args.out else nullcontext():  # one writer per run folder
+        if args.out:  # a folder holding another dataset's (or kind's) run is refused, or moved aside by --force
+            from rag_lab.evaluate.store.claim import RunOwner, claim_run_folder
+            from rag_lab.evaluate.store.manifest import dataset_hash
+
+            claim_run_folder(args.out, RunOwner("ir", dataset.name, dataset_hash(dataset), f"modes {','.join(modes)}"),
+                             force=args.force)
         return _run_ir_locked(args, settings, dataset, modes)
 
 

@@ -83,6 +83,12 @@ def test_eval_of_another_dataset_is_refused_naming_both_and_force_moves_the_old_
     assert manifest["dataset"]["name"] == "mycorpus" and manifest["config"]["modes"] == ["bm25"]
     assert not (out / "hybrid").exists()  # the old run's other mode went along with it
 
+    # `ir --out` writes a run folder too: an eval run there is not overwritten by it
+    now = files_of(out)
+    code, _, err = cli("ir", "texas_childcare", "--modes", "bm25", "--limit", "2", "--out", str(out))
+    assert code == 2 and "holds an eval run of mycorpus" in err and "this is an IR run of texas_childcare" in err
+    assert files_of(out) == now
+
     # report writes with --out, as every command does; -o stays its short form
     for flag, page in (("--out", tmp_path / "long.html"), ("-o", tmp_path / "short.html")):
         code, stdout, err = cli("report", str(aside), flag, str(page))

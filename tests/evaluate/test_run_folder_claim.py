@@ -151,7 +151,7 @@ def test_ablate_refuses_another_dataset_and_another_grid(lab_settings, texas_ind
     before = files_of(out)
     with pytest.raises(RunFolderTakenError, match="an ablation run of texas_childcare .*: another dataset"):
         api.ablate(mycorpus, out, settings=lab_settings, answer_configs="none", **grid)
-    with pytest.raises(RunFolderTakenError, match=r"another configuration \(grid: "):
+    with pytest.raises(RunFolderTakenError, match=r"another configuration \(grid top_k: \[3, 5\] → \[3\]\)"):
         api.ablate("texas_childcare", out, settings=lab_settings, limit=4, answer_configs="none",
                    **{**grid, "top_k": [3]})
     assert files_of(out) == before

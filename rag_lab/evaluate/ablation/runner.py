@@ -108,7 +108,7 @@ def ablation_identity(manifest: dict) -> dict:
 def claim_ablation_folder(out_dir: Path, dataset: Dataset, spec: GridSpec, identity: dict, *,
                           force: bool) -> Path | None:
     """Refuse (or, with ``force``, move aside) another run in ``out_dir`` before this ablation writes there."""
-    from rag_lab.evaluate.store.claim import RunOwner, changed, claim_run_folder
+    from rag_lab.evaluate.store.claim import RunOwner, changed, claim_run_folder, counted
 
     differences: list[str] = []
     try:
@@ -118,7 +118,7 @@ def claim_ablation_folder(out_dir: Path, dataset: Dataset, spec: GridSpec, ident
     if isinstance(previous, dict) and previous.get("kind") == "ablation":
         differences = changed(ablation_identity(previous), identity, ABLATION_LABELS)
     owner = RunOwner("ablation", dataset.name, str(dataset.root),
-                     f"{len(spec.configs())} configurations × {identity['n_queries']} questions")
+                     f"{counted(len(spec.configs()), 'configuration')} × {counted(identity['n_queries'], 'question')}")
     return claim_run_folder(out_dir, owner, differences, force=force)
 
 

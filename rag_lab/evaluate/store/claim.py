@@ -79,17 +79,23 @@ def owner_of(manifest: dict[str, Any]) -> RunOwner:
     kind = str(manifest.get("kind") or "eval")
     if kind == "ablation":
         return RunOwner(kind, str(manifest.get("dataset") or "?"), manifest.get("dataset_root"),
-                        f"{manifest.get('n_configs', '?')} configurations × {manifest.get('n_queries', '?')} questions")
+                        f"{counted(manifest.get('n_configs'), 'configuration')} × "
+                        f"{counted(manifest.get('n_queries'), 'question')}")
     dataset = manifest.get("dataset") if isinstance(manifest.get("dataset"), dict) else {}
     config = manifest.get("config") if isinstance(manifest.get("config"), dict) else {}
     return RunOwner(kind, str(dataset.get("name") or "?"), dataset.get("hash"), eval_summary(config))
+
+
+def counted(n: Any, noun: str) -> str:
+    """``1 question``, ``2 questions``, ``? questions`` (not recorded)."""
+    return f"{'?' if n is None else n} {noun}{'' if n == 1 else 's'}"
 
 
 def eval_summary(config: dict[str, Any]) -> str:
     """``modes bm25,hybrid; 2 questions`` from a run manifest's config."""
     modes = ",".join(str(m) for m in config.get("modes") or [])
     count = config.get("questions", config.get("queries"))
-    parts = [f"modes {modes}" if modes else "", f"{count} question{'' if count == 1 else 's'}" if count else ""]
+    parts = [f"modes {modes}" if modes else "", counted(count, "question") if count else ""]
     if (config.get("split") or "all") != "all":
         parts.append(f"split {config['split']}")
     return "; ".join(p for p in parts if p)
@@ -107,10 +113,19 @@ def conflict(old: RunOwner, new: RunOwner, differences: Sequence[str] = ()) -> s
 
 
 def changed(old: Mapping[str, Any], new: Mapping[str, Any], labels: Mapping[str, str]) -> list[str]:
-    """``label: old → new`` for each key of ``labels`` whose value differs; a key the old run did not
-    record is not compared (a run folder from before it was recorded)."""
-    return [f"{label}: {old[key]!r} → {new.get(key)!r}" for key, label in labels.items()
-            if key in old and old[key] != new.get(key)]
+    """``label: old → new`` for each key of ``labels`` whose value differs (two tables: each entry that
+    differs, ``grid top_k: [3, 5] → [5]``); a key the old run did not record is not compared (a run
+    folder from before it was recorded)."""
+    differences = []
+    for key, label in labels.items():
+        if key not in old or old[key] == new.get(key):
+            continue
+        before, after = old[key], new.get(key)
+        if isinstance(before, Mapping) and isinstance(after, Mapping):
+            differences += changed(before, after, {k: f"{label} {k}" for k in {**before, **after}})
+        else:
+            differences.append(f"{label}: {before!r} → {after!r}")
+    return differences
 
 
 def aside_folder(folder: Path, now: datetime | None = None) -> Path:

@@ -14,6 +14,7 @@ from tests.answer.conftest import ScriptedLLM
 from tests.builders import write_folder_dataset
 from tests.cli.test_cli import cli  # noqa: F401  (the in-process CLI fixture)
 from tests.evaluate.conftest import quoting_answer
+from tests.evaluate.test_eval_cli import scripted_generator  # noqa: F401  (the CLI's generator, scripted)
 
 
 @pytest.fixture(scope="module")
@@ -30,13 +31,6 @@ def mycorpus(tmp_path_factory, lab_settings):
     root = write_folder_dataset(tmp_path_factory.mktemp("corpora") / "mycorpus", docs, qa)
     build_index(resolve_dataset(root), lab_settings, progress=False)
     return str(root)
-
-
-@pytest.fixture
-def scripted_generator(monkeypatch):
-    llm = ScriptedLLM(script=quoting_answer)
-    monkeypatch.setattr("rag_lab.models.llm.get_llm", lambda settings, **kw: llm)
-    return llm
 
 
 def files_of(folder: Path) -> dict[str, bytes]:

@@ -15,7 +15,7 @@ def render_tune(result) -> str:
              "",
              f"selection (dev, {result.metric}; one-standard-error rule, ties to the cheaper):",
              f"  best       {sel.best.config.id}: {sel.best.mean:.4f} (SE {sel.best.standard_error:.4f})",
-             f"  threshold  best − 1 SE = {sel.threshold:.4f}: {len(sel.within)} configuration(s) within",
+             f"  threshold  best − 1 SE = {sel.threshold:.4f}: {len(sel.within):,} configuration(s) within",
              f"  chosen     {sel.chosen.config.id}: {sel.chosen.mean:.4f} (the cheapest within one SE)",
              f"  cost order (cheapest first): {'; '.join(COST_ORDER)}",
              *([f"  note: {note}"] if (note := sel.separation(result.metric)) else []),

@@ -174,7 +174,7 @@ def _tune(dataset: Dataset, settings: Settings, out: Path, spec: GridSpec, *, me
     say(f"split: {split_note}; {len(dev_queries)} dev, {len(rest_queries)} rest questions")
 
     index = CorpusIndex.open(dataset, settings)
-    say(f"dev grid: {len(spec.configs())} configurations × {len(dev_queries)} dev questions, metric {metric}")
+    say(f"dev grid: {len(spec.configs()):,} configurations × {len(dev_queries)} dev questions, metric {metric}")
     started = time.perf_counter()
     dev_questions, _ = retrieve_legs(index, dev_queries, out / "dev", spec.modes, spec.depth, progress=progress)
     timing["dev_legs_s"] = time.perf_counter() - started

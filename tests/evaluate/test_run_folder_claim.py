@@ -178,3 +178,29 @@ def test_a_moved_run_keeps_every_file_and_the_writer_keeps_its_lock(tmp_path):
     with pytest.warns(UserWarning):
         second = claim_run_folder(out, other, force=True)  # within the same second: a name of its own
     assert files_of(first) == before and first != second and second.exists()
+
+
+def test_tune_refuses_another_dataset_or_metric_and_repeats_its_own_run(lab_settings, texas_index, mycorpus, tmp_path):
+    from rag_lab.datasets import resolve_dataset
+    from rag_lab.evaluate.ablation.grid import GridSpec
+    from rag_lab.evaluate.tune import tune
+
+    texas = resolve_dataset("texas_childcare", lab_settings.datasets_dir)
+    spec = GridSpec(modes=("fusion",), fusion_k=(10, 60), prefetch=(100,), top_k=(5,))
+    out = tmp_path / "runs" / "tune"
+    first = tune(texas, lab_settings, out, spec, progress=False)
+    before = files_of(out)
+    with pytest.raises(RunFolderTakenError, match="holds a tune run of texas_childcare .*: another dataset"):
+        tune(resolve_dataset(mycorpus), lab_settings, out, spec, progress=False)
+    with pytest.raises(RunFolderTakenError, match=r"another configuration \(--metric: 'chunk_hit@5' → 'ndcg@10'; "
+                                                  r"grid top_k: \[5\] → \[10\]\)"):
+        tune(texas, lab_settings, out, spec, metric="ndcg@10", progress=False)
+    assert files_of(out) == before
+    again = tune(texas, lab_settings, out, spec, progress=False)  # the same tune: allowed, the same split and pick
+    assert again.selection.chosen.config == first.selection.chosen.config
+    assert (out / "dev_split.txt").read_bytes() == before["dev_split.txt"]
+    with pytest.warns(UserWarning, match="moved a tune run of texas_childcare"):
+        tune(texas, lab_settings, out, spec, metric="ndcg@10", progress=False, force=True)
+    [aside] = moved_folders(out)
+    assert json.loads((aside / "tune.json").read_text())["metric"] == "chunk_hit@5"
+    assert json.loads((out / "tune.json").read_text())["metric"] == "ndcg@10"

@@ -171,7 +171,7 @@ def test_the_printed_reproduce_command_writes_nothing_into_the_dataset_folder(re
     code, out, err = lab_cli(*argv[1:])
     assert code == 0, err
     assert sorted(p for p in texas.root.rglob("*")) == before and not (texas.root / "dev_split.txt").exists()
-    assert f"{result.n_rest} of {result.n_dev + result.n_rest} judged queries of the rest split" in out  # the drawn split's rest
+    assert f"{result.n_rest} of {result.n_rest} judged queries of the rest split" in out  # the drawn split's rest
     config = read_tuned_config(result.config_path)
     shown = float(re.search(rf"chunk_hit@5 .*?{config.mode} (\d\.\d{{4}}) \[", out).group(1))
     if config.top_k >= 5:  # ir reads the first five chunks, as the tune measured them

@@ -35,7 +35,11 @@ def terms(text: str) -> list[str]:
 def best_evidence(statement: str, context: str, k: int = DEFAULT_EVIDENCE_PASSAGES) -> list[str]:
     """The ``k`` passages of ``context`` that best match ``statement`` (BM25), in context order;
     every passage when there are no more than ``k``."""
-    found = passages(context)
+    return best_passages(statement, passages(context), k)
+
+
+def best_passages(statement: str, found: list[str], k: int) -> list[str]:
+    """The ``k`` of ``found`` that best match ``statement`` (BM25), in their order."""
     if len(found) <= k:
         return found
     docs = [Counter(terms(p)) for p in found]

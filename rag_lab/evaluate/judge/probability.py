@@ -121,23 +121,30 @@ class ProbabilityNLIPrompt(NLIStatementPrompt):
         self._verdicts: dict[tuple[str, str, str], dict[str, Any]] = {}
         self._lock = threading.Lock()
 
-    def verdict(self, judge: Any, context: str, statement: str) -> dict[str, Any]:
-        """One statement's record: evidence, the rule that decided ("numbers" or "model"), p."""
+    def verdict(self, judge: Any, context: str, statement: str, question: str = "") -> dict[str, Any]:
+        """One statement's record: evidence, the rule that decided ("numbers" or "model"), p.
+
+        ``question``: the question ``context`` answers (factual correctness: the answer or the
+        reference). Its terms count as stated ("$4,106" answers "the limit for a family of 5 in BCY
+        2026?": the 5 and the 2026 need not be repeated), and the model reads it before the evidence."""
         premise = evidence_text(statement, context, self.evidence)
         # the whole context too: the numbers and names rules read it, not only the premise
-        key = (context, premise, statement)
+        key = (context, premise, statement, question)
         with self._lock:
             if key in self._verdicts:
                 return dict(self._verdicts[key])
         checked = {"code": context, "evidence": premise}.get(self.numbers)
-        missing = missing_values(statement, checked) if checked is not None else []
-        record: dict[str, Any] = {"statement": statement, "evidence": premise}
+        missing = missing_values(statement, f"{checked}\n{question}") if checked is not None else []
         from rag_lab.evaluate.judge.rules import negation_mismatch, unstated_names
 
-        names = unstated_names(statement, context) if self.names else []
+        negated = self.negation and negation_mismatch(statement, premise)  # the evidence's words, not the question's
+        if question:
+            premise = f"Question: {question}\nAnswer: {premise}"
+        record: dict[str, Any] = {"statement": statement, "evidence": premise}
+        names = unstated_names(statement, f"{context}\n{question}") if self.names else []
         if missing:
             record |= {"rule": "numbers", "missing": missing, "p": 0.0}
-        elif self.negation and negation_mismatch(statement, premise):
+        elif negated:
             record |= {"rule": "negation", "p": 0.0}
         elif names:
             record |= {"rule": "names", "missing": names, "p": 0.0}
@@ -172,15 +179,20 @@ class ProbabilityNLIPrompt(NLIStatementPrompt):
         return record
 
     async def generate(self, llm: Any, data: NLIStatementInput, *args: Any, **kwargs: Any) -> NLIStatementOutput:
+        return await self.verdicts(llm, data.context, data.statements)
+
+    async def verdicts(self, llm: Any, context: str, statements: list[str], question: str = "") -> NLIStatementOutput:
+        """The verdicts of ``statements`` against ``context`` (see :meth:`verdict`), recorded in the
+        judge's transcript."""
         import asyncio
 
         records = []
-        for statement in data.statements:
-            records.append(await asyncio.to_thread(self.verdict, llm, data.context, statement))
+        for statement in statements:
+            records.append(await asyncio.to_thread(self.verdict, llm, context, statement, question))
         transcript = getattr(llm, "transcript", None)
         if transcript is not None:
             transcript.append({"output": "ProbabilityVerdicts", "reply": {
-                "premise_sha": premise_sha(data.context), "verdicts": records, "mean_p": float(np.mean([r["p"] for r in records])) if records else None,
+                "premise_sha": premise_sha(context), "verdicts": records, "mean_p": float(np.mean([r["p"] for r in records])) if records else None,
                 "cut_score": float(np.mean([r["p"] >= 0.5 for r in records])) if records else None}})
         # float verdicts: built without validation (RAGAS's field is an int); the metric reads them as numbers
         return NLIStatementOutput.model_construct(statements=[
@@ -204,12 +216,26 @@ async def _soft_verify_claims(self: Any, premise: str, hypothesis_list: list[str
 
 
 async def _soft_factual_correctness(self: Any, sample: Any, callbacks: Any) -> float:
+    """RAGAS's factual correctness with soft counts; each direction's claims are verified against the
+    other text read as an answer to the sample's question (a terse right answer need not repeat the
+    question's terms, and neither need the reference)."""
     import asyncio
 
-    precision_task = self.decompose_and_verify_claims(sample.reference, sample.response, callbacks)
-    recall_task = (self.decompose_and_verify_claims(sample.response, sample.reference, callbacks)
+    from rag_lab.evaluate.judge.not_applicable import NotApplicable
+
+    question = sample.user_input or ""
+
+    async def verified(premise: str, text: str) -> np.ndarray:
+        claims = await self.decompose_claims(text, callbacks)
+        reply = await self.nli_prompt.verdicts(self.llm, premise, claims, question)
+        return np.array([float(r.verdict) for r in reply.statements], dtype=float)
+
+    precision_task = verified(sample.reference, sample.response)
+    recall_task = (verified(sample.response, sample.reference)
                    if self.mode != "precision" else self._get_passthrough_value(np.array([], dtype=float)))
     response_p, reference_p = await asyncio.gather(precision_task, recall_task)
+    if not response_p.size and not reference_p.size:
+        raise NotApplicable("factual correctness does not apply: neither the answer nor the reference states a claim")
     tp, fp = float(np.sum(response_p)), float(np.sum(1 - response_p))
     fn = float(np.sum(1 - reference_p)) if self.mode != "precision" else 0.0
     if self.mode == "precision":
@@ -250,8 +276,12 @@ def use_probability_verdicts(metric: Any, evidence: int = DEFAULT_EVIDENCE_PASSA
     if name == "Faithfulness":
         metric._compute_score = MethodType(_mean_probability, metric)
     elif name == "FactualCorrectness":
+        from ragas.metrics.base import MetricType
+
         metric.verify_claims = MethodType(_soft_verify_claims, metric)
         metric._single_turn_ascore = MethodType(_soft_factual_correctness, metric)
+        # the question is read (RAGAS passes a metric only its columns; the judged score's cache key holds them)
+        metric.required_columns = {MetricType.SINGLE_TURN: {"response", "reference", "user_input"}}
     return metric
 
 

@@ -26,6 +26,11 @@ import re
 from rag_lab.evaluate.judge.validation_kinds import acronyms_in, names_in
 
 _NEGATION = re.compile(r"\b(?:not|no|never|cannot|none|nor|neither)\b|n't\b", re.IGNORECASE)
+# Words that say "no" without a negation: a negated statement may restate them ("do not pay" for
+# "free of charge", "are not required" for "exempt"), so an evidence with one leaves the verdict
+# to the model.
+_PRIVATIVE = re.compile(r"\b(?:free|without|exempt\w*|waive[ds]?|except|unless|exclud\w+|ineligible|prohibit\w*|"
+                        r"unable|lacks?|too|nobody|nothing)\b", re.IGNORECASE)
 _WORD = re.compile(r"[A-Za-z]+")
 _GLUE = frozenset({"and", "the", "for", "of"})
 _ACRONYM_WORD = re.compile(r"\b[A-Z]{2,8}s?\b")
@@ -34,8 +39,20 @@ MIN_INITIALS = 3
 
 
 def negation_mismatch(statement: str, evidence: str) -> bool:
-    """Whether ``statement`` negates and ``evidence`` has no negation at all."""
-    return bool(_NEGATION.search(statement)) and not _NEGATION.search(evidence)
+    """Whether ``statement`` negates and ``evidence`` has no negation at all, and the line of
+    ``evidence`` closest to the statement (its best passage) has no word that says "no" in other
+    words (``_PRIVATIVE``: "free", "without", "exempt" …) which the statement does not repeat."""
+    if not _NEGATION.search(statement) or _NEGATION.search(evidence):
+        return False
+    from rag_lab.evaluate.judge.evidence import best_passages
+
+    # only the restated passage counts (a negated "children are not allowed 40 absences" beside
+    # another passage's "prohibited" is still caught), and only a word the statement does not use
+    # itself (it says "unable" and negates something else)
+    lines = [line for line in evidence.splitlines() if line.strip()]
+    said = {w.lower() for w in _PRIVATIVE.findall(statement)}
+    return not any(w.lower() not in said for line in best_passages(statement, lines, k=1)
+                   for w in _PRIVATIVE.findall(line))
 
 
 def initials(name: str) -> str:

@@ -56,7 +56,9 @@ def _metric(class_name: str, **kwargs):
             from rag_lab.evaluate.judge.splitter import use_splitter
 
             use_splitter(metric, ctx.settings)
-        return metric
+        from rag_lab.evaluate.judge.not_applicable import use_claims_required
+
+        return use_claims_required(metric)  # a refusal's faithfulness: NaN with its reason, never 0
     return build
 
 

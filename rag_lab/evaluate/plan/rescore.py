@@ -2,8 +2,8 @@
 may pass — a server error, a timeout, the judge deadline, a rate limit, a lost connection, or any error
 not known to be final. Failures that will not change on their own — a refused key or model (HTTP
 401/403/404, and the later metrics "not asked" after such a refusal), a request the provider rejected
-(400), a judgement that could not be parsed even after its retry (or came back NaN), a response body
-that is not JSON — are kept as recorded unless ``--retry-failed`` asks for them too.
+(400), a judgement that could not be parsed even after its retry (or came back NaN), a metric that does
+not apply to the sample (``NotApplicable``: a refusal's faithfulness), a response body that is not JSON — are kept as recorded unless ``--retry-failed`` asks for them too.
 
 A sample run again keeps what succeeded: its answer comes from the answer cache and its judged scores
 that succeeded from the judge cache (NaN is never cached), so only the failed metrics call the judge;
@@ -19,7 +19,7 @@ from typing import Any
 # of failures that will not change by asking again. A 408 or 429 is not among them: those pass.
 _FINAL = re.compile(
     r"refused access|authentication failed|access ?denied|HTTP 40[0134]\b|request rejected|model or endpoint not "
-    r"found|OutputParser|failed to parse|not valid JSON|malformed response|NaN score|Invalid JSON",
+    r"found|OutputParser|failed to parse|not valid JSON|malformed response|NaN score|Invalid JSON|NotApplicable",
     re.IGNORECASE)
 
 

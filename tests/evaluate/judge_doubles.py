@@ -41,3 +41,25 @@ class ConstrainedLLM(CustomLLM):
     @llm_completion_callback()
     def stream_complete(self, prompt: str, formatted: bool = False, **kwargs: Any):
         raise NotImplementedError
+
+
+class VerdictLLM(ConstrainedLLM):
+    """The local judge's verdict call as a double: every (premise, statement) gets P(yes) = ``p``
+    through the log-probabilities llama.cpp returns (``runtime`` makes it pass for the local model);
+    ``asked`` holds the prompts. A score equal to ``p`` means the model decided every statement and
+    no rule did."""
+
+    name: ClassVar[str] = "verdict-double"
+    p: float = 0.9
+    runtime: Any = True
+    asked: ClassVar[list[str]] = []
+
+    def chat(self, messages: Any, **kwargs: Any) -> Any:
+        import math
+
+        from llama_index.core.base.llms.types import ChatMessage, ChatResponse, MessageRole
+
+        self.asked.append(messages[-1].content)
+        top = [{"token": "Yes", "logprob": math.log(self.p)}, {"token": "No", "logprob": math.log(1 - self.p)}]
+        return ChatResponse(message=ChatMessage(role=MessageRole.ASSISTANT, content="Yes"),
+                            raw={"choices": [{"logprobs": {"content": [{"top_logprobs": top}]}}], "usage": {}})

@@ -101,3 +101,24 @@ def test_a_smaller_splitter_on_the_real_models_splits_and_the_judge_verifies():
         assert [t["output"] for t in transcript][0] == "StatementGeneratorOutput"  # the split, kept
     assert splitter.stats.calls == 2 and splitter.stats.failures == 0  # one split per answer
     assert judge.stats.calls == 2  # verdicts only
+
+
+def test_true_restatements_the_model_must_read_score_at_least_half():
+    """The default local judge (probability verdicts) through ``Scorer.score``, on the restatements no
+    rule decides: a terse right answer ("$3,972 [Doc 1]": factual correctness reads it as the answer
+    to the question) and "per month" for a "Monthly" column. (The rule-level restatements, with a
+    model double: test_judge_restatements.py.) Measured 2026-11-28: terse 0.56 / 0.59, per month
+    0.60 / 0.77 (faithfulness / factual correctness)."""
+    settings = Settings(_env_file=None, llm_provider="local")  # type: ignore[call-arg]
+    scorer = Scorer(settings, judge_llm=build_judge(settings), metrics=["faithfulness", "factual_correctness"])
+    table = ("Income eligibility limits, BCY 2026 (85% of state median income)\n"
+             "Family Size | Bi-weekly | Monthly | Annual\n4 | $3,410 | $7,389 | $88,668\n5 | $3,972 | $8,606 | $103,272\n")
+    cases = [("What is the bi-weekly income limit for a family of 5 in BCY 2026?", "$3,972 [Doc 1]",
+              "In BCY 2026 a family of 5 may earn up to $3,972 bi-weekly."),
+             ("What is the monthly income limit for a family of 4?", "A family of 4 may earn up to $7,389 per month.",
+              "A family of 4 may earn up to $7,389 monthly.")]
+    for question, answer, reference in cases:
+        scores, errors = scorer.score({"id": "q", "question": question, "answer": answer, "reference": reference,
+                                       "contexts": [{"text": table}]})
+        assert errors == {}
+        assert scores["faithfulness"] >= 0.5 and scores["factual_correctness"] >= 0.5, (answer, scores)

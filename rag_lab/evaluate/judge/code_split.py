@@ -21,6 +21,7 @@ from ragas.metrics._faithfulness import StatementGeneratorOutput, StatementGener
 
 from rag_lab.evaluate.facts.key_facts import claimed_text, is_refusal, strip_citations
 from rag_lab.evaluate.judge.by_sentence import answer_sentences
+from rag_lab.evaluate.judge.versions import stamp, version_of
 
 _CLAUSE_END = re.compile(r";\s+")
 _SPACE_BEFORE_PUNCTUATION = re.compile(r"\s+([.,;:!?])")
@@ -58,7 +59,7 @@ def split_statements(text: str) -> list[str]:
 class CodeStatementPrompt(StatementGeneratorPrompt):
     """Faithfulness's statements by code (no LLM call)."""
 
-    design = "code-split-v2"
+    design = version_of("statements")
 
     async def generate(self, llm: Any, data: Any, *args: Any, **kwargs: Any) -> StatementGeneratorOutput:
         return StatementGeneratorOutput(statements=split_statements(data.answer))
@@ -67,7 +68,7 @@ class CodeStatementPrompt(StatementGeneratorPrompt):
 class CodeClaimPrompt(ClaimDecompositionPrompt):
     """Factual correctness's claims by code (no LLM call)."""
 
-    design = "code-split-v2"
+    design = version_of("statements")
 
     async def generate(self, llm: Any, data: Any, *args: Any, **kwargs: Any) -> ClaimDecompositionOutput:
         return ClaimDecompositionOutput(claims=split_statements(data.response))
@@ -79,4 +80,4 @@ def use_code_statements(metric: Any) -> Any:
         metric.statement_generator_prompt = CodeStatementPrompt()
     if hasattr(metric, "claim_decomposition_prompt"):
         metric.claim_decomposition_prompt = CodeClaimPrompt()
-    return metric
+    return stamp(metric, "statements")

@@ -61,6 +61,9 @@ def judge_id(settings: Settings) -> str:
         design = ProbabilityNLIPrompt.version + f"-e{settings.judge_evidence}-n{settings.judge_numbers}"
         design += "-neg" * (settings.judge_negation == "code") + "-names" * (settings.judge_names == "code")
         design += "-ctx" * (context_design(settings, constrained=settings.llm_provider == "local") == "probability")
+        from rag_lab.evaluate.judge.versions import digest
+
+        design += f"-r{digest()}"  # every rule's version (the cache keys hold those each metric uses)
     if design != "batch":
         base += "+" + design.replace("_", "-")
     statements = statement_design(settings, constrained=settings.llm_provider == "local")

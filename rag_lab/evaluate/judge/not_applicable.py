@@ -14,6 +14,7 @@ from types import MethodType
 from typing import Any
 
 from rag_lab.evaluate.facts.key_facts import claimed_text
+from rag_lab.evaluate.judge.versions import stamp
 
 
 class NotApplicable(ValueError):
@@ -39,4 +40,4 @@ def use_claims_required(metric: Any) -> Any:
         return await scored(sample, callbacks)
 
     metric._single_turn_ascore = MethodType(ascore, metric)
-    return metric
+    return stamp(metric, "claims_required")

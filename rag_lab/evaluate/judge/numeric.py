@@ -35,7 +35,7 @@ _MONTHS = {m: i for i, m in enumerate(("january", "february", "march", "april", 
                                        "september", "october", "november", "december"), start=1)}
 _MONTHS |= {m[:3]: i for m, i in list(_MONTHS.items())} | {"sept": 9}
 # "May" only capitalised: "a family of 4 may earn" states no date
-_MONTH = "(?i:" + "|".join(sorted(set(_MONTHS) - {"may"}, key=len, reverse=True)) + ")|May"
+_MONTH = "(?i:" + "|".join(sorted(set(_MONTHS) - {"may"}, key=lambda m: (-len(m), m))) + ")|May"
 _UNITS = {w: i for i, w in enumerate(("zero", "one", "two", "three", "four", "five", "six", "seven", "eight", "nine",
                                       "ten", "eleven", "twelve", "thirteen", "fourteen", "fifteen", "sixteen",
                                       "seventeen", "eighteen", "nineteen"))}

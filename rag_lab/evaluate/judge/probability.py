@@ -30,6 +30,7 @@ from ragas.metrics._faithfulness import (NLIStatementInput, NLIStatementOutput, 
 
 from rag_lab.evaluate.judge.evidence import DEFAULT_EVIDENCE_PASSAGES, evidence_text
 from rag_lab.evaluate.judge.numeric import missing_values
+from rag_lab.evaluate.judge.versions import stamp, version_of
 
 # The instruction and examples come first, the same for every call: llama.cpp's prompt cache keeps
 # their tokens, so a verdict costs only the premise and statement (≈ 60–250 tokens).
@@ -96,12 +97,10 @@ class ProbabilityNLIPrompt(NLIStatementPrompt):
     ``evidence``: passages chosen per statement (0: the whole context is the premise); ``numbers``:
     whether the numeric rule decides first. Both are in ``design`` (the cache key)."""
 
-    # v2: the numeric rule checks the whole context by default (v1 checked the chosen passages: a table's
-    # header and row are often apart, and 3 of 11 supported dev answers lost every statement)
-    version = "prob-v2"
+    version = version_of("verdict")
     # the model's verdict depends on the prompt text, the premise and the statement only: the verdict store
     # keys on this, not on ``version`` (a changed rule reuses the model's verdicts)
-    verdict_version = "prob-v1"
+    verdict_version = version_of("model_verdict")
 
     def __init__(self, evidence: int = DEFAULT_EVIDENCE_PASSAGES, numbers: bool | str = True,
                  store: Any = None, negation: bool = False, names: bool = False) -> None:
@@ -115,8 +114,11 @@ class ProbabilityNLIPrompt(NLIStatementPrompt):
         # metric and option set asking the same pair (the lever combinations differ in few pairs)
         self.store = store
         self.negation, self.names = negation, names  # the rules of :mod:`rules`
+        self.rules = ("verdict", "model_verdict", "evidence") + ("numbers",) * (numbers != "off") \
+            + ("negation",) * bool(negation) + ("names",) * bool(names)
         self.design = (f"{self.version}:evidence={evidence}:numbers={numbers}"
-                       + (":negation" if negation else "") + (":names" if names else ""))
+                       + (":negation" if negation else "") + (":names" if names else "")
+                       + ":" + ",".join(version_of(rule) for rule in self.rules))
         self.instruction = INSTRUCTION + QUESTION  # what the cache key hashes: the text the model reads
         self._verdicts: dict[tuple[str, str, str], dict[str, Any]] = {}
         self._lock = threading.Lock()
@@ -270,8 +272,9 @@ def use_probability_verdicts(metric: Any, evidence: int = DEFAULT_EVIDENCE_PASSA
     ``store``: where the model's verdicts are kept (a ``DiskCache``; None: this metric's memory only)."""
     from rag_lab.evaluate.judge.per_statement import use_nli_prompt
 
-    use_nli_prompt(metric, ProbabilityNLIPrompt(evidence=evidence, numbers=numbers, store=store,
-                                                negation=negation, names=names))
+    prompt = ProbabilityNLIPrompt(evidence=evidence, numbers=numbers, store=store, negation=negation, names=names)
+    use_nli_prompt(metric, prompt)
+    stamp(metric, *prompt.rules)
     name = type(metric).__name__
     if name == "Faithfulness":
         metric._compute_score = MethodType(_mean_probability, metric)

@@ -86,13 +86,17 @@ def use_probability_context_verdicts(metric: Any, **options: Any) -> Any:
     """``metric`` (RAGAS's LLM context recall or LLM context precision with reference) scored with
     probability verdicts; ``options`` are :class:`ProbabilityNLIPrompt`'s (evidence, numbers, store,
     negation, names). Other metrics are returned as they are."""
+    from rag_lab.evaluate.judge.versions import stamp
+
     name = type(metric).__name__
     if name == "LLMContextRecall":
         prompt = ContextRecallProbabilityPrompt(**options)
         metric.context_recall_prompt = prompt
         metric._ascore = MethodType(_recall_ascore(prompt), metric)
+        stamp(metric, "statements", *prompt.rules)  # the reference is split by code
     elif name == "LLMContextPrecisionWithReference":
         prompt = ContextPrecisionProbabilityPrompt(**options)
         metric.context_precision_prompt = prompt
         metric._ascore = MethodType(_precision_ascore(prompt), metric)
+        stamp(metric, "statements", *prompt.rules)
     return metric

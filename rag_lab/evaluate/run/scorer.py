@@ -176,6 +176,10 @@ class Scorer:
                     if not type(p).__module__.startswith("ragas.")}
         if replaced:
             inputs["prompts"] = replaced
+        # the versions of the judge's rules this metric uses (numbers, negation, statement split …): a
+        # changed rule decides verdicts as a changed prompt does (rag_lab.evaluate.judge.versions)
+        if rules := getattr(metric, "rule_versions", None):
+            inputs["rules"] = dict(sorted(rules.items()))
         return cache_key("judge", model=str(self.judge_identity), prompt_version=f"ragas-{ragas.__version__}:{spec.name}",
                          inputs=inputs)
 

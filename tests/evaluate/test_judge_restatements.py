@@ -1,0 +1,127 @@
+"""No false alarms on true restatements, through the scoring path (``Scorer.score``: statements by
+code, then the rules, then the model's P(yes)). The model is a double answering P(yes) = 0.9 for
+everything: a true restatement scores 0.9 (no rule killed it), the same answer with a real error
+still scores 0 (the rule still catches it). The real 1.5B model on the cases it must read itself:
+test_judge_local_real.py."""
+
+from __future__ import annotations
+
+import math
+
+import pytest
+
+from rag_lab.evaluate.run.scorer import Scorer
+from tests.evaluate.judge_doubles import VerdictLLM
+
+P = 0.9
+TABLE = ("Income eligibility limits, BCY 2026\nFamily Size | Bi-weekly | Monthly | Annual\n"
+         "4 | $3,410 | $7,389 | $88,668\n5 | $3,972 | $8,606 | $103,272\n")
+
+
+@pytest.fixture(scope="module")
+def scorer(tmp_path_factory):
+    from rag_lab.config import load_settings
+
+    settings = load_settings(data_dir=tmp_path_factory.mktemp("restatements")).model_copy(
+        update={"llm_provider": "local"})
+    return Scorer(settings, judge_llm=VerdictLLM(p=P), metrics=["faithfulness", "factual_correctness"])
+
+
+def score(scorer, answer, context, reference=None, question="What does the document say?"):
+    scores, errors = scorer.score({"id": "q", "question": question, "answer": answer,
+                                   "reference": reference or context, "contexts": [{"text": context}]})
+    return scores, errors
+
+
+def _cases(*cases):
+    return [case if len(case) == 3 else (*case, None) for case in cases]
+
+
+@pytest.mark.parametrize(("answer", "context", "reference"), _cases(
+    # numbers in words, either side
+    ("Children may have up to forty unexplained absences.", "Children may have up to 40 unexplained absences."),
+    ("Children may have up to 40 unexplained absences.", "Children may have up to forty unexplained absences."),
+    ("A family of five may earn up to $3,972 bi-weekly.", TABLE, "A family of 5 may earn up to $3,972 bi-weekly."),
+    ("Providers are paid for twenty-four hours of care.", "Providers are paid for 24 hours of care."),
+    # intervals: the "two" of "every two weeks" is no count the context must state
+    ("A family of 5 may earn up to $3,972 every two weeks.", TABLE, "A family of 5 may earn up to $3,972 bi-weekly."),
+    ("A family of 5 may earn up to $3,972 every other week.", TABLE, "A family of 5 may earn up to $3,972 bi-weekly."),
+    ("Parents report income every 2 weeks.", "Parents report income bi-weekly."),
+    ("A family of 4 may earn up to $7,389 per month.", TABLE, "A family of 4 may earn up to $7,389 monthly."),
+    # dates in any common form, ISO included
+    ("The new rates take effect on October 1, 2025.", "Effective date: 2025-10-01."),
+    ("The new rates take effect on 2025-10-01.", "The new rates take effect on October 1, 2025."),
+    ("The new rates take effect on 1 October 2025.", "Effective 10/01/2025."),
+    ("The new rates take effect on Oct. 1st, 2025.", "Effective date: 2025-10-01."),
+    # percent and fraction
+    ("Families pay 50 percent of the cost of care.", "Families pay one half of the cost of care."),
+    ("About 33% of providers took part.", "One third of providers took part."),
+    ("Boards may spend 75% on direct care.", "Boards may spend 3/4 of the grant on direct care."),
+    # scale words
+    ("The board awarded $1.2 million in grants.", "The board awarded $1,200,000 in grants."),
+    ("The board awarded 1.2 million dollars in grants.", "The board awarded $1,200,000 in grants."),
+    ("The grant was $12K per site.", "Each site received a grant of $12,000."),
+    # a negated paraphrase of a word that says "no"
+    ("Children under 12 do not pay.", "Admission | Adults: $12\nChildren under 12 attend free of charge."),
+    ("Parents who work do not need to meet the education requirement.",
+     "Parents who work are exempt from the education requirement."),
+    # citation markers are no claims ("[Doc 2]" is not a count of 2)
+    ("A family of 5 may earn up to $3,972 bi-weekly [Doc 3].", TABLE, "A family of 5 may earn up to $3,972 bi-weekly."),
+))
+def test_a_true_restatement_is_left_to_the_model(scorer, answer, context, reference):
+    """Faithfulness against the context; factual correctness against the reference (the context,
+    where it is a sentence)."""
+    scores, errors = score(scorer, answer, context, reference)
+    assert errors == {}
+    assert scores["faithfulness"] == pytest.approx(P) and scores["faithfulness"] >= 0.5
+    assert scores["factual_correctness"] >= 0.5
+
+
+@pytest.mark.parametrize(("answer", "context"), [
+    ("A family of 5 may earn up to $4,972 every two weeks.", TABLE),  # wrong amount
+    ("Children may have up to fifty unexplained absences.", "Children may have up to 40 unexplained absences."),
+    ("The new rates take effect on October 2, 2025.", "Effective date: 2025-10-01."),
+    ("The new rates take effect on 2026-10-01.", "The new rates take effect on October 1, 2025."),
+    ("Families pay 40 percent of the cost of care.", "Families pay one half of the cost of care."),
+    ("The board awarded $1.5 million in grants.", "The board awarded $1,200,000 in grants."),
+    ("Parents report income every 3 weeks.", "Parents report income bi-weekly."),
+    ("Adults do not pay.", "Admission | Adults: $12\nChildren under 12 attend free of charge."),
+    ("Providers are not required to renew the permit.", "Providers must renew the permit every year."),
+])
+def test_the_same_answers_with_a_real_error_are_still_caught(scorer, answer, context):
+    scores, errors = score(scorer, answer, context)
+    assert errors == {} and scores["faithfulness"] == 0.0
+
+
+def test_a_refusal_has_no_claims_so_faithfulness_does_not_apply(scorer):
+    """NaN with its reason, never 0; its factual correctness is below 0.5: it states
+    none of the reference's facts."""
+    VerdictLLM.asked.clear()
+    scores, errors = score(scorer, "I couldn't find information about that", TABLE,
+                           reference="A family of 5 may earn up to $3,972 bi-weekly.")
+    assert scores["faithfulness"] is None and not math.isnan(scores["factual_correctness"])
+    assert errors["faithfulness"].startswith("NotApplicable: faithfulness does not apply")
+    assert "refusal" in errors["faithfulness"] and "factual_correctness" not in errors
+    assert scores["factual_correctness"] < 0.5
+    from rag_lab.evaluate.plan.rescore import is_transient
+
+    assert not is_transient(errors["faithfulness"])  # a resume does not ask again
+
+
+def test_a_hedged_answer_is_judged_on_what_it_claims(scorer):
+    scores, errors = score(scorer, "I couldn't find the annual limit, but the bi-weekly limit for a family of 5 "
+                                   "is $3,972.", TABLE)
+    assert errors == {} and scores["faithfulness"] == pytest.approx(P)  # the refusal clause is no statement
+
+
+def test_a_terse_answer_need_not_repeat_the_questions_terms(scorer):
+    """Factual correctness reads each text as an answer to the question: "$3,972 [Doc 1]" answers
+    "the bi-weekly limit for a family of 5 in BCY 2026"; its wrong twin is still 0."""
+    question = "What is the bi-weekly income limit for a family of 5 in BCY 2026?"
+    reference = "In BCY 2026 a family of 5 may earn up to $3,972 bi-weekly."
+    right, errors = score(scorer, "$3,972 [Doc 1]", TABLE, reference=reference, question=question)
+    assert errors == {} and right["factual_correctness"] == pytest.approx(P)
+    wrong, _ = score(scorer, "$8,606 [Doc 1]", TABLE, reference=reference, question=question)
+    assert wrong["factual_correctness"] < 0.5 < right["factual_correctness"]
+    other_family, _ = score(scorer, "For a family of 4 it is $3,410.", TABLE, reference=reference, question=question)
+    assert other_family["factual_correctness"] == 0.0

@@ -147,6 +147,7 @@ def test_auto_gives_the_constrained_judge_probability_verdicts_and_leaves_provid
         metrics = [scorer._metric(spec) for spec in scorer.specs]
         return [getattr(m, NLI_PROMPT_FIELDS[type(m).__name__]) for m in metrics]
 
+    from rag_lab.evaluate.judge import versions
     from rag_lab.evaluate.judge.code_split import CodeClaimPrompt, CodeStatementPrompt
     from rag_lab.evaluate.judge.probability import ProbabilityNLIPrompt
 
@@ -157,7 +158,7 @@ def test_auto_gives_the_constrained_judge_probability_verdicts_and_leaves_provid
     assert type(metrics[1].claim_decomposition_prompt) is CodeClaimPrompt
     assert [type(p) for p in nli_prompts(provider)] == [NLIStatementPrompt] * 2
     assert judge_id(Settings(_env_file=None, llm_provider="local")).endswith(
-        f"+{ProbabilityNLIPrompt.version}-e3-ncode-neg-names-ctx+{CodeStatementPrompt.design}")
+        f"+{ProbabilityNLIPrompt.version}-e3-ncode-neg-names-ctx-r{versions.digest()}+{CodeStatementPrompt.design}")
     # context recall and precision follow faithfulness onto probability verdicts (RAG_LAB_JUDGE_CONTEXT=auto)
     from rag_lab.evaluate.judge.probability_context import (ContextPrecisionProbabilityPrompt,
                                                             ContextRecallProbabilityPrompt)

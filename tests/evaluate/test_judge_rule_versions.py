@@ -48,11 +48,11 @@ def test_the_hash_follows_the_code_a_rule_calls_and_the_constants_it_reads(monke
     assert code_hash(negation) != before[1] and code_hash(numbers) == before[0]
 
 
-def test_docstrings_and_comments_are_not_code():
+def test_docstrings_comments_and_annotations_are_not_code():
     def plain(x):
         return x + 1
 
-    def documented(x):
+    def documented(x: int) -> int:
         """Adds one."""
         # a comment
         return x + 1

@@ -120,11 +120,11 @@ class ProbabilityNLIPrompt(NLIStatementPrompt):
                        + (":negation" if negation else "") + (":names" if names else "")
                        + ":" + ",".join(version_of(rule) for rule in self.rules))
         self.instruction = INSTRUCTION + QUESTION  # what the cache key hashes: the text the model reads
-        self._verdicts: dict[tuple[str, str, str], dict[str, Any]] = {}
+        self._verdicts: dict[tuple[str, str, str, str], dict[str, Any]] = {}
         self._lock = threading.Lock()
 
     def verdict(self, judge: Any, context: str, statement: str, question: str = "") -> dict[str, Any]:
-        """One statement's record: evidence, the rule that decided ("numbers" or "model"), p.
+        """One statement's record: evidence, the rule that decided ("numbers", "negation", "names" or "model"), p.
 
         ``question``: the question ``context`` answers (factual correctness: the answer or the
         reference). Its terms count as stated ("$4,106" answers "the limit for a family of 5 in BCY

@@ -8,7 +8,7 @@ the versions of the rules they use (``metric.rule_versions``, read by ``Scorer.j
 bumped version re-scores.
 
 ``code_hash`` hashes a rule's code: each part's source (its syntax tree, without docstrings and
-comments: a reworded comment is no new rule) and, followed through its global names, the rag_lab
+comments and type annotations: a reworded comment is no new rule) and, followed through its global names, the rag_lab
 functions and classes it calls and the constants it reads (regular expressions, word lists);
 a part of another rule counts by that rule's version (bumped on its own). tests/evaluate/
 judge_rules.json records the hash of every version: the test there fails when a rule's code
@@ -101,9 +101,16 @@ def _parts_elsewhere(rule: Rule) -> dict[int, str]:
 
 
 def _syntax(obj: Any) -> str:
-    """The object's source as a syntax tree without docstrings (comments and layout never count)."""
+    """The object's source as a syntax tree without docstrings and type annotations (comments and
+    layout never count): what runs, not how it is described."""
     tree = ast.parse(textwrap.dedent(inspect.getsource(obj)))
     for node in ast.walk(tree):
+        if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)):
+            node.returns = None
+        elif isinstance(node, ast.arg):
+            node.annotation = None
+        elif isinstance(node, ast.AnnAssign):
+            node.annotation = ast.Constant(None)
         body = getattr(node, "body", None)
         if (isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)) and body
                 and isinstance(body[0], ast.Expr) and isinstance(getattr(body[0], "value", None), ast.Constant)

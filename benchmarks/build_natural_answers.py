@@ -4,7 +4,7 @@ docs/judge-labels.md).
 
     python benchmarks/build_natural_answers.py --split                   # declare the tune/test split (once)
     nice -n 5 python benchmarks/build_natural_answers.py --questions 80  # answers, resumable
-    python benchmarks/build_natural_answers.py --questions 2 --generators qwen1.5b,refusal   # a try
+    python benchmarks/build_natural_answers.py --questions 2 --generators qwen1.5b,wrong-contexts   # a try
 
 The split is by question and written before any answer is judged: ``split.json`` lists every
 eligible question (those the perturbation set ``judge_validation.jsonl`` never used: the judge
@@ -14,9 +14,9 @@ appended as each is written: a stopped run resumes where it stopped. Labels are 
 they are read and recorded by hand in ``labels.jsonl`` before any judge score of the answer is seen.
 
 Generators (``GENERATORS``): the local 1.5B model with and without line compression, the 0.5B and
-SmolLM2 models, the agent, and ``refusal``: the 1.5B engine given the contexts retrieved for another
-question (a retrieval failure, as runs have them: the model refuses or answers from the wrong
-contexts). The models come from the lab's catalog (``rag-lab models`` fetches them).
+SmolLM2 models, the agent, and ``wrong-contexts``: the 1.5B engine given the contexts retrieved for
+another question (a retrieval failure, as runs have them: the model refuses — the engine's refusals —
+or answers from the wrong contexts). The models come from the lab's catalog (``rag-lab models`` fetches them).
 """
 
 from __future__ import annotations
@@ -42,7 +42,7 @@ GENERATORS: dict[str, dict[str, Any]] = {
     "qwen0.5b": {"settings": {"llm_model": "qwen-0.5b", "compress": "on"}},
     "smollm2": {"settings": {"llm_model": "smollm2", "compress": "on"}},
     "agent": {"settings": {}, "mode": "agent"},
-    "refusal": {"settings": {"compress": "on"}, "other_question": True},
+    "wrong-contexts": {"settings": {"compress": "on"}, "other_question": True},
 }
 
 

@@ -171,7 +171,7 @@ def test_metrics_choose_what_is_scored_and_resume_keeps_the_choice(fake_openai, 
     base = ("eval", zoo, "--modes", "bm25", "--no-rerank", "--out", str(out))
     code, printed, err = lab_cli(*base, "--limit", "2", "--metrics", "rouge_l,mrr@10")
     assert code == 0, err
-    rows = [line.split()[0] for line in printed.splitlines()[3:] if "NaN" in line]
+    rows = [line.split()[0] for line in printed.splitlines()[3:] if " · failed " in line]
     assert rows == ["rouge_l", "mrr@10"]  # the table: the chosen metrics, in the registry's order
     assert json.loads((out / "manifest.json").read_text())["config"]["metrics"] == ["rouge_l", "mrr@10"]
     code, _, err = lab_cli(*base, "--limit", "3", "--resume")  # no --metrics: the run's own choice

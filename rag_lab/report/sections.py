@@ -99,9 +99,17 @@ def ablation_sections(result) -> list:
             f"{info['significant']} significant"
             + (f", {info['exploratory_below_alpha']} below α in the exploratory view" if "exploratory_below_alpha" in info
                else "") + "</li>" for axis, info in families.items()) + "</ul>"
+    from rag_lab.evaluate.ablation.significance import tested_cut_off, uncontrolled_rows
+
     body += (table_html(with_live_marks(T.display(significant), significant, check)) if len(significant)
-             else "<p>No configuration differs significantly from its baseline ("
-             + html.escape(_significance_text(manifest)) + ").</p>")
+             else f"<p>No configuration of the marked set ({html.escape(tested_cut_off(results))}, one setting moved) "
+                  "differs significantly from its baseline.</p>")
+    elsewhere = uncontrolled_rows(results)
+    if len(elsewhere):
+        body += ("<p><b>Not controlled — confirm with <code>tune</code></b>: rows outside the marked set (another "
+                 "top-k, or several settings moved) whose exploratory per-family Holm p is below 0.05. The marks' "
+                 "error rate does not cover them.</p>"
+                 + table_html(with_live_marks(T.display(elsewhere), elsewhere, check)))
     sections.append(section("Best configurations and significance", body))
 
     body = ""
@@ -162,6 +170,11 @@ def ablation_verdict_section(results, manifest: dict, metric: str) -> Section:
 
 def _significance_text(manifest: dict) -> str:
     sig = manifest.get("significance") or {}
+    if "command_family" in sig:
+        return (f"{sig['command_family']['text']}; this grid holds {sig.get('marked_set_size', 0)} of them "
+                f"(exploratory beside it: {sig.get('exploratory_tests', '')}).")
+    if "exploratory_tests" in sig:
+        return f"{sig['significant']} (exploratory beside it: {sig['exploratory_tests']})."
     if "error_rate" in sig:
         return (f"{sig['significant']} (decision test: {sig['decision_test']}; {sig.get('check_test', '')} "
                 "reported beside it).")

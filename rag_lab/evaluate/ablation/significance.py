@@ -40,6 +40,8 @@ signed-rank beside it; only the marked set is tested with the policy's decision 
 
 from __future__ import annotations
 
+from operator import itemgetter
+
 import numpy as np
 
 from rag_lab.evaluate.ablation.grid import Config, GridSpec
@@ -93,6 +95,14 @@ def family_name(axis: str, mode: str, top_k: int, metric: str) -> str:
     return f"mode | top-{top_k} | {metric}" if axis == "mode" else f"{axis} | {mode} | top-{top_k} | {metric}"
 
 
+def _scores_in_order(scores: dict, queries: list[str]) -> list[float]:
+    """``scores`` at ``queries`` (NaN where missing); one C-level lookup when all are there."""
+    try:
+        return list(itemgetter(*queries)(scores)) if len(queries) > 1 else [scores[queries[0]]]
+    except KeyError:
+        return [scores.get(q, np.nan) for q in queries]
+
+
 def _score_rows(per_query: dict, configs: list[Config], seed: int, ci: bool = True) -> tuple[list[dict], dict]:
     """One row per configuration × metric: mean and bootstrap CI (NaN-free rows in one matrix pass);
     and per metric (questions, config id → its scores over them, NaN where missing), for the tests."""
@@ -104,8 +114,7 @@ def _score_rows(per_query: dict, configs: list[Config], seed: int, ci: bool = Tr
             continue
         queries = sorted(per_query[chosen[0].id][metric])
         scores = [per_query[c.id][metric] for c in chosen]
-        matrix = np.array([np.fromiter(map(lambda q, s=s: s.get(q, np.nan), queries), float, len(queries))
-                           for s in scores])
+        matrix = np.array([_scores_in_order(s, queries) for s in scores], dtype=float)
         matrices[metric] = (queries, {c.id: matrix[i] for i, c in enumerate(chosen)
                                       if len(per_query[c.id][metric]) == len(queries)})
         complete = ~np.isnan(matrix).any(axis=1)

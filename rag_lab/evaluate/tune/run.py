@@ -255,7 +255,7 @@ def recommendation(selection: Selection, confirmation: Confirmation, metric: str
                   "adopted": adopted, "dev_pick": chosen.id, "dev_mean": round(selection.chosen.mean, 4),
                   "rest_pick_mean": round(confirmation.chosen.mean, 4), "rest_mean": round(written_mean, 4),
                   "rest_default_mean": round(confirmation.against.mean, 4),
-                  "rest_p_student": confirmation.p_student,
+                  "rest_p_value": confirmation.p_value, "rest_decided_by": confirmation.decided_by,
                   # the configuration the rest mean was measured with (the default: at the grid's largest top-k)
                   "grid_config": (chosen if adopted else confirmation.against.config).id}
     # the grid's top-k is the list its metric read and the context its answers got: the retriever

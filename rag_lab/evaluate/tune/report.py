@@ -20,7 +20,10 @@ def render_tune(result) -> str:
              f"  cost order (cheapest first): {'; '.join(COST_ORDER)}",
              *([f"  note: {note}"] if (note := sel.separation(result.metric)) else []),
              "",
-             f"confirmation (rest, {conf.n} questions never seen by the selection; {conf.metric}, 95 % bootstrap CI):"]
+             f"confirmation (rest, {conf.n} questions never seen by the selection; {conf.metric}, 95 % bootstrap CI):",
+             f"  this rest split has been looked at by {result.rest_looks} tune run(s), this one included"
+             + ("" if result.rest_looks <= 1 else " — a procedure changed after an earlier look is no longer "
+                                                  "confirmed on unseen questions")]
     for scored in (conf.chosen, *conf.defaults):
         label = "dev pick" if scored is conf.chosen else f"default {scored.config.mode}"
         lines.append(f"  {label:<16} {scored.mean:.4f} [{scored.ci[0]:.4f}, {scored.ci[1]:.4f}]  {scored.config.id}")

@@ -63,6 +63,7 @@ class TuneResult:
     answer_cost: str = ""
     rewrites: dict | None = None  # the num_queries lever: its configurations' dev means and LLM cost
     split_declared: bool = True  # the dataset folder holds the dev split (`ir --split rest` can use it)
+    rest_looks: int = 0  # tune runs that have looked at this rest split, this one included
 
 
     def to_dict(self) -> dict:
@@ -70,7 +71,7 @@ class TuneResult:
                 "n_rest": self.n_rest, "selection": self.selection.to_dict(),
                 "confirmation": self.confirmation.to_dict(), "config": self.config.settings(),
                 "config_path": str(self.config_path), "timing_s": self.timing, "answer_cost": self.answer_cost,
-                "rewrites": self.rewrites,
+                "rewrites": self.rewrites, "rest_looks": self.rest_looks,
                 "answers": None if self.answers is None else self.answers.to_dict(orient="records")}
 
 
@@ -212,7 +213,11 @@ def _tune(dataset: Dataset, settings: Settings, out: Path, spec: GridSpec, *, me
         timing["rewrites_s"] = time.perf_counter() - started
     chosen = selection.chosen.config
 
-    say(f"confirm: {chosen.id} against the defaults on {len(rest_queries)} rest questions (paired test)")
+    from rag_lab.evaluate.tune.rest_looks import record_rest_look
+
+    looks = record_rest_look(settings.data_dir, dataset.name, dev, out)
+    say(f"confirm: {chosen.id} against the defaults on {len(rest_queries)} rest questions (paired test; "
+        f"look {looks} at this rest split)")
     started = time.perf_counter()
     defaults = [default_config(spec, mode, metric) for mode in spec.modes]
     confirmation = confirm_on_rest(index, rest_queries, dev, qrels, out / "rest", chosen, defaults, metric,
@@ -236,7 +241,7 @@ def _tune(dataset: Dataset, settings: Settings, out: Path, spec: GridSpec, *, me
     write_tuned_config(path, config, header)
     result = TuneResult(dataset.name, metric, split_note, len(dev_queries), len(rest_queries), selection,
                         confirmation, config, path, out, timing, answer_frame, answer_cost, rewrites,
-                        split_declared=bool(dataset.dev_split))
+                        split_declared=bool(dataset.dev_split), rest_looks=looks)
     record = {**result.to_dict(), "dataset_root": str(dataset.root), **identity}  # identity: what a rerun must share
     (out / REPORT_FILE).write_text(json.dumps(record, indent=2, default=str, ensure_ascii=False))
     return result

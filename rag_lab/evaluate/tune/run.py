@@ -112,9 +112,19 @@ def default_top_k(metric: str) -> int:
 
 
 def default_config(spec: GridSpec, mode: str, metric: str) -> Config:
-    """The lab's default for ``mode`` (k 60, prefetch 100, weights 1:1, no cap) at the top-k tune writes
-    for it (:func:`default_top_k`): the confirmation measures the configuration the file would hold."""
-    return spec.baseline(mode, default_top_k(metric))
+    """The lab's default for ``mode`` — k 60, prefetch 100, weights 1:1, no cap, whatever the user's
+    grid holds — at the top-k tune writes for it (:func:`default_top_k`): the confirmation's control
+    is the configuration "KEEP THE DEFAULT" would write, so its rest mean is the file's."""
+    return GridSpec().baseline(mode, default_top_k(metric))
+
+
+def default_note(spec: GridSpec, defaults: list[Config]) -> str:
+    """Says when the lab's default is not one of the grid's configurations (it is added as the control)."""
+    outside = [d for d in defaults if d not in set(spec.configs())]
+    if not outside:
+        return ""
+    return ("the lab's default " + ", ".join(d.id for d in outside) + " is not in the grid: added as the "
+            "confirmation's control")
 
 
 def tune(dataset: Dataset, settings: Settings, out_dir: Path | str, spec: GridSpec = TUNE_SPEC,
@@ -220,8 +230,10 @@ def _tune(dataset: Dataset, settings: Settings, out: Path, spec: GridSpec, *, me
         f"look {looks} at this rest split)")
     started = time.perf_counter()
     defaults = [default_config(spec, mode, metric) for mode in spec.modes]
+    if note := default_note(spec, defaults):
+        say(note)
     confirmation = confirm_on_rest(index, rest_queries, dev, qrels, out / "rest", chosen, defaults, metric,
-                                   spec.depth, progress=progress, seed=seed,
+                                   max(spec.depth, *(d.prefetch for d in defaults)), progress=progress, seed=seed,
                                    num_queries=selection.chosen.num_queries, llm=llm)
     timing["confirm_s"] = time.perf_counter() - started
 

@@ -120,11 +120,14 @@ def test_float_rounding_is_not_a_difference():
 def test_one_correction_over_several_tables():
     import pandas as pd
 
-    first = pd.DataFrame({"marked_set": [True, True, False], "p_decision": [0.004, 0.03, 0.001]})
-    second = pd.DataFrame({"marked_set": [True, False], "p_decision": [0.012, np.nan]})
+    first = pd.DataFrame({"marked_set": [True, True, False], "p_decision": [0.004, 0.026, 0.001]})
+    second = pd.DataFrame({"marked_set": [True, False], "p_decision": [0.03, np.nan]})
     assert policy.correct_jointly([first, second]) == 3
-    expected = holm([0.004, 0.03, 0.012])
+    expected = holm([0.004, 0.026, 0.03])  # 0.012, 0.052, 0.052
     assert first["p_adjusted"].tolist()[:2] == pytest.approx(expected[:2]) and np.isnan(first["p_adjusted"][2])
     assert second["p_adjusted"][0] == pytest.approx(expected[2])
-    # alone, each table's 0.012 / 0.004 would pass at 0.05 after Holm; in one family 0.03 does not
-    assert first["significant"].tolist() == [True, False, False] and second["significant"].tolist() == [True, False]
+    # alone, each table's rows would all pass at 0.05 after Holm; in one family only the first does
+    assert first["significant"].tolist() == [True, False, False] and second["significant"].tolist() == [False, False]
+    alone = pd.DataFrame({"marked_set": [True], "p_decision": [0.03]})
+    policy.correct_jointly([alone])
+    assert alone["significant"].tolist() == [True]

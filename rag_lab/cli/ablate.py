@@ -174,11 +174,13 @@ def render_summary(result, command_family: bool = False) -> str:
     else:
         lines.append(f"no configuration of the marked set ({tested}, one setting moved) differs significantly "
                      "from its baseline (family-wise error ≤ 0.05)")
-    elsewhere = uncontrolled_rows(result.results)
+    every = uncontrolled_rows(result.results, limit=len(result.results))
+    elsewhere = every.head(10)
     if len(elsewhere):
-        lines.append(f"not controlled — confirm with `tune`: {len(elsewhere)} row(s) outside the marked set "
-                     "(another top-k or several settings moved) with an exploratory per-family Holm p < 0.05, "
-                     "smallest p first:")
+        lines.append(f"not controlled — confirm with `tune`: {len(every)} row(s) outside the marked set "
+                     "(another top-k or several settings moved) with an exploratory per-family Holm p < 0.05"
+                     + (f"; the {len(elsewhere)} smallest p first" if len(every) > len(elsewhere) else ", smallest p first")
+                     + ":")
         lines.append(with_live_marks(display(elsewhere), elsewhere, check).to_string(index=False))
     lines.append(f"wrote {result.run_dir}/ (results.csv, per_query.csv.gz, manifest.json); "
                  f"HTML: rag-lab report {result.run_dir} --out reports/{result.run_dir.name}.html")

@@ -31,7 +31,7 @@ import numpy as np
 
 from rag_lab.evaluate.statistics.significance import (DEFAULT_ALPHA, DEFAULT_SEED, EXACT_MAX_N,
                                                       empirical_likelihood_many, holm, paired_differences,
-                                                      sign_flip_exact, sign_flip_many)
+                                                      paired_scores, sign_flip_exact, sign_flip_many)
 
 ALPHA = DEFAULT_ALPHA
 FLIPS = 10_000
@@ -108,24 +108,12 @@ def compare(per_query: Mapping[str, Mapping[str, Mapping[str, float]]], baseline
     p_value, decided_by, p_adjusted, significant, n_queries, n_dropped (pairs with a NaN score)."""
     import pandas as pd
 
-    if baseline not in per_query:
-        raise ValueError(f"baseline {baseline!r} is not among the systems: {', '.join(list(per_query)[:10])}")
     rows = []
-    for system, metrics in per_query.items():
-        if system == baseline:
-            continue
-        for metric, scores in metrics.items():
-            base = per_query[baseline].get(metric)
-            if base is None:
-                continue
-            questions = sorted(set(scores) & set(base))
-            a = np.array([base[q] for q in questions], dtype=float)
-            b = np.array([scores[q] for q in questions], dtype=float)
-            p, decided, dropped = decide_pair(a, b, seed)
-            kept = ~(np.isnan(a) | np.isnan(b))
-            rows.append({"system": system, "metric": metric, "baseline": baseline,
-                         "delta": float((b[kept] - a[kept]).mean()) if kept.any() else float("nan"),
-                         "p_value": p, "decided_by": decided, "n_queries": int(kept.sum()), "n_dropped": dropped})
+    for system, metric, a, b, dropped in paired_scores(per_query, baseline):
+        p, decided, _ = decide_pair(a, b, seed)
+        rows.append({"system": system, "metric": metric, "baseline": baseline,
+                     "delta": float((b - a).mean()) if a.size else float("nan"),
+                     "p_value": p, "decided_by": decided, "n_queries": int(a.size), "n_dropped": dropped})
     frame = pd.DataFrame(rows, columns=["system", "metric", "baseline", "delta", "p_value", "decided_by",
                                         "n_queries", "n_dropped"])
     frame["p_adjusted"] = adjust(frame["p_value"]) if len(frame) else []

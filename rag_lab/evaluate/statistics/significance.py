@@ -276,6 +276,26 @@ def paired_tests_many(control: np.ndarray, treatment: np.ndarray) -> tuple[np.nd
     return p_t, p_w, decided
 
 
+def paired_scores(per_query: Mapping[str, Mapping[str, Mapping[str, float]]], baseline: str):
+    """(system, metric, baseline scores, scores, pairs dropped) for every other system and metric
+    both scored, matched by query id; a pair with a NaN score is no evidence either way: dropped
+    and counted."""
+    if baseline not in per_query:
+        raise ValueError(f"baseline {baseline!r} is not among the systems: {', '.join(list(per_query)[:10])}")
+    for system, metrics in per_query.items():
+        if system == baseline:
+            continue
+        for metric, scores in metrics.items():
+            base_scores = per_query[baseline].get(metric)
+            if base_scores is None:
+                continue
+            queries = sorted(set(scores) & set(base_scores))
+            a = np.array([base_scores[q] for q in queries], dtype=float)
+            b = np.array([scores[q] for q in queries], dtype=float)
+            scored = ~(np.isnan(a) | np.isnan(b))
+            yield system, metric, a[scored], b[scored], int((~scored).sum())
+
+
 def compare_to_baseline(
     per_query: Mapping[str, Mapping[str, Mapping[str, float]]],
     baseline: str,
@@ -293,33 +313,20 @@ def compare_to_baseline(
     """
     import pandas as pd
 
-    if baseline not in per_query:
-        raise ValueError(f"baseline {baseline!r} is not among the systems: {', '.join(list(per_query)[:10])}")
     rows = []
     memo: dict[tuple, float] = {}  # grids repeat the same score vectors: test each pair once
-    for system, metrics in per_query.items():
-        if system == baseline:
-            continue
-        for metric, scores in metrics.items():
-            base_scores = per_query[baseline].get(metric)
-            if base_scores is None:
-                continue
-            queries = sorted(set(scores) & set(base_scores))
-            a = np.array([base_scores[q] for q in queries], dtype=float)
-            b = np.array([scores[q] for q in queries], dtype=float)
-            scored = ~(np.isnan(a) | np.isnan(b))  # a NaN score is no evidence either way: the pair is dropped
-            a, b, dropped = a[scored], b[scored], int((~scored).sum())
-            for test in tests:
-                key = (test, a.tobytes(), b.tobytes())
-                if key not in memo:
-                    memo[key] = paired_p_value(a, b, test, n_permutations, seed)
-                rows.append({
-                    "system": system, "metric": metric, "test": test, "baseline": baseline,
-                    "mean": float(b.mean()) if b.size else float("nan"),
-                    "baseline_mean": float(a.mean()) if a.size else float("nan"),
-                    "delta": float((b - a).mean()) if a.size else float("nan"),
-                    "p_value": memo[key], "n_queries": int(a.size), "n_dropped": dropped,
-                })
+    for system, metric, a, b, dropped in paired_scores(per_query, baseline):
+        for test in tests:
+            key = (test, a.tobytes(), b.tobytes())
+            if key not in memo:
+                memo[key] = paired_p_value(a, b, test, n_permutations, seed)
+            rows.append({
+                "system": system, "metric": metric, "test": test, "baseline": baseline,
+                "mean": float(b.mean()) if b.size else float("nan"),
+                "baseline_mean": float(a.mean()) if a.size else float("nan"),
+                "delta": float((b - a).mean()) if a.size else float("nan"),
+                "p_value": memo[key], "n_queries": int(a.size), "n_dropped": dropped,
+            })
     frame = pd.DataFrame(rows, columns=["system", "metric", "test", "baseline", "mean", "baseline_mean",
                                         "delta", "p_value", "n_queries", "n_dropped"])
     frame["p_holm"] = np.nan

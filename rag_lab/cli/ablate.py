@@ -123,24 +123,26 @@ def _run_contextual(args, dataset, settings, spec, out, variants) -> int:
 
     result = run_contextual_ablation(dataset, settings, spec, out, variants, limit=args.limit, progress=True,
                                      seed=args.seed, yes=args.yes, split=args.split, force=args.force)
+    print(f"significance for this whole command: {result.family['text']}")
     for variant, run in result.runs.items():
         print(f"--- contextual: {variant}")
-        print(render_summary(run))
+        print(render_summary(run, command_family=True))
     axis = result.axis
     if not axis.empty:
         shown = axis[axis["metric"].isin(sorted(axis["metric"].unique())[:4])]
         shown = shown.drop(columns=["family"], errors="ignore")
-        print(f"--- contextual axis (each variant vs {variants[0]}, baseline configurations; significant = "
-              f"family-wise error ≤ 0.05 over the {int(axis['marked_set'].sum())} comparisons of the headline metric "
-              f"at the largest top-k, Holm over them together; p_student_holm = exploratory, within each "
-              f"configuration × metric)")
+        print(f"--- contextual axis (each variant vs {variants[0]}, baseline configurations; marks in the "
+              f"command's one family above; p_student_holm = exploratory, within each configuration × metric)")
         print(shown.to_string(index=False, float_format=lambda v: f"{v:.4f}"))
     print(f"wrote {out / CONTEXTUAL_FILE}")
     return 0
 
 
-def render_summary(result) -> str:
-    from rag_lab.evaluate.ablation.significance import family_summary, marked_set_text
+def render_summary(result, command_family: bool = False) -> str:
+    """The CLI's summary of one ablation run; ``command_family``: the run's marks belong to a larger
+    family the command printed once (``--contextual``), so the family sentence is not repeated."""
+    from rag_lab.evaluate.ablation.significance import (family_summary, marked_set_text, tested_cut_off,
+                                                        uncontrolled_rows)
     from rag_lab.evaluate.ablation.spot_check import spot_check_lines, with_live_marks
     from rag_lab.report.tables import best_rows, display, main_metric, significant_rows
 
@@ -155,22 +157,31 @@ def render_summary(result) -> str:
     best = best_rows(result.results, metric)
     lines.append(with_live_marks(display(best), best, check).to_string(index=False))
     if "marked_set" in result.results:
-        lines.append(f"significance: {marked_set_text(result.results)}. Decision test: paired Student's t "
-                     "(exact sign-flip where t cannot speak: ≤ 16 non-zero differences or a constant difference; "
-                     "column decided_by), Wilcoxon beside it. Exploratory per-family view (Holm within one axis "
+        lines.append("significance: " + (f"marks in the command's one family (above); tested: {tested_cut_off(result.results)}"
+                                         if command_family else marked_set_text(result.results))
+                     + ". Exploratory per-family view (paired Student's t, Wilcoxon beside it; Holm within one axis "
                      "moved at the baseline's other settings, per mode × top-k × metric):")
     else:  # a run summarised before the marked set existed
         lines.append("significance: paired Student's t (Wilcoxon beside it), Holm-corrected within each family — one "
                      "axis moved at the baseline's other settings, per mode × top-k × metric:")
     lines += [f"  {line}" for line in family_summary(result.results)]
     significant = significant_rows(result.results[result.results["metric"] == metric], limit=20)
+    tested = tested_cut_off(result.results)
     if len(significant):
-        lines.append(f"significant on {metric} (family-wise error ≤ 0.05 over every row that can be marked; "
+        lines.append(f"significant on {tested} (family-wise error ≤ 0.05 over every row that can be marked; "
                      "largest |Δ| first):")
         lines.append(with_live_marks(display(significant), significant, check).to_string(index=False))
     else:
-        lines.append(f"no configuration differs significantly from its baseline on {metric} "
-                     "(family-wise error ≤ 0.05 over the marked set)")
+        lines.append(f"no configuration of the marked set ({tested}, one setting moved) differs significantly "
+                     "from its baseline (family-wise error ≤ 0.05)")
+    every = uncontrolled_rows(result.results, limit=len(result.results))
+    elsewhere = every.head(10)
+    if len(elsewhere):
+        lines.append(f"not controlled — confirm with `tune`: {len(every)} row(s) outside the marked set "
+                     "(another top-k or several settings moved) with an exploratory per-family Holm p < 0.05"
+                     + (f"; the {len(elsewhere)} smallest p first" if len(every) > len(elsewhere) else ", smallest p first")
+                     + ":")
+        lines.append(with_live_marks(display(elsewhere), elsewhere, check).to_string(index=False))
     lines.append(f"wrote {result.run_dir}/ (results.csv, per_query.csv.gz, manifest.json); "
                  f"HTML: rag-lab report {result.run_dir} --out reports/{result.run_dir.name}.html")
     return "\n".join(lines)

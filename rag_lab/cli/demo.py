@@ -149,7 +149,8 @@ def recommended_summary(path: str | None) -> str | None:
     elif {"metric", "dev_mean", "rest_mean", "rest_default_mean"} <= set(p):
         lines.append(f"  {p['metric']} chosen on {p.get('chosen_on', 'dev')}: {p['dev_mean']:.4f}; confirmed on the rest "
                      f"split: {p['rest_mean']:.4f} vs the default's {p['rest_default_mean']:.4f}"
-                     + (f" (paired t p = {p['rest_p_student']:.1e})" if "rest_p_student" in p else ""))
+                     + (f" (p = {p['rest_p_value']:.1e}, {p.get('rest_decided_by', 'paired test')})" if "rest_p_value" in p
+                        else f" (paired t p = {p['rest_p_student']:.1e})" if "rest_p_student" in p else ""))
     return "\n".join(lines)
 
 

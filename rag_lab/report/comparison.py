@@ -4,10 +4,10 @@ baseline mode, and latency percentiles (used by ``notebooks/02_mode_comparison.i
 The inputs are per-query scores, ``per_query[mode][metric][query_id] → score``: what
 :func:`rag_lab.evaluate.retrieval.ir.evaluate_modes` returns (``IRReport.per_query``, ranx), or what
 :func:`per_query_from_samples` makes of an evaluation run's tidy ``samples``. The statistics are
-the package's own (:mod:`rag_lab.evaluate.statistics.significance`): seeded percentile bootstrap, paired Student's t
-and Fisher's randomization test, Holm-corrected over every (mode, metric) of one test;
-"significant" means both tests agree — the family-wise error over every mode × metric the table marks
-stays ≤ α. Coverage figures (``judged@10``: the share of retrieved documents that carry a judgement)
+the package's own: seeded percentile bootstrap, and "significant" by the lab's comparison policy
+(:mod:`rag_lab.evaluate.statistics.policy`: its decision test, Holm over every mode × metric of the table,
+so the family-wise error over every mark stays ≤ α); paired Student's t and Fisher's randomization test,
+each Holm-corrected, stand beside it as an exploratory view. Coverage figures (``judged@10``: the share of retrieved documents that carry a judgement)
 say how far the other metrics can be trusted, not which mode is better: they are shown, never tested.
 """
 
@@ -15,15 +15,16 @@ from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
 
+from rag_lab.evaluate.statistics import policy
 from rag_lab.evaluate.statistics.significance import (DEFAULT_ALPHA, DEFAULT_PERMUTATIONS, DEFAULT_RESAMPLES, DEFAULT_SEED,
-                                    bootstrap_ci, compare_to_baseline)
+                                                      bootstrap_ci, compare_to_baseline)
 
 # Shown with their CIs, never tested or marked: rag_lab.evaluate.retrieval.ir.JUDGED (not imported: that module
 # loads the retrievers, and this one serves notebooks that only hold score tables).
 COVERAGE_METRICS = ("judged@10",)
 
 TABLE_COLUMNS = ["mode", "metric", "mean", "ci_low", "ci_high", "n", "n_nan", "baseline", "delta",
-                 "p_student_holm", "p_fisher_holm", "significant"]
+                 "p_student_holm", "p_fisher_holm", "p_value", "decided_by", "p_adjusted", "significant"]
 
 
 def per_query_from_samples(samples, metrics: Sequence[str] | None = None) -> dict[str, dict[str, dict[str, float]]]:
@@ -43,8 +44,9 @@ def mode_table(per_query: Mapping[str, Mapping[str, Mapping[str, float]]], basel
                n_resamples: int = DEFAULT_RESAMPLES, n_permutations: int = DEFAULT_PERMUTATIONS,
                seed: int = DEFAULT_SEED, alpha: float = DEFAULT_ALPHA):
     """One row per mode × metric: mean with its seeded 95 % bootstrap interval, and against
-    ``baseline`` the paired Δ, Holm-adjusted p-values of both tests and ``significant`` (both
-    below ``alpha``). The baseline's own rows carry NaN there and are never significant."""
+    ``baseline`` the paired Δ, the policy's p (``p_value``, ``decided_by``, ``p_adjusted``: Holm over
+    every mode × metric) and ``significant``, with the exploratory Holm-adjusted t and Fisher p beside
+    it. The baseline's own rows carry NaN there and are never significant."""
     import numpy as np
     import pandas as pd
 
@@ -57,8 +59,9 @@ def mode_table(per_query: Mapping[str, Mapping[str, Mapping[str, float]]], basel
             rows.append({"mode": mode, "metric": metric, "mean": ci["mean"], "ci_low": ci["ci_low"],
                          "ci_high": ci["ci_high"], "n": ci["n"], "n_nan": ci["n_nan"], "baseline": baseline})
     table = pd.DataFrame(rows, columns=TABLE_COLUMNS[:8])
-    for column in ("delta", "p_student_holm", "p_fisher_holm"):
+    for column in ("delta", "p_student_holm", "p_fisher_holm", "p_value", "p_adjusted"):
         table[column] = np.nan
+    table["decided_by"] = None
     table["significant"] = False
     if len(per_query) < 2 or table.empty:
         return table[TABLE_COLUMNS]
@@ -69,12 +72,16 @@ def mode_table(per_query: Mapping[str, Mapping[str, Mapping[str, float]]], basel
         mask = (table["mode"] == row["system"]) & (table["metric"] == row["metric"])
         table.loc[mask, "delta"] = row["delta"]
         table.loc[mask, f"p_{row['test']}_holm"] = row["p_holm"]
-    table["significant"] = (table["p_student_holm"] < alpha) & (table["p_fisher_holm"] < alpha)
+    for _, row in policy.compare(tested, baseline, alpha, seed).iterrows():
+        mask = (table["mode"] == row["system"]) & (table["metric"] == row["metric"])
+        table.loc[mask, ["p_value", "decided_by", "p_adjusted", "significant"]] = (
+            row["p_value"], row["decided_by"], row["p_adjusted"], bool(row["significant"]))
+    table["significant"] = table["significant"].astype(bool)
     return table[TABLE_COLUMNS]
 
 
 def mark(row) -> str:
-    """'= baseline', '▲ sig.' / '▼ sig.' (both tests, Holm-corrected), or ''."""
+    """'= baseline', '▲ sig.' / '▼ sig.' (the policy's test, Holm-corrected), or ''."""
     from rag_lab.report.tables import mark as table_mark
 
     return table_mark({**dict(row), "config": row["mode"]})
@@ -109,10 +116,11 @@ def significance_table(table):
             continue  # a coverage figure: not a comparison
         rows.append({"mode": row["mode"], "metric": row["metric"], "vs": row["baseline"], "n": int(row["n"]),
                      "Δ": "—" if pd.isna(row["delta"]) else f"{row['delta']:+.3f}",
+                     "p (FWER-adjusted)": _fmt_p(row["p_adjusted"]),
                      "p (t, Holm)": _fmt_p(row["p_student_holm"]), "p (Fisher, Holm)": _fmt_p(row["p_fisher_holm"]),
                      "significance": mark(row) or "not sig."})
-    return pd.DataFrame(rows, columns=["mode", "metric", "vs", "n", "Δ", "p (t, Holm)", "p (Fisher, Holm)",
-                                       "significance"])
+    return pd.DataFrame(rows, columns=["mode", "metric", "vs", "n", "Δ", "p (FWER-adjusted)", "p (t, Holm)",
+                                       "p (Fisher, Holm)", "significance"])
 
 
 def latency_frame(latencies_ms: Mapping[str, Mapping[str, float] | Sequence[float]]):

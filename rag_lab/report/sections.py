@@ -99,9 +99,17 @@ def ablation_sections(result) -> list:
             f"{info['significant']} significant"
             + (f", {info['exploratory_below_alpha']} below α in the exploratory view" if "exploratory_below_alpha" in info
                else "") + "</li>" for axis, info in families.items()) + "</ul>"
+    from rag_lab.evaluate.ablation.significance import tested_cut_off, uncontrolled_rows
+
     body += (table_html(with_live_marks(T.display(significant), significant, check)) if len(significant)
-             else "<p>No configuration differs significantly from its baseline ("
-             + html.escape(_significance_text(manifest)) + ").</p>")
+             else f"<p>No configuration of the marked set ({html.escape(tested_cut_off(results))}, one setting moved) "
+                  "differs significantly from its baseline.</p>")
+    elsewhere = uncontrolled_rows(results)
+    if len(elsewhere):
+        body += ("<p><b>Not controlled — confirm with <code>tune</code></b>: rows outside the marked set (another "
+                 "top-k, or several settings moved) whose exploratory per-family Holm p is below 0.05. The marks' "
+                 "error rate does not cover them.</p>"
+                 + table_html(with_live_marks(T.display(elsewhere), elsewhere, check)))
     sections.append(section("Best configurations and significance", body))
 
     body = ""
@@ -132,7 +140,10 @@ def ablation_verdict_section(results, manifest: dict, metric: str) -> Section:
     alpha = float(sig.get("alpha", T.ALPHA))
     n = int(manifest.get("n_queries") or 0)
     tested = int(sig.get("marked_set_size") or 0)
-    floor = smallest_adjusted_p(n, tested, n_permutations=None)  # the grid decides by analytic tests
+    from rag_lab.evaluate.statistics import policy
+
+    family = int((sig.get("command_family") or {}).get("size") or tested)  # --contextual: the command's one family
+    floor = smallest_adjusted_p(n, family, n_permutations=policy.FLIPS)  # the policy's randomization floor
     rows = results[results["metric"] == metric]
     top = rows[rows["top_k"] == rows["top_k"].max()] if len(rows) else rows
     if len(top):
@@ -144,8 +155,8 @@ def ablation_verdict_section(results, manifest: dict, metric: str) -> Section:
         best_text = "no scores"
     if tested and floor >= alpha:
         headline = f"too few questions to tell (n = {n})"
-        power = (f"With n = {n} paired questions no paired test can give a two-sided p below {smallest_p(n, None):.3g}, and "
-                 f"after Holm's correction over the {tested} marked comparisons the smallest possible p is {floor:.3g}: "
+        power = (f"With n = {n} paired questions no paired test can give a two-sided p below {smallest_p(n, policy.FLIPS):.3g}, and "
+                 f"after Holm's correction over the {family} marked comparisons the smallest possible p is {floor:.3g}: "
                  f"never below α = {alpha:g}. Nothing below can be called significant; {best_text} describes these "
                  "questions only.")
     else:
@@ -155,13 +166,18 @@ def ablation_verdict_section(results, manifest: dict, metric: str) -> Section:
         headline = (f"{best_text}; of {tested} one-setting changes tested, {better} significantly better and "
                     f"{worse} significantly worse than their baseline — n = {n} questions")
         power = (f"With n = {n} paired questions the tests can tell: the smallest p they can give after Holm's "
-                 f"correction over the {tested} marked comparisons is {floor:.2g}, below α = {alpha:g}." if tested
+                 f"correction over the {family} marked comparisons is {floor:.2g}, below α = {alpha:g}." if tested
                  else "No comparison can be marked in this grid.")
     return section("Verdict", f'<p class="verdict">{html.escape(headline)}</p><p>{html.escape(power)}</p>')
 
 
 def _significance_text(manifest: dict) -> str:
     sig = manifest.get("significance") or {}
+    if "command_family" in sig:
+        return (f"{sig['command_family']['text']}; this grid holds {sig.get('marked_set_size', 0)} of them "
+                f"(exploratory beside it: {sig.get('exploratory_tests', '')}).")
+    if "exploratory_tests" in sig:
+        return f"{sig['significant']} (exploratory beside it: {sig['exploratory_tests']})."
     if "error_rate" in sig:
         return (f"{sig['significant']} (decision test: {sig['decision_test']}; {sig.get('check_test', '')} "
                 "reported beside it).")

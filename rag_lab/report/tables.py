@@ -49,7 +49,7 @@ def display(frame, metrics: list[str] | None = None):
             "weights": f"{row['dense_weight']:g}:{row['sparse_weight']:g}", "top-k": row["top_k"],
             "metric": row["metric"], "mean [95% CI]": fmt_ci(row["mean"], row["ci_low"], row["ci_high"]),
             "Δ vs baseline": "—" if _nan(row.get("delta")) else f"{row['delta']:+.3f}",
-            **({"p (FWER-adjusted)": _fmt_p(row.get("p_adjusted")) if row.get("marked_set") else "not in marked set",
+            **({"p (FWER-adjusted)": _fmt_p(row.get("p_adjusted")) if row.get("marked_set") else "not controlled",
                 "decided by": row.get("decided_by") or "—"} if "p_adjusted" in row else {}),
             ("p (t, family Holm, exploratory)" if "p_adjusted" in row else "p (t, Holm)"): _fmt_p(row.get("p_student_holm")),
             **({"p (Wilcoxon, Holm)": _fmt_p(row.get("p_wilcoxon_holm"))} if "p_wilcoxon_holm" in row

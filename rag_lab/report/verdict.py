@@ -149,7 +149,9 @@ def build_verdict(per_query: Mapping[str, Mapping[str, Mapping[str, float]]], ta
             if metric not in skip and base is not None:
                 pairs.append((mode, metric, len(set(scores) & set(base))))
     n = max((p[2] for p in pairs), default=max((len(s) for m in per_query.values() for s in m.values()), default=0))
-    floor = smallest_adjusted_p(n, len(pairs))
+    from rag_lab.evaluate.statistics import policy
+
+    floor = smallest_adjusted_p(n, len(pairs), policy.FLIPS)
     verdicts = []
     for metric in dict.fromkeys(table["metric"]):
         if metric in skip:
@@ -171,7 +173,11 @@ def build_verdict(per_query: Mapping[str, Mapping[str, Mapping[str, float]]], ta
 
 
 def _decision_p(row) -> float:
-    """The p that decides a mark: both tests must be below α, so the larger of the two Holm-adjusted p-values."""
+    """The p that decides a mark: the comparison policy's Holm-adjusted p (a table made before the
+    policy: both tests had to be below α, so the larger of their two Holm-adjusted p-values)."""
+    adjusted = row.get("p_adjusted")
+    if adjusted is not None and adjusted == adjusted:
+        return float(adjusted)
     values = [row.get("p_student_holm"), row.get("p_fisher_holm")]
     values = [float(v) for v in values if v is not None and v == v]
     return max(values) if values else math.nan

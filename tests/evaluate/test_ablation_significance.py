@@ -50,7 +50,7 @@ def test_power_one_truly_better_configuration_is_flagged():
     assert row["family"] == "weights | fusion | top-10 | ndcg@top_k" and row["family_size"] == 1
     assert row["p_student_holm"] == row["p_student"] < 1e-10  # a family of one: Holm changes nothing
     # the marked set: 6 k + 3 prefetch + 1 weights comparisons at top-10, Holm over the ten together
-    assert int(table["marked_set"].sum()) == 10 and row["p_adjusted"] <= 10 * row["p_student"]
+    assert int(table["marked_set"].sum()) == 10 and row["p_adjusted"] <= 10 * row["p_decision"]
     row = table.loc[modest]
     assert row["family"] == "prefetch | fusion | top-5 | ndcg@top_k" and row["family_size"] == 3
     assert row["p_student_holm"] == pytest.approx(min(1.0, 3 * row["p_student"])) and row["p_student_holm"] < 0.05
@@ -220,3 +220,61 @@ def test_the_contextual_axis_drops_nan_pairs_and_corrects_like_the_grid():
     assert bool(axis.loc["annotations", "significant"]) and not axis.loc["llm", "significant"]
     kept = ~np.isnan(variants["llm"])
     assert axis.loc["llm", "delta"] == pytest.approx(float((variants["llm"][kept] - base[kept]).mean()))
+
+
+def _summary_of(table):
+    from pathlib import Path
+
+    from rag_lab.cli.ablate import render_summary
+    from rag_lab.evaluate.ablation.runner import AblationResult
+
+    manifest = {"dataset": "d", "n_configs": len(SPEC.configs()), "n_queries": 240, "split": "all",
+                "timing": {"legs_s": 0.0, "grid_s": 0.0, "metrics_s": 0.0, "stats_s": 0.0},
+                "spot_check": {"equal": True, "mode": "fusion", "prefetch_values": [100]}}
+    return render_summary(AblationResult(Path("runs/x"), manifest, table, None))
+
+
+def test_a_gain_at_another_top_k_is_shown_as_not_controlled_never_as_no_difference():
+    """A +0.114 gain at top-5 (exploratory p ≈ 1e-12) is outside the marked set (top-10): the CLI
+    says which top-k was tested and lists the gain under "not controlled — confirm with `tune`"."""
+    from rag_lab.evaluate.ablation.significance import uncontrolled_rows
+
+    rng = np.random.default_rng(4)
+    gain = "fusion|k=60|p=25|w=1:1|top=5"
+    table = summarise(_grid_scores(SPEC, 240, rng, {gain: 0.114}), SPEC.configs(), SPEC)
+    listed = uncontrolled_rows(table)
+    assert gain in set(listed["config"]) and listed.iloc[0]["config"] == gain
+    assert listed.iloc[0]["p_student_holm"] < 1e-10 and not listed["significant"].any()
+    text = _summary_of(table)
+    assert "ndcg@top_k at top-10 only" in text
+    assert "no configuration differs significantly" not in text
+    verdict = ("no configuration of the marked set (ndcg@top_k at top-10, one setting moved)" if not
+               table["significant"].any() else "significant on ndcg@top_k at top-10")
+    assert verdict in text
+    assert "not controlled — confirm with `tune`" in text
+    assert f"{listed.iloc[0]['delta']:+.3f}" in text.split("not controlled — confirm")[1]
+
+
+def test_one_contextual_command_is_one_family():
+    """Two variant grids and the contextual axis: Holm runs over all their marked rows together, so
+    a p that passes inside one grid alone can fail in the command's family."""
+    import pandas as pd
+
+    from rag_lab.evaluate.ablation.contextual import command_family
+    from rag_lab.evaluate.statistics.significance import holm
+
+    rng = np.random.default_rng(8)
+    grids = {name: summarise(_grid_scores(SPEC, 120, rng), SPEC.configs(), SPEC) for name in ("none", "annotations")}
+    alone = {name: table["p_adjusted"].copy() for name, table in grids.items()}
+    axis = pd.DataFrame({"marked_set": [True], "p_decision": [0.001], "p_adjusted": [0.001], "significant": [True]})
+    family = command_family(grids, axis)
+    assert family["size"] == 10 + 10 + 1 and family["members"] == {"none": 10, "annotations": 10, "contextual axis": 1}
+    pooled = [*grids["none"].loc[grids["none"]["marked_set"], "p_decision"],
+              *grids["annotations"].loc[grids["annotations"]["marked_set"], "p_decision"], 0.001]
+    expected = holm(pooled)
+    got = [*grids["none"].loc[grids["none"]["marked_set"], "p_adjusted"],
+           *grids["annotations"].loc[grids["annotations"]["marked_set"], "p_adjusted"], axis.loc[0, "p_adjusted"]]
+    assert got == pytest.approx(expected)
+    marked = grids["none"]["marked_set"]
+    assert (grids["none"].loc[marked, "p_adjusted"] >= alone["none"][marked] - 1e-12).all()
+    assert "over all 21 comparisons that can be marked" in family["text"] and "≤ 0.05" in family["text"]

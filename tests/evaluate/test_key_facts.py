@@ -177,3 +177,30 @@ def test_a_hedged_answer_keeps_the_facts_of_what_it_does_claim():
 def test_answers_that_only_contain_negations_are_no_refusals(answer):
     assert not is_refusal(answer)
     assert claimed_text(answer).strip()
+
+
+def test_units_scales_and_shares_are_read():
+    from rag_lab.evaluate.facts.key_facts import key_fact_precision, key_fact_recall
+
+    # a percentage is not the amount that shares its digits
+    assert key_fact_recall("It is 4,106 percent.", "The limit is $4,106.") == 0.0
+    assert key_fact_recall("It is 4,106%.", "The limit is $4,106.") == 0.0
+    assert key_fact_recall("It is 4,106 percent.", "It rose 4,106%.") == 1.0
+    # scale words: the same amount however written; a different scale is a different amount
+    assert key_fact_recall("It is $1.2 million.", "The grant is $1,200,000.") == 1.0
+    assert key_fact_recall("It is 1.2 million dollars.", "The grant is $1,200,000.") == 1.0
+    assert key_fact_recall("It is $1.2 thousand.", "The grant is $1,200,000.") == 0.0
+    assert key_fact_precision("The grant is $1,200,000.", "It is $1.2 million.") == 1.0
+    # a fraction states the percentage it equals, and only that one
+    assert key_fact_recall("The rate is 0.85.", "The rate is 85%.") == 1.0
+    assert key_fact_recall("The rate is 85 percent.", "The share is 0.85.") == 1.0
+    assert key_fact_recall("The rate is 0.86.", "The rate is 85%.") == 0.0
+
+
+def test_a_refusal_ends_at_a_comma_and_a_hedged_figure_is_a_claim():
+    from rag_lab.evaluate.facts.key_facts import claimed_text, key_fact_precision, key_fact_recall
+
+    assert key_fact_recall("The documents do not specify a cap, the limit is $4,106.", "The limit is $4,106.") == 1.0
+    assert key_fact_precision("I cannot confirm it, it may be $287.", "The limit is $4,106.") == 0.0
+    assert key_fact_precision("I cannot confirm the $287 figure.", "The limit is $4,106.") is None  # a pure refusal
+    assert "287" not in claimed_text("I don't know whether it is $287.")

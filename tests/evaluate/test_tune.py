@@ -95,6 +95,8 @@ def test_the_config_file_reproduces_the_confirmed_number_live(result, texas, lab
                                        else "recommendation: KEEP THE DEFAULT") in printed
     report = json.loads((result.run_dir / "tune.json").read_text())
     assert report["confirmation"]["chosen"]["mean"] == pytest.approx(result.confirmation.chosen.mean)
+    assert report["rest_looks"] == result.rest_looks >= 1
+    assert f"this rest split has been looked at by {result.rest_looks} tune run(s)" in printed
 
 
 def test_query_rewrites_are_measured_with_their_cost_and_dropped_when_they_add_nothing(texas, lab_settings, tmp_path):

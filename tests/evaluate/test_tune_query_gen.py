@@ -39,6 +39,23 @@ def test_rewrites_are_cached_a_rerun_asks_nothing(tmp_path):
     assert again == texts and len(llm.prompts) == 2 and cost_again.calls == cost.calls
 
 
+def test_another_generator_never_reuses_the_cached_rewrites(tmp_path):
+    """The cache is keyed by the generator's identity and every input: another model asks again
+    (its own rewrites, its own cost); the first model's rewrites stay cached beside them."""
+    first = ScriptedLLM(script=numbered_rewrites, model_name="model-a")
+    queries = {"q1": "rate for toddlers"}
+    texts, _ = rewrite_queries(first, queries, 2, tmp_path)
+    other = ScriptedLLM(script=lambda prompt: numbered_rewrites(prompt).replace("variant", "other"), model_name="model-b")
+    theirs, cost = rewrite_queries(other, queries, 2, tmp_path)
+    assert theirs == {"q1~rewrite0": "rate for toddlers other 1"} and len(other.prompts) == 1 and cost.calls == 1
+    same = ScriptedLLM(script=numbered_rewrites, model_name="model-a")
+    assert rewrite_queries(same, queries, 2, tmp_path)[0] == texts and same.prompts == []
+    # a record written without a key (an older cache) is not trusted
+    (tmp_path / "rewrites-2.jsonl").write_text('{"question": "rate for toddlers", "rewrites": ["stale"], "cost": {}}\n')
+    fresh = ScriptedLLM(script=numbered_rewrites, model_name="model-a")
+    assert rewrite_queries(fresh, queries, 2, tmp_path)[0] == texts and len(fresh.prompts) == 1
+
+
 def _legs(prefix: str, dense: list[str], other: list[str]) -> dict:
     doc = lambda c: c.split("#")[0]  # noqa: E731
     return {"dense": [(c, doc(c), 1.0 / (i + 1)) for i, c in enumerate(dense)],

@@ -90,7 +90,7 @@ def test_a_lower_mean_is_worse_only_when_the_paired_test_says_so():
     from rag_lab.evaluate.tune.report import confirmation_verdict
 
     def conf(delta, p):
-        return SimpleNamespace(delta=delta, p_student=p, alpha=0.05, significant=delta > 0 and p < 0.05)
+        return SimpleNamespace(delta=delta, p_value=p, alpha=0.05, significant=delta > 0 and p < 0.05)
 
     assert confirmation_verdict(conf(0.12, 1e-5)) == "significantly better"
     assert confirmation_verdict(conf(0.01, 0.4)) == "NOT significantly better"
@@ -152,12 +152,13 @@ def test_the_gate_adopts_noise_rarely_and_a_real_gain_mostly():
 
 
 def _confirmation_of(pick: Config, default: Config, picked: np.ndarray, control: np.ndarray):
-    from rag_lab.evaluate.statistics.significance import paired_p_value
+    from rag_lab.evaluate.statistics import policy
     from rag_lab.evaluate.tune.confirm import Confirmation, Scored
 
     a, b = Scored(pick, picked, (0.0, 1.0)), Scored(default, control, (0.0, 1.0))
+    p, decided, _ = policy.decide_pair(control, picked)
     return Confirmation("chunk_hit@5", picked.size, a, b, [b], float((picked - control).mean()), (0.0, 0.0),
-                        paired_p_value(control, picked, "student"), 1.0)
+                        p, decided, float("nan"), float("nan"))
 
 
 def test_the_selection_says_when_the_metric_cannot_separate_the_configurations():

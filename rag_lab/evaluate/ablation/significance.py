@@ -15,31 +15,39 @@ belongs to one *family* — the comparisons that answer one question for one mod
   baseline (exploratory: a large family, so only large effects survive it).
 
 Which rows may be called *significant* (▲/▼ in the report, "significant" in the CLI) is fixed
-before any p-value is seen, and one correction runs over all of them together:
+before any p-value is seen, and one correction runs over all of them together (the lab's comparison
+policy, :mod:`rag_lab.evaluate.statistics.policy`):
 
 - the *marked set* = the comparisons of the headline metric (nDCG at the top-k, ``ndcg@top_k``) at
   the deepest cut-off of the grid (its largest top-k) that move ONE setting (the k, prefetch,
-  weights, max_per_doc and mode families); Holm over that whole set (``p_adjusted``) → family-wise
-  error ≤ α over every row that is ever marked, whatever the grid's size or number of metrics;
+  weights, max_per_doc and mode families); the policy's decision test (``p_decision``,
+  ``decided_by``) and Holm over that whole set (``p_adjusted``) → family-wise error ≤ α over every
+  row that is ever marked, whatever the grid's size or number of metrics (``ablate --contextual``
+  pools every variant's marked set with the contextual axis into one family:
+  :func:`~rag_lab.evaluate.statistics.policy.correct_jointly`);
 - every other row (other metrics, other cut-offs, interactions) keeps its per-family Holm p-values
-  (``p_student_holm``, ``p_wilcoxon_holm``) as an *exploratory* view and is never marked.
+  (``p_student_holm``, ``p_wilcoxon_holm``) as an *exploratory* view and is never marked; rows at
+  another top-k with an exploratory p below α are listed as "not controlled — confirm with
+  ``tune``" (:func:`uncontrolled_rows`).
 
 A grid-wide correction over all ~900 rows of a default run would hold the same error rate, but one
 truly better configuration would then need p < 0.05/900; the marked set keeps the power of the old
 per-family view at the cut-off users read (``benchmarks/grid_significance.py`` measures both).
-The decision test is the two-sided paired Student's t (scipy's, analytic) except where it cannot
-speak: at most 16 non-zero differences (tiny folders, sparse changes) or a constant non-zero
-difference get the exact sign-flip p-value (``decided_by``); Wilcoxon signed-rank stands beside it
-as a check that does not assume normal differences.
+The exploratory p-values are the two-sided paired Student's t (analytic; the exact sign-flip p
+where t cannot speak: at most 16 non-zero differences or a constant difference) with Wilcoxon
+signed-rank beside it; only the marked set is tested with the policy's decision test.
 """
 
 from __future__ import annotations
 
+from operator import itemgetter
+
 import numpy as np
 
 from rag_lab.evaluate.ablation.grid import Config, GridSpec
-from rag_lab.evaluate.statistics.significance import (DEFAULT_ALPHA, bootstrap_ci, bootstrap_matrix, holm, holm_within, paired_test,
-                                    paired_tests_many)
+from rag_lab.evaluate.statistics import policy
+from rag_lab.evaluate.statistics.significance import (DEFAULT_ALPHA, bootstrap_ci, bootstrap_matrix, holm_within,
+                                                      paired_test, paired_tests_many)
 
 FAMILY_QUESTIONS = {
     "k": "does RRF k matter? each k against the default k, at the default prefetch and weights",
@@ -50,11 +58,11 @@ FAMILY_QUESTIONS = {
     "mode": "does the fused mode matter? each mode's baseline against the first mode's",
     "interactions": "configurations moving two or more settings at once, against their mode's baseline",
 }
-DECISION_TEST = "student"
+DECISION_TEST = "student"  # the exploratory view's test; the marked set's is the policy's
 CHECK_TEST = "wilcoxon"
 HEADLINE_METRICS = ("ndcg@top_k", "ndcg")  # the metric the marked set is drawn from (first present)
 ONE_SETTING_AXES = ("k", "prefetch", "weights", "max_per_doc", "mode")
-ERROR_RATE = "family-wise error rate"
+ERROR_RATE = policy.ERROR_RATE
 
 
 def _moved(config: Config, base: Config) -> list[str]:
@@ -87,6 +95,14 @@ def family_name(axis: str, mode: str, top_k: int, metric: str) -> str:
     return f"mode | top-{top_k} | {metric}" if axis == "mode" else f"{axis} | {mode} | top-{top_k} | {metric}"
 
 
+def _scores_in_order(scores: dict, queries: list[str]) -> list[float]:
+    """``scores`` at ``queries`` (NaN where missing); one C-level lookup when all are there."""
+    try:
+        return list(itemgetter(*queries)(scores)) if len(queries) > 1 else [scores[queries[0]]]
+    except KeyError:
+        return [scores.get(q, np.nan) for q in queries]
+
+
 def _score_rows(per_query: dict, configs: list[Config], seed: int, ci: bool = True) -> tuple[list[dict], dict]:
     """One row per configuration × metric: mean and bootstrap CI (NaN-free rows in one matrix pass);
     and per metric (questions, config id → its scores over them, NaN where missing), for the tests."""
@@ -98,8 +114,7 @@ def _score_rows(per_query: dict, configs: list[Config], seed: int, ci: bool = Tr
             continue
         queries = sorted(per_query[chosen[0].id][metric])
         scores = [per_query[c.id][metric] for c in chosen]
-        matrix = np.array([np.fromiter(map(lambda q, s=s: s.get(q, np.nan), queries), float, len(queries))
-                           for s in scores])
+        matrix = np.array([_scores_in_order(s, queries) for s in scores], dtype=float)
         matrices[metric] = (queries, {c.id: matrix[i] for i, c in enumerate(chosen)
                                       if len(per_query[c.id][metric]) == len(queries)})
         complete = ~np.isnan(matrix).any(axis=1)
@@ -118,7 +133,8 @@ def _score_rows(per_query: dict, configs: list[Config], seed: int, ci: bool = Tr
     return rows, matrices
 
 
-def _pair_arrays(per_query: dict, config_id: str, baseline_id: str, metric: str) -> tuple[np.ndarray, np.ndarray]:
+def pair_arrays(per_query: dict, config_id: str, baseline_id: str, metric: str) -> tuple[np.ndarray, np.ndarray]:
+    """(baseline scores, config scores) on the questions both scored, NaN pairs dropped."""
     scores, base = per_query[config_id].get(metric, {}), per_query[baseline_id].get(metric, {})
     queries = sorted(set(scores) & set(base))
     a = np.array([base[q] for q in queries], dtype=float)
@@ -130,7 +146,7 @@ def _pair_arrays(per_query: dict, config_id: str, baseline_id: str, metric: str)
 def paired_comparison(per_query: dict, config_id: str, baseline_id: str, metric: str, memo: dict) -> dict:
     """Δ (config − baseline), both tests' p-values and ``decided_by`` on the questions both scored
     (NaN pairs dropped). ``per_query``: system → metric → question → score; ``memo`` is shared."""
-    a, b = _pair_arrays(per_query, config_id, baseline_id, metric)
+    a, b = pair_arrays(per_query, config_id, baseline_id, metric)
     key = (a.tobytes(), b.tobytes())
     if key not in memo:  # grids repeat the same score vectors: test each pair once
         p_t, decided = paired_test(a, b, DECISION_TEST)
@@ -203,7 +219,7 @@ def summarise(per_query: dict, configs: list[Config], spec: GridSpec, seed: int 
         extra[position].update(result)
     table = pd.concat([table, pd.DataFrame(extra, index=table.index)], axis=1)
     table = correct_within_families(table, alpha)
-    return correct_over_marked_set(table, spec, alpha)
+    return correct_over_marked_set(table, spec, per_query, alpha, seed)
 
 
 def correct_within_families(table: "pandas.DataFrame", alpha: float = DEFAULT_ALPHA) -> "pandas.DataFrame":  # noqa: F821
@@ -216,39 +232,70 @@ def correct_within_families(table: "pandas.DataFrame", alpha: float = DEFAULT_AL
     return table
 
 
-def correct_over_marked_set(table: "pandas.DataFrame", spec: GridSpec,  # noqa: F821
-                            alpha: float = DEFAULT_ALPHA) -> "pandas.DataFrame":  # noqa: F821
-    """``marked_set`` (headline metric, largest top-k, one setting moved), ``p_adjusted`` (Holm over
-    the whole marked set; NaN elsewhere) and ``significant`` = marked set and ``p_adjusted`` < α.
-    Every other row's per-family Holm p stays as an exploratory column and is never significant."""
+def correct_over_marked_set(table: "pandas.DataFrame", spec: GridSpec, per_query: dict,  # noqa: F821
+                            alpha: float = DEFAULT_ALPHA, seed: int = 42) -> "pandas.DataFrame":  # noqa: F821
+    """``marked_set`` (headline metric, largest top-k, one setting moved), its ``p_decision`` (the
+    policy's test), ``p_adjusted`` (Holm over the whole marked set; NaN elsewhere) and
+    ``significant`` = marked set and ``p_adjusted`` < α. Every other row's per-family Holm p stays
+    as an exploratory column and is never significant."""
     metric = headline_metric(table["metric"])
     marked = ((table["metric"] == metric) & (table["top_k"] == max(spec.top_k))
               & table["family_axis"].isin(ONE_SETTING_AXES) & table[f"p_{DECISION_TEST}"].notna())
-    return correct_over_rows(table, marked, alpha)
+    return correct_over_rows(table, marked, lambda row: pair_arrays(
+        per_query, table.at[row, "config"], table.at[row, "baseline"], table.at[row, "metric"]), alpha, seed)
 
 
-def correct_over_rows(table: "pandas.DataFrame", marked,  # noqa: F821
-                      alpha: float = DEFAULT_ALPHA) -> "pandas.DataFrame":  # noqa: F821
-    """``marked_set`` = ``marked`` (a boolean Series), ``p_adjusted`` = Holm over those rows'
-    decision p-values together, ``significant`` = marked and ``p_adjusted`` < α; nothing else."""
+def correct_over_rows(table: "pandas.DataFrame", marked, scores_of,  # noqa: F821
+                      alpha: float = DEFAULT_ALPHA, seed: int = 42) -> "pandas.DataFrame":  # noqa: F821
+    """``marked_set`` = ``marked`` (a boolean Series); for those rows ``p_decision`` and
+    ``decided_by`` from the policy's decision test on ``scores_of(row label)`` → (baseline scores,
+    scores) on the questions both scored, ``p_adjusted`` = Holm over them together, ``significant``
+    = marked and ``p_adjusted`` < α; nothing else."""
     table["marked_set"] = marked.astype(bool)
-    table["p_adjusted"] = np.nan
+    table["p_decision"] = np.nan
     rows = table.index[table["marked_set"]]
-    if len(rows):
-        table.loc[rows, "p_adjusted"] = holm(table.loc[rows, f"p_{DECISION_TEST}"].tolist())
-    table["significant"] = (table["marked_set"] & (table["p_adjusted"] < alpha)).astype(bool)
+    by_length: dict[int, list] = {}
+    pairs = {}
+    for row in rows:
+        pairs[row] = scores_of(row)
+        by_length.setdefault(pairs[row][0].size, []).append(row)
+    for length, group in by_length.items():  # one vectorised call per question count
+        p, decided = policy.decide(np.array([pairs[r][0] for r in group]).reshape(len(group), length),
+                                   np.array([pairs[r][1] for r in group]).reshape(len(group), length), seed)
+        table.loc[group, "p_decision"] = p
+        table.loc[group, "decided_by"] = decided
+    policy.correct_jointly([table], alpha)
     return table
+
+
+def tested_cut_off(results) -> str:
+    """What the marked set tests, e.g. ``ndcg@top_k at top-10``."""
+    marked = results[results["marked_set"]] if "marked_set" in getattr(results, "columns", ()) else results.iloc[:0]
+    if not len(marked):
+        return "the headline metric at the largest top-k"
+    return f"{marked['metric'].iloc[0]} at top-{int(marked['top_k'].iloc[0])}"
 
 
 def marked_set_text(results, alpha: float = DEFAULT_ALPHA) -> str:
     """What the marks control, for the CLI, the report and the manifest."""
-    marked = results[results["marked_set"]] if "marked_set" in getattr(results, "columns", ()) else results.iloc[:0]
-    metric = marked["metric"].iloc[0] if len(marked) else "the headline metric"
-    cut_off = f"top-{int(marked['top_k'].iloc[0])}" if len(marked) else "the largest top-k"
-    return (f"significant = {ERROR_RATE} ≤ {alpha:g} over all {len(marked)} comparisons that can be marked: "
-            f"{metric} at {cut_off}, one setting moved (k, prefetch, weights, cap, mode), Holm over them "
-            "together; every other row (other metrics, cut-offs, interactions) carries only an exploratory "
-            "per-family Holm p and is never called significant")
+    size = int(results["marked_set"].sum()) if "marked_set" in getattr(results, "columns", ()) else 0
+    return (policy.family_text(size, f"{tested_cut_off(results)} only, one setting moved: k, prefetch, weights, "
+                                     "cap, mode", alpha)
+            + "; every other row (other metrics, other top-k, interactions) carries only an exploratory "
+              "per-family Holm p and is never called significant")
+
+
+def uncontrolled_rows(results, alpha: float = DEFAULT_ALPHA, limit: int = 10):
+    """Rows of the headline metric outside the marked set (another top-k, interactions) whose
+    exploratory per-family Holm p is below α, smallest p first: gains or losses the marks do not
+    cover, to be confirmed with ``tune`` on held-out questions, never called significant."""
+    columns = getattr(results, "columns", ())
+    if "marked_set" not in columns or f"p_{DECISION_TEST}_holm" not in columns:
+        return results.iloc[:0]
+    metric = headline_metric(results["metric"])
+    frame = results[(results["metric"] == metric) & ~results["marked_set"].astype(bool)
+                    & (results[f"p_{DECISION_TEST}_holm"] < alpha)]
+    return frame.sort_values(f"p_{DECISION_TEST}_holm", kind="stable").head(limit)
 
 
 def significance_manifest(results, alpha: float = DEFAULT_ALPHA) -> dict:
@@ -262,9 +309,9 @@ def significance_manifest(results, alpha: float = DEFAULT_ALPHA) -> dict:
                               "significant": int(group["significant"].sum()),
                               "exploratory_below_alpha": int((group[f"p_{DECISION_TEST}_holm"] < alpha).sum())}
     marked = int(results["marked_set"].sum()) if "marked_set" in getattr(results, "columns", ()) else 0
-    return {"decision_test": "paired Student's t, two-sided (analytic); exact sign-flip when ≤ 16 non-zero "
-                             "differences or a constant difference (column decided_by)",
-            "check_test": "Wilcoxon signed-rank, two-sided (zero differences dropped)",
+    return {"decision_test": policy.TEST_TEXT,
+            "exploratory_tests": "paired Student's t (exact sign-flip when ≤ 16 non-zero differences or a constant "
+                                 "difference) and Wilcoxon signed-rank, Holm within each family",
             "error_rate": ERROR_RATE, "alpha": alpha, "marked_set_size": marked,
             "correction": "Holm over the marked set (headline metric at the largest top-k, one setting moved); "
                           "per-family Holm elsewhere, exploratory only",

@@ -12,11 +12,18 @@ make every way of writing a year one fact:
   range is stated only by the same range; its end years count as stated (an answer naming "2025 to
   2027" states 2025).
 
+**Units and scales** are read before the terms (:func:`read_units`): "4,106 percent" is a
+percentage (never the amount $4,106), "$1.2 million" is "$1,200,000" (thousand, million, billion),
+and a fraction states the percentage it equals ("0.85" = "85%").
+
 A **refusal** states nothing: a sentence (or a clause after "but"/"however"/";") that says the
 answer is not known or not in the documents ("I do not know the limit for a family of 5 in BCY
 2026", the prompt's "I couldn't find information about that") names what is not known, which is no
-claim; its facts are dropped before an answer is scored (:func:`claimed_text`). A pure refusal so
-earns recall 0 and has no precision (None); a hedged answer keeps the facts of its other sentences.
+claim; its facts are dropped before an answer is scored (:func:`claimed_text`). A refusing clause
+ends at the first comma after the refusal ("The documents do not specify a cap, the limit is $4,106"
+claims $4,106). A pure refusal so earns recall 0 and has no precision (None); a hedged answer keeps
+the facts of its other clauses, so a hedged figure ("I cannot confirm it, it may be $287") is a claim
+and counts for precision.
 
 Two answer metrics are built on them, both blind to what the question already says (echoing
 "a family of 5 in BCY 2026" back is not an answer) and to citation markers (``[Doc 1: bcy-26….pdf,
@@ -35,8 +42,10 @@ from __future__ import annotations
 
 import functools
 import re
+from decimal import Decimal, InvalidOperation
 
-from rag_lab.tokenizer import PROGRAM_YEAR_PHRASES, PROGRAM_YEAR_PREFIXES, Term, amount_of, full_year, iter_terms
+from rag_lab.tokenizer import (PROGRAM_YEAR_PHRASES, PROGRAM_YEAR_PREFIXES, Term, amount_of, canonical_number, full_year,
+                               iter_terms)
 
 # "[Doc 2]", "[Doc 2: file.pdf, Page 3]", "[Docs 1, 2]", "(Doc 1)", "Doc 1": citation markers, removed
 # before an answer's facts are read (their numbers and file names are not claims).
@@ -83,6 +92,47 @@ REFUSAL = re.compile(
 _CLAUSE = re.compile(r"(?<=[.!?])\s+|\n+|;\s*|,?\s+\b(?:but|however|although|though)\b,?\s*", re.IGNORECASE)
 
 
+# Units the sparse tokenizer does not read (its terms must stay as they are for the index): a
+# thousands-separated number before "percent"/"%", and scale words after an amount.
+_SEPARATED_PERCENT = re.compile(r"(?<![\d.,])(\d{1,3}(?:,\d{3})+(?:\.\d+)?)(?=\s?(?:%|percent\b|per\s+cent\b))",
+                                re.IGNORECASE)
+_SCALES = {"thousand": 10 ** 3, "million": 10 ** 6, "billion": 10 ** 9}
+_SCALED = re.compile(r"(?<![\d.,])(?P<currency>[$€£]\s?)?(?P<amount>\d{1,3}(?:,\d{3})+(?:\.\d+)?|\d+(?:\.\d+)?)"
+                     r"\s+(?P<scale>thousand|million|billion)\b", re.IGNORECASE)
+
+
+def read_units(text: str) -> str:
+    """``text`` with its units spelled the way the tokenizer reads them: "4,106 percent" →
+    "4106 percent" (a percentage, not the number 4,106), "$1.2 million" → "$1200000"."""
+    text = _SEPARATED_PERCENT.sub(lambda m: m.group(1).replace(",", ""), text or "")
+
+    def scaled(match: re.Match) -> str:
+        try:
+            value = Decimal(match["amount"].replace(",", "")) * _SCALES[match["scale"].lower()]
+        except InvalidOperation:
+            return match.group(0)
+        return f"{(match['currency'] or '').strip()}{canonical_number(format(value, 'f'))}"
+
+    return _SCALED.sub(scaled, text)
+
+
+def _share(number: str) -> str | None:
+    """The share a fraction or a percentage states, ``share_0.85`` for "0.85" and for "85%"."""
+    try:
+        value = Decimal(number)
+    except InvalidOperation:
+        return None
+    return f"share_{canonical_number(format(value, 'f'))}" if 0 < value < 1 else None
+
+
+def _share_of(term: Term) -> str | None:
+    if term.kind == "percent":
+        return _share(format(Decimal(term.text.split("_", 1)[1]) / 100, "f"))
+    if term.kind == "number" and "." in term.text and term.text.count(".") == 1:
+        return _share(term.text)
+    return None
+
+
 def strip_citations(text: str) -> str:
     return CITATION_MARKER.sub(" ", text or "")
 
@@ -96,7 +146,16 @@ def claimed_text(answer: str) -> str:
     """``answer`` without its citation markers and without the sentences and clauses that refuse
     (:data:`REFUSAL`): what it claims. Empty for a pure refusal."""
     clauses = _CLAUSE.split(strip_citations(answer))
-    return " … ".join(c for c in clauses if c and c.strip() and not is_refusal(c))
+    return " … ".join(claim for c in clauses if c and c.strip() for claim in _claims_of(c))
+
+
+def _claims_of(clause: str) -> list[str]:
+    """The parts of one clause that claim something: a refusal runs to the next comma after it."""
+    match = REFUSAL.search(clause)
+    if match is None:
+        return [clause] if clause.strip() else []
+    comma = clause.find(",", match.end())
+    return [] if comma < 0 else _claims_of(clause[comma + 1:])
 
 
 def year_ranges(text: str) -> tuple[list[tuple[int, int]], str]:
@@ -142,7 +201,7 @@ def extract_key_facts(text: str) -> set[str]:
 
 
 def _facts(text: str) -> dict[str, Term]:
-    ranges, rest = year_ranges(text or "")
+    ranges, rest = year_ranges(read_units(text or ""))
     facts = {term.text: term for term in (_range_term(*r) for r in ranges)}
     facts.update((term.text, term) for term in iter_terms(rest) if term.is_domain)
     return facts
@@ -169,7 +228,7 @@ def stated_values(text: str) -> frozenset[str]:
     a run asks it of the same context chunks for every sample and metric that cites them (pure
     Python under the GIL: at 16 samples in flight it held up the other samples' judge requests)."""
     values: set[str] = set()
-    ranges, rest = year_ranges(text or "")
+    ranges, rest = year_ranges(read_units(text or ""))
     for start, end in ranges:
         values |= {_range_term(start, end).text, str(start), str(end), f"year_{start}", f"year_{end}"}
     for term in iter_terms(rest):
@@ -179,14 +238,18 @@ def stated_values(text: str) -> frozenset[str]:
                 values.add(amount)
             if (year := year_of(term)) is not None:
                 values.add(f"year_{year}")
+            if (share := _share_of(term)) is not None:
+                values.add(share)
     return frozenset(values)
 
 
 def _is_stated(fact: Term, stated: frozenset[str] | set[str]) -> bool:
     # Money and plain numbers are interchangeable ("$4,106" is stated by a table row "4,106" and
     # "4,106" by "$4,106"); a year by any way of writing it; a range only by the same range;
-    # percentages and other codes only by themselves.
+    # a percentage and a fraction by each other ("85%" = "0.85"); other codes only by themselves.
     if fact.text in stated:
+        return True
+    if (share := _share_of(fact)) is not None and share in stated:
         return True
     if (year := year_of(fact)) is not None and f"year_{year}" in stated:
         return True

@@ -1,6 +1,8 @@
 """Plain vs contextual index, per retrieval mode: document hit@k and MRR over every judged
-question, with seeded bootstrap 95 % intervals and paired significance (Fisher's randomization
-test, Holm-corrected over modes × metrics), plus what the contexts cost (calls, tokens, time).
+question, with seeded bootstrap 95 % intervals and paired significance (the lab's comparison policy,
+:mod:`rag_lab.evaluate.statistics.policy`: its decision test, Holm over modes × metrics), plus what the
+contexts cost (calls, tokens, time). ``ablate --contextual`` answers the same question on the grid's
+baseline configurations with the same policy.
 
 Used by ``notebooks/07_contextual_retrieval.ipynb``; every number comes from ranx over the same
 query runs the IR command makes (``run_mode``, checkpointed per index fingerprint).
@@ -36,13 +38,14 @@ class ContextualComparison:
 def compare_contextual(
     dataset: Dataset, settings: Settings, variant: str = "annotations", modes: Sequence[str] = INDEX_MODES,
     k: int = 5, *, build: bool = True, yes: bool = False, resume: bool = True, progress: bool = True,
-    n_resamples: int = 2000, seed: int = 42, test: str = "fisher", limit: int | None = None,
+    n_resamples: int = 2000, seed: int = 42, limit: int | None = None,
 ) -> ContextualComparison:
     """Run every judged question (or the first ``limit``) through each mode on the plain and the
     ``variant`` index."""
     import pandas as pd
 
-    from rag_lab.evaluate.statistics.significance import bootstrap_ci, holm, paired_p_value
+    from rag_lab.evaluate.statistics import policy
+    from rag_lab.evaluate.statistics.significance import bootstrap_ci
 
     if variant == "none":
         raise ValueError("compare a contextual variant (annotations, llm, both) against the plain index")
@@ -71,11 +74,12 @@ def compare_contextual(
                 "mode": mode, "metric": metric, "n": len(ids),
                 "plain": ci_a["mean"], "plain_low": ci_a["ci_low"], "plain_high": ci_a["ci_high"],
                 variant: ci_b["mean"], f"{variant}_low": ci_b["ci_low"], f"{variant}_high": ci_b["ci_high"],
-                "delta": ci_b["mean"] - ci_a["mean"], "p_value": paired_p_value(a, b, test, n_resamples, seed),
+                "delta": ci_b["mean"] - ci_a["mean"], **dict(zip(("p_value", "decided_by"),
+                                                                    policy.decide_pair(a, b, seed)[:2])),
             })
     table = pd.DataFrame(rows)
-    table["p_holm"] = holm(table["p_value"].tolist())
-    table["significant"] = table["p_holm"] < 0.05
+    table["p_holm"] = policy.adjust(table["p_value"])
+    table["significant"] = policy.is_significant(table["p_holm"])
     plain_manifest = CorpusIndex.open(dataset, settings).manifest
     ctx_manifest = CorpusIndex.open(dataset, settings, variant).manifest
     return ContextualComparison(

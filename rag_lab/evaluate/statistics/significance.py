@@ -77,11 +77,103 @@ def fisher_randomization(control: np.ndarray, treatment: np.ndarray, n_permutati
     (0.77–0.83 measured on one pair), which would make a report's significance marks unstable.
     """
     d = np.asarray(treatment, dtype=float) - np.asarray(control, dtype=float)
-    observed = abs(d.sum())
-    signs = np.random.default_rng(seed).integers(0, 2, size=(n_permutations, d.size), dtype=np.int8) * 2 - 1
-    permuted = np.abs(signs @ d)
-    hits = int(np.count_nonzero(permuted >= observed - 1e-12 * max(1.0, observed)))
+    return float(sign_flip_many(d[None, :], n_permutations, seed)[0])
+
+
+_RANDOM_SIGNS: dict[tuple[int, int, int], np.ndarray] = {}
+
+
+def _random_signs(n: int, n_permutations: int, seed: int) -> np.ndarray:
+    """(permutations, n) seeded ±1 signs as floats, memoised (a grid tests many pairs of one length)."""
+    key = (n, n_permutations, seed)
+    if key not in _RANDOM_SIGNS:
+        if len(_RANDOM_SIGNS) > 8:
+            _RANDOM_SIGNS.clear()
+        draws = np.random.default_rng(seed).integers(0, 2, size=(n_permutations, n), dtype=np.int8) * 2 - 1
+        _RANDOM_SIGNS[key] = draws.astype(np.float64)
+    return _RANDOM_SIGNS[key]
+
+
+def sign_flip_many(differences: np.ndarray, n_permutations: int = DEFAULT_PERMUTATIONS,
+                   seed: int = DEFAULT_SEED, enough_hits: int | None = None) -> np.ndarray:
+    """:func:`fisher_randomization` of every row of a (pairs, queries) matrix of paired differences
+    at once: one seeded set of sign flips serves every row (each row's p is valid on its own, which
+    is all Holm needs), ``(hits + 1) / (permutations + 1)`` per row, in blocks of one matrix product.
+
+    ``enough_hits``: Besag & Clifford's (1991) sequential p-value — a row stops at the flip L that
+    brings its ``enough_hits``-th hit, p = enough_hits / L (a valid p-value); rows that never get
+    there use every flip as above. Rows far from significance then cost a few hundred flips."""
+    d = np.atleast_2d(np.asarray(differences, dtype=float))
+    signs = _random_signs(d.shape[1], n_permutations, seed)
+    observed = np.abs(d.sum(axis=1))
+    reach = observed - 1e-12 * np.maximum(1.0, observed)
+    if enough_hits is not None:
+        return _sequential_sign_flip(d, signs, reach, enough_hits)
+    hits = np.zeros(len(d), dtype=np.int64)
+    block = max(1, 4_000_000 // max(1, n_permutations))
+    for start in range(0, len(d), block):
+        permuted = np.abs(d[start:start + block] @ signs.T)
+        hits[start:start + block] = np.count_nonzero(permuted >= reach[start:start + block, None], axis=1)
     return (hits + 1) / (n_permutations + 1)
+
+
+def _sequential_sign_flip(d: np.ndarray, signs: np.ndarray, reach: np.ndarray, enough_hits: int,
+                          block: int = 500) -> np.ndarray:
+    p = np.full(len(d), np.nan)
+    hits = np.zeros(len(d), dtype=np.int64)
+    active = np.arange(len(d))
+    for start in range(0, len(signs), block):
+        if not active.size:
+            break
+        hit = np.abs(d[active] @ signs[start:start + block].T) >= reach[active, None]
+        running = hits[active, None] + np.cumsum(hit, axis=1)
+        done = running[:, -1] >= enough_hits
+        stopped_at = start + np.argmax(running[done] >= enough_hits, axis=1) + 1
+        p[active[done]] = enough_hits / stopped_at
+        hits[active] = running[:, -1]
+        active = active[~done]
+    p[active] = (hits[active] + 1) / (len(signs) + 1)
+    return p
+
+
+def empirical_likelihood_many(differences: np.ndarray) -> np.ndarray:
+    """Owen's empirical-likelihood ratio test of "mean difference = 0" for every row of a (pairs,
+    queries) matrix, two-sided, χ²(1) calibration (Owen 1988). Unlike Student's t it measures the
+    spread *under the null* (the reweighting of the questions that moves the mean to 0), so a
+    skewed difference — many small losses and a few large gains of equal mean — does not fatten
+    its tail. The Lagrange multiplier is found by bisection (the score Σ d/(1 + λd) falls
+    monotonically in λ), all rows at once. All-zero rows → 1.0; rows whose differences share one
+    sign (0 outside their convex hull) → 0.0: those are left to the sign-flip test."""
+    d = np.atleast_2d(np.asarray(differences, dtype=float))
+    low, high = d.min(axis=1), d.max(axis=1)
+    p = np.where((d == 0.0).all(axis=1), 1.0, 0.0)
+    rows = np.flatnonzero((low < 0.0) & (high > 0.0))
+    if rows.size:
+        from scipy.stats import chi2
+
+        x = d[rows]
+        lower, upper = -1.0 / high[rows], -1.0 / low[rows]  # keeps 1 + λd > 0 for every d
+        for _ in range(80):  # halves the bracket each time: 80 steps leave it at float precision
+            middle = (lower + upper) / 2.0
+            rising = (x / (1.0 + middle[:, None] * x)).sum(axis=1) > 0.0
+            lower, upper = np.where(rising, middle, lower), np.where(rising, upper, middle)
+        multiplier = (lower + upper) / 2.0
+        statistic = 2.0 * np.log1p(multiplier[:, None] * x).sum(axis=1)
+        p[rows] = chi2.sf(np.maximum(statistic, 0.0), 1)
+    return p
+
+
+ZERO_TOLERANCE = 1e-12  # relative to the scores' scale: smaller differences are float rounding
+
+
+def paired_differences(control, treatment) -> np.ndarray:
+    """treatment − control, with differences of float-rounding size (≤ 1e-12 of the scores'
+    scale, e.g. 5.6e-17 between two sums of the same numbers) set to exactly 0: rounding is not a
+    change. Works on vectors and on (pairs, queries) matrices."""
+    a, b = np.asarray(control, dtype=float), np.asarray(treatment, dtype=float)
+    d = b - a
+    scale = np.maximum(1.0, np.maximum(np.abs(a), np.abs(b)))
+    return np.where(np.abs(d) <= ZERO_TOLERANCE * scale, 0.0, d)
 
 
 EXACT_MAX_N = 16  # up to this many non-zero differences the sign-flip distribution is enumerated (2^16 sums)
@@ -102,7 +194,7 @@ def sign_flip_exact(differences: Sequence[float]) -> float:
     p ≥ 2/2^n and never 0. Zero differences add nothing to any sum and are dropped first; none left
     (all ties) → 1.0, which is exact, not a fallback. Enumerated up to :data:`EXACT_MAX_N` non-zero
     differences; beyond that only the constant case is closed-form (2 of 2^n reach it)."""
-    d = np.asarray(differences, dtype=float)
+    d = paired_differences(np.zeros(len(differences)), differences)
     d = d[d != 0.0]
     n = d.size
     if n == 0:
@@ -120,7 +212,8 @@ def sign_flip_exact(differences: Sequence[float]) -> float:
 def paired_test(control: Sequence[float], treatment: Sequence[float], test: str = "student",
                 n_permutations: int = DEFAULT_PERMUTATIONS, seed: int = DEFAULT_SEED) -> tuple[float, str]:
     """(two-sided p, the test that decided it). A test whose statistic is undefined or whose
-    approximation is unfounded never speaks: identical scores → 1.0 ("identical"); at most
+    approximation is unfounded never speaks: a NaN score → NaN ("undefined (NaN score)": drop the
+    pair first if it should count); identical scores, up to float rounding → 1.0 ("identical"); at most
     :data:`EXACT_MAX_N` non-zero differences (n < 6, sparse changes, all ties) or a constant
     non-zero difference (Student's t infinite) → the exact sign-flip p ("sign-flip exact");
     otherwise ``student`` (scipy's paired t, = ranx's), ``wilcoxon`` (scipy's signed rank, zero
@@ -131,7 +224,9 @@ def paired_test(control: Sequence[float], treatment: Sequence[float], test: str 
         raise ValueError(f"paired tests need the same queries: {a.shape} vs {b.shape} scores")
     if test not in KNOWN_TESTS:
         raise ValueError(f"unknown statistical test {test!r}: use one of {', '.join(KNOWN_TESTS)}")
-    d = b - a
+    if np.isnan(a).any() or np.isnan(b).any():  # an unscored question has no difference to test
+        return float("nan"), "undefined (NaN score)"
+    d = paired_differences(a, b)
     nonzero = d[d != 0.0]
     if nonzero.size == 0:
         return 1.0, "identical"
@@ -163,7 +258,7 @@ def paired_tests_many(control: np.ndarray, treatment: np.ndarray) -> tuple[np.nd
     from scipy.stats import ttest_rel, wilcoxon
 
     a, b = np.asarray(control, dtype=float), np.asarray(treatment, dtype=float)
-    d = b - a
+    d = paired_differences(a, b)
     nonzero = np.count_nonzero(d, axis=1)
     # constant among the non-zero differences, as paired_test decides (zero differences are dropped there)
     spread = (np.where(d != 0, d, -np.inf).max(axis=1, initial=-np.inf)
@@ -176,9 +271,29 @@ def paired_tests_many(control: np.ndarray, treatment: np.ndarray) -> tuple[np.nd
         p_t[i] = p_w[i] = sign_flip_exact(d[i])
     rest = np.flatnonzero(~exact)
     if rest.size:
-        p_t[rest] = ttest_rel(b[rest], a[rest], axis=1).pvalue
+        p_t[rest] = ttest_rel(a[rest] + d[rest], a[rest], axis=1).pvalue
         p_w[rest] = wilcoxon(d[rest], axis=1, zero_method="wilcox", alternative="two-sided").pvalue
     return p_t, p_w, decided
+
+
+def paired_scores(per_query: Mapping[str, Mapping[str, Mapping[str, float]]], baseline: str):
+    """(system, metric, baseline scores, scores, pairs dropped) for every other system and metric
+    both scored, matched by query id; a pair with a NaN score is no evidence either way: dropped
+    and counted."""
+    if baseline not in per_query:
+        raise ValueError(f"baseline {baseline!r} is not among the systems: {', '.join(list(per_query)[:10])}")
+    for system, metrics in per_query.items():
+        if system == baseline:
+            continue
+        for metric, scores in metrics.items():
+            base_scores = per_query[baseline].get(metric)
+            if base_scores is None:
+                continue
+            queries = sorted(set(scores) & set(base_scores))
+            a = np.array([base_scores[q] for q in queries], dtype=float)
+            b = np.array([scores[q] for q in queries], dtype=float)
+            scored = ~(np.isnan(a) | np.isnan(b))
+            yield system, metric, a[scored], b[scored], int((~scored).sum())
 
 
 def compare_to_baseline(
@@ -192,38 +307,28 @@ def compare_to_baseline(
     """``per_query[system][metric][query_id] → score`` → one row per system × metric × test.
 
     Columns: system, metric, test, baseline, mean, baseline_mean, delta, p_value, p_holm,
-    significant (``p_holm < alpha``), n_queries. Pairs are matched by query id (only queries both
-    systems scored). The Holm family is every (system, metric) of one test.
+    significant (``p_holm < alpha``), n_queries, n_dropped. Pairs are matched by query id (only
+    queries both systems scored); a pair with a NaN score is dropped and counted in ``n_dropped``
+    (never tested as if it were a difference). The Holm family is every (system, metric) of one test.
     """
     import pandas as pd
 
-    if baseline not in per_query:
-        raise ValueError(f"baseline {baseline!r} is not among the systems: {', '.join(list(per_query)[:10])}")
     rows = []
     memo: dict[tuple, float] = {}  # grids repeat the same score vectors: test each pair once
-    for system, metrics in per_query.items():
-        if system == baseline:
-            continue
-        for metric, scores in metrics.items():
-            base_scores = per_query[baseline].get(metric)
-            if base_scores is None:
-                continue
-            queries = sorted(set(scores) & set(base_scores))
-            a = np.array([base_scores[q] for q in queries], dtype=float)
-            b = np.array([scores[q] for q in queries], dtype=float)
-            for test in tests:
-                key = (test, a.tobytes(), b.tobytes())
-                if key not in memo:
-                    memo[key] = paired_p_value(a, b, test, n_permutations, seed)
-                rows.append({
-                    "system": system, "metric": metric, "test": test, "baseline": baseline,
-                    "mean": float(b.mean()) if b.size else float("nan"),
-                    "baseline_mean": float(a.mean()) if a.size else float("nan"),
-                    "delta": float((b - a).mean()) if a.size else float("nan"),
-                    "p_value": memo[key], "n_queries": len(queries),
-                })
+    for system, metric, a, b, dropped in paired_scores(per_query, baseline):
+        for test in tests:
+            key = (test, a.tobytes(), b.tobytes())
+            if key not in memo:
+                memo[key] = paired_p_value(a, b, test, n_permutations, seed)
+            rows.append({
+                "system": system, "metric": metric, "test": test, "baseline": baseline,
+                "mean": float(b.mean()) if b.size else float("nan"),
+                "baseline_mean": float(a.mean()) if a.size else float("nan"),
+                "delta": float((b - a).mean()) if a.size else float("nan"),
+                "p_value": memo[key], "n_queries": int(a.size), "n_dropped": dropped,
+            })
     frame = pd.DataFrame(rows, columns=["system", "metric", "test", "baseline", "mean", "baseline_mean",
-                                        "delta", "p_value", "n_queries"])
+                                        "delta", "p_value", "n_queries", "n_dropped"])
     frame["p_holm"] = np.nan
     for test in frame["test"].unique():
         mask = frame["test"] == test

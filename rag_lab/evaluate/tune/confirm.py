@@ -3,8 +3,8 @@
 Only rest questions reach it (a dev question among them is refused: the number that chose a
 configuration must never be the number that confirms it). Their legs are retrieved once into their
 own cache, each configuration is fused from them by the grid code, scored by the selection metric,
-and compared with the default by the lab's paired test (two-sided paired Student's t, the ablation's
-decision test; Wilcoxon beside it) with 95 % percentile-bootstrap intervals of each mean and of the
+and compared with the default by the lab's decision test (:mod:`rag_lab.evaluate.statistics.policy`,
+the one the ablation marks with; Student's t and Wilcoxon beside it, exploratory) with 95 % percentile-bootstrap intervals of each mean and of the
 paired difference.
 """
 
@@ -18,10 +18,9 @@ import numpy as np
 
 from rag_lab.evaluate.ablation.grid import Config, GridSpec, compute_grid
 from rag_lab.evaluate.ablation.legs import retrieve_legs
+from rag_lab.evaluate.statistics import policy
 from rag_lab.evaluate.statistics.significance import bootstrap_ci, paired_p_value
 from rag_lab.evaluate.tune.scores import selection_scores
-
-DECISION_TEST, CHECK_TEST = "student", "wilcoxon"
 
 
 @dataclass(frozen=True)
@@ -47,18 +46,22 @@ class Confirmation:
     defaults: list[Scored]  # every mode's default, for the table
     delta: float
     delta_ci: tuple[float, float]
-    p_student: float
+    p_value: float  # the policy's decision test
+    decided_by: str
+    p_student: float  # exploratory, beside it
     p_wilcoxon: float
-    alpha: float = 0.05
+    alpha: float = policy.ALPHA
 
     @property
     def significant(self) -> bool:
-        return self.p_student < self.alpha and self.delta > 0
+        """Better, by the policy: one comparison, so its family is itself."""
+        return bool(policy.is_significant(self.p_value, self.alpha)) and self.delta > 0
 
     def to_dict(self) -> dict:
         return {"metric": self.metric, "questions": self.n, "chosen": self.chosen.to_dict(),
                 "against": self.against.to_dict(), "defaults": [d.to_dict() for d in self.defaults],
-                "delta": self.delta, "delta_ci": list(self.delta_ci), "p_student": self.p_student,
+                "delta": self.delta, "delta_ci": list(self.delta_ci), "p_value": self.p_value,
+                "decided_by": self.decided_by, "test": policy.TEST_TEXT, "p_student": self.p_student,
                 "p_wilcoxon": self.p_wilcoxon, "significant": self.significant, "alpha": self.alpha}
 
 
@@ -100,7 +103,8 @@ def confirm_on_rest(index, rest_queries: Mapping[str, str], dev: frozenset[str],
     against = next(d for d in scored_defaults if d.config.mode == chosen.mode)
     diff = picked.scores - against.scores
     diff_ci = bootstrap_ci(diff, seed=seed)
+    p, decided, _ = policy.decide_pair(against.scores, picked.scores, seed)
     return Confirmation(metric, len(qids), picked, against, scored_defaults, float(diff.mean()),
-                        (diff_ci["ci_low"], diff_ci["ci_high"]),
-                        paired_p_value(against.scores, picked.scores, DECISION_TEST),
-                        paired_p_value(against.scores, picked.scores, CHECK_TEST))
+                        (diff_ci["ci_low"], diff_ci["ci_high"]), p, decided,
+                        paired_p_value(against.scores, picked.scores, "student"),
+                        paired_p_value(against.scores, picked.scores, "wilcoxon"))

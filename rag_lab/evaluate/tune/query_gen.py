@@ -29,27 +29,46 @@ __all__ = ["RewriteCost", "fuse_queries", "generate_rewrites", "group_rewrites",
 REWRITE_SEP = "~rewrite"
 
 
+def rewrite_key(llm, question: str, num_queries: int) -> str:
+    """What decides a question's rewrites: the generator's identity (provider, model, endpoint; the
+    local model by its content) and output settings, QueryFusionRetriever's prompt, n and the
+    question. Another generator, prompt or n is another key, so a cached rewrite is never reused for it."""
+    import hashlib
+
+    from llama_index.core.retrievers.fusion_retriever import QUERY_GEN_PROMPT
+
+    from rag_lab.models.llm.identity import llm_identity, output_settings
+
+    identity = {"generator": llm_identity(llm), "output": output_settings(llm), "prompt": QUERY_GEN_PROMPT,
+                "num_queries": num_queries, "question": question}
+    return hashlib.sha256(json.dumps(identity, sort_keys=True, default=str).encode()).hexdigest()[:32]
+
+
 def rewrite_queries(llm, queries: Mapping[str, str], num_queries: int, run_dir: Path) -> tuple[dict[str, str], RewriteCost]:
-    """``{"<qid>~rewrite<i>": text}`` for every question (cached in ``run_dir/rewrites-<n>.jsonl``:
-    a rerun asks the LLM nothing) and the generation's cost."""
+    """``{"<qid>~rewrite<i>": text}`` for every question (cached in ``run_dir/rewrites-<n>.jsonl`` by
+    :func:`rewrite_key`: a rerun with the same generator asks the LLM nothing; records without a key
+    are not reused) and the generation's cost (cached questions add what they cost when generated)."""
     path = Path(run_dir) / f"rewrites-{num_queries}.jsonl"
     done: dict[str, dict] = {}
     if path.exists():
         for line in path.read_text(encoding="utf-8").splitlines():
             record = json.loads(line)
-            done[record["question"]] = record
+            if "key" in record:
+                done[record["key"]] = record
     cost = RewriteCost()
     path.parent.mkdir(parents=True, exist_ok=True)
+    keys = {text: rewrite_key(llm, text, num_queries) for text in dict.fromkeys(queries.values())}
     with path.open("a", encoding="utf-8") as handle:
         for qid, text in queries.items():
-            if text not in done:
+            key = keys[text]
+            if key not in done:
                 spent = RewriteCost()
                 rewrites = generate_rewrites(llm, text, num_queries, spent)
-                done[text] = {"question": text, "rewrites": rewrites, "cost": spent.__dict__}
-                handle.write(json.dumps(done[text], ensure_ascii=False) + "\n")
-            for key, value in done[text]["cost"].items():
-                setattr(cost, key, getattr(cost, key) + value)
-    out = {f"{qid}{REWRITE_SEP}{i}": r for qid, text in queries.items() for i, r in enumerate(done[text]["rewrites"])}
+                done[key] = {"key": key, "question": text, "rewrites": rewrites, "cost": spent.__dict__}
+                handle.write(json.dumps(done[key], ensure_ascii=False) + "\n")
+            for name, value in done[key]["cost"].items():
+                setattr(cost, name, getattr(cost, name) + value)
+    out = {f"{qid}{REWRITE_SEP}{i}": r for qid, text in queries.items() for i, r in enumerate(done[keys[text]]["rewrites"])}
     return out, cost
 
 

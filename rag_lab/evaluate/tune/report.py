@@ -20,14 +20,18 @@ def render_tune(result) -> str:
              f"  cost order (cheapest first): {'; '.join(COST_ORDER)}",
              *([f"  note: {note}"] if (note := sel.separation(result.metric)) else []),
              "",
-             f"confirmation (rest, {conf.n} questions never seen by the selection; {conf.metric}, 95 % bootstrap CI):"]
+             f"confirmation (rest, {conf.n} questions never seen by the selection; {conf.metric}, 95 % bootstrap CI):",
+             f"  this rest split has been looked at by {result.rest_looks} tune run(s), this one included"
+             + ("" if result.rest_looks <= 1 else " — a procedure changed after an earlier look is no longer "
+                                                  "confirmed on unseen questions")]
     for scored in (conf.chosen, *conf.defaults):
         label = "dev pick" if scored is conf.chosen else f"default {scored.config.mode}"
         lines.append(f"  {label:<16} {scored.mean:.4f} [{scored.ci[0]:.4f}, {scored.ci[1]:.4f}]  {scored.config.id}")
     verdict = confirmation_verdict(conf)
     lines.append(f"  Δ vs default {conf.against.config.mode}: {conf.delta:+.4f} [{conf.delta_ci[0]:+.4f}, "
-                 f"{conf.delta_ci[1]:+.4f}]; paired Student's t p = {conf.p_student:.3g} (Wilcoxon p = "
-                 f"{conf.p_wilcoxon:.3g}): {verdict} at α = {conf.alpha}")
+                 f"{conf.delta_ci[1]:+.4f}]; p = {conf.p_value:.3g} ({conf.decided_by}; the lab's decision test; "
+                 f"exploratory: Student's t p = {conf.p_student:.3g}, Wilcoxon p = {conf.p_wilcoxon:.3g}): "
+                 f"{verdict} at α = {conf.alpha}")
     lines.append(f"  recommendation: the dev pick, confirmed — {result.config.describe()}" if conf.significant else
                  f"  recommendation: KEEP THE DEFAULT — {result.config.describe()}: "
                  + ("the metric cannot separate the configurations on dev (see the note above), and "
@@ -59,5 +63,5 @@ def confirmation_verdict(conf) -> str:
     if conf.significant:
         return "significantly better"
     if conf.delta < 0:
-        return "significantly WORSE" if conf.p_student < conf.alpha else "not significantly different (lower mean)"
+        return "significantly WORSE" if conf.p_value < conf.alpha else "not significantly different (lower mean)"
     return "NOT significantly better"

@@ -63,6 +63,7 @@ class TuneResult:
     answer_cost: str = ""
     rewrites: dict | None = None  # the num_queries lever: its configurations' dev means and LLM cost
     split_declared: bool = True  # the dataset folder holds the dev split (`ir --split rest` can use it)
+    rest_looks: int = 0  # tune runs that have looked at this rest split, this one included
 
 
     def to_dict(self) -> dict:
@@ -70,7 +71,7 @@ class TuneResult:
                 "n_rest": self.n_rest, "selection": self.selection.to_dict(),
                 "confirmation": self.confirmation.to_dict(), "config": self.config.settings(),
                 "config_path": str(self.config_path), "timing_s": self.timing, "answer_cost": self.answer_cost,
-                "rewrites": self.rewrites,
+                "rewrites": self.rewrites, "rest_looks": self.rest_looks,
                 "answers": None if self.answers is None else self.answers.to_dict(orient="records")}
 
 
@@ -111,9 +112,19 @@ def default_top_k(metric: str) -> int:
 
 
 def default_config(spec: GridSpec, mode: str, metric: str) -> Config:
-    """The lab's default for ``mode`` (k 60, prefetch 100, weights 1:1, no cap) at the top-k tune writes
-    for it (:func:`default_top_k`): the confirmation measures the configuration the file would hold."""
-    return spec.baseline(mode, default_top_k(metric))
+    """The lab's default for ``mode`` — k 60, prefetch 100, weights 1:1, no cap, whatever the user's
+    grid holds — at the top-k tune writes for it (:func:`default_top_k`): the confirmation's control
+    is the configuration "KEEP THE DEFAULT" would write, so its rest mean is the file's."""
+    return GridSpec().baseline(mode, default_top_k(metric))
+
+
+def default_note(spec: GridSpec, defaults: list[Config]) -> str:
+    """Says when the lab's default is not one of the grid's configurations (it is added as the control)."""
+    outside = [d for d in defaults if d not in set(spec.configs())]
+    if not outside:
+        return ""
+    return ("the lab's default " + ", ".join(d.id for d in outside) + " is not in the grid: added as the "
+            "confirmation's control")
 
 
 def tune(dataset: Dataset, settings: Settings, out_dir: Path | str, spec: GridSpec = TUNE_SPEC,
@@ -212,11 +223,17 @@ def _tune(dataset: Dataset, settings: Settings, out: Path, spec: GridSpec, *, me
         timing["rewrites_s"] = time.perf_counter() - started
     chosen = selection.chosen.config
 
-    say(f"confirm: {chosen.id} against the defaults on {len(rest_queries)} rest questions (paired test)")
+    from rag_lab.evaluate.tune.rest_looks import record_rest_look
+
+    looks = record_rest_look(settings.data_dir, dataset.name, dev, out)
+    say(f"confirm: {chosen.id} against the defaults on {len(rest_queries)} rest questions (paired test; "
+        f"look {looks} at this rest split)")
     started = time.perf_counter()
     defaults = [default_config(spec, mode, metric) for mode in spec.modes]
+    if note := default_note(spec, defaults):
+        say(note)
     confirmation = confirm_on_rest(index, rest_queries, dev, qrels, out / "rest", chosen, defaults, metric,
-                                   spec.depth, progress=progress, seed=seed,
+                                   max(spec.depth, *(d.prefetch for d in defaults)), progress=progress, seed=seed,
                                    num_queries=selection.chosen.num_queries, llm=llm)
     timing["confirm_s"] = time.perf_counter() - started
 
@@ -236,7 +253,7 @@ def _tune(dataset: Dataset, settings: Settings, out: Path, spec: GridSpec, *, me
     write_tuned_config(path, config, header)
     result = TuneResult(dataset.name, metric, split_note, len(dev_queries), len(rest_queries), selection,
                         confirmation, config, path, out, timing, answer_frame, answer_cost, rewrites,
-                        split_declared=bool(dataset.dev_split))
+                        split_declared=bool(dataset.dev_split), rest_looks=looks)
     record = {**result.to_dict(), "dataset_root": str(dataset.root), **identity}  # identity: what a rerun must share
     (out / REPORT_FILE).write_text(json.dumps(record, indent=2, default=str, ensure_ascii=False))
     return result
@@ -255,7 +272,7 @@ def recommendation(selection: Selection, confirmation: Confirmation, metric: str
                   "adopted": adopted, "dev_pick": chosen.id, "dev_mean": round(selection.chosen.mean, 4),
                   "rest_pick_mean": round(confirmation.chosen.mean, 4), "rest_mean": round(written_mean, 4),
                   "rest_default_mean": round(confirmation.against.mean, 4),
-                  "rest_p_student": confirmation.p_student,
+                  "rest_p_value": confirmation.p_value, "rest_decided_by": confirmation.decided_by,
                   # the configuration the rest mean was measured with (the default: at the grid's largest top-k)
                   "grid_config": (chosen if adopted else confirmation.against.config).id}
     # the grid's top-k is the list its metric read and the context its answers got: the retriever

@@ -8,7 +8,8 @@ string may write digits, ``$`` and ``%`` only as figures the evidence or the que
 (:func:`rag_lab.answer.figures.check_answer`): an answer stating a figure no evidence states is
 replaced by the evidence it should have copied, quoted.
 
-The answer text is the model's sentence followed by the evidence lines it cites, quoted, each with
+The answer text is the model's sentence followed by the evidence lines stating its figures and those it
+cites (at most :data:`MAX_QUOTED`), quoted, each with
 its ``[Doc N: file, Page X, line L]`` citation, so that every figure a reader sees sits next to the
 line it came from; every figure also keeps that line in the answer's ``figure_citations``.
 """
@@ -101,6 +102,18 @@ def parse_reply(reply: str, n_evidence: int) -> tuple[str, list[int]]:
     return sentence.strip(), cited
 
 
+MAX_QUOTED = 3
+
+
+def _quoted(sentence: str, cited: Sequence[int], evidence: Sequence[Evidence], question: str) -> list[Evidence]:
+    """The units quoted under the answer: those stating the sentence's figures, then those the model
+    cited, at most MAX_QUOTED; the best unit when there are none."""
+    stating = [item for item in evidence if any(c.doc == item.doc and c.first_line == item.first
+                                                for c in cite_figures(sentence, evidence, question))]
+    chosen = stating + [evidence[n - 1] for n in cited if evidence[n - 1] not in stating]
+    return chosen[:MAX_QUOTED] or list(evidence[:1])
+
+
 def answer_from_evidence(llm: LLM, question: str, nodes: Sequence[NodeWithScore], *, embed_model=None,
                          max_units: int = DEFAULT_EVIDENCE_UNITS, structured: bool = True) -> EvidenceAnswer:
     """Select the evidence of ``nodes`` for ``question``, have ``llm`` answer from it, check its figures."""
@@ -116,12 +129,11 @@ def answer_from_evidence(llm: LLM, question: str, nodes: Sequence[NodeWithScore]
     sentence, cited = parse_reply(reply, len(evidence))
     sentence = sentence[:EVIDENCE_ANSWER_MAX_CHARS]
     refused = sentence.rstrip(".") == NO_ANSWER
-    quoted = [evidence[n - 1] for n in cited] if cited else ([] if refused else evidence[:1])
-    sentence, rebuilt = check_answer(sentence, evidence, question, fallback=quoted or evidence[:2])
+    sentence, rebuilt = check_answer(sentence, evidence, question, fallback=_quoted(sentence, cited, evidence, question))
     if rebuilt:  # the quoted evidence is the answer now
-        shown, sentence = quoted or evidence[:2], ""
+        shown, sentence = _quoted("", cited, evidence, question), ""
     else:
-        shown = [] if refused else quoted
+        shown = [] if refused else _quoted(sentence, cited, evidence, question)
     text = render(sentence, shown, nodes) or NO_ANSWER
     stated = " ".join([sentence, *(item.text for item in shown)])
     citations = cite_figures(stated, shown + [item for item in evidence if item not in shown], question)

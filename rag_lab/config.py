@@ -130,6 +130,10 @@ class Settings(BaseSettings):
     # "auto" = on for the local models, whose reading of long tables fails (benchmarks/offline_models.py).
     compress: Literal["auto", "on", "off"] = "auto"
     compress_lines: int = Field(12, ge=1, le=200)
+    # How the generator answers (rag_lab.answer.evidence_answer): "evidence" = from a few selected
+    # lines, figures only as the evidence writes them; "free" = from the chunks, free-form;
+    # "auto" = evidence for the local models, free for cloud providers.
+    answer_style: Literal["auto", "evidence", "free"] = "auto"
 
     chunk_words: int = Field(500, ge=20)
     chunk_overlap_words: int = Field(0, ge=0)
@@ -202,6 +206,14 @@ class Settings(BaseSettings):
         """Lines the answer prompt keeps (None: whole chunks), see ``compress``."""
         on = self.compress == "on" or (self.compress == "auto" and self.llm_provider == "local")
         return self.compress_lines if on else None
+
+    @property
+    def resolved_answer_style(self) -> str:
+        """``evidence`` or ``free``, see ``answer_style`` (the answer path resolves ``auto`` by the LLM
+        itself, :func:`rag_lab.answer.evidence_answer.resolve_answer_style`: the same for the configured one)."""
+        if self.answer_style != "auto":
+            return self.answer_style
+        return "evidence" if self.llm_provider == "local" else "free"
 
     @property
     def kendra_region_name(self) -> str | None:

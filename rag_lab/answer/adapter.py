@@ -58,6 +58,8 @@ def response_to_answer(response: Response, question: str, mode: str, seconds: fl
         rerank=meta.get("rerank"),
         question=question,
         timings=dict(meta.get("timings", {})),
+        evidence=list(meta.get("evidence", [])),
+        figure_citations=list(meta.get("figure_citations", [])),
     )
 
 

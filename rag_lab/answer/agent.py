@@ -200,6 +200,11 @@ class RagAgent:
         )
         self.history: list[ChatMessage] = [ChatMessage(role=MessageRole.SYSTEM, content=system_prompt)]
         self.last_turn: Turn | None = None
+        # "evidence": the answer's figures are checked against lines selected from the retrieved chunks
+        from rag_lab.answer.evidence_answer import resolve_answer_style
+
+        self.answer_style = resolve_answer_style(settings.answer_style, llm)
+        self._settings = settings
         self._turn_lock = asyncio.Lock()  # one turn at a time: history and tool state are per agent
 
     def _tools_exhausted(self) -> bool:
@@ -242,8 +247,12 @@ class RagAgent:
             seconds = time.perf_counter() - start
             parsed = parse_reply(reply)
             self._remember(question, reply.strip() if parsed.usable else parsed.answer)
+            text, evidence, citations = parsed.answer, [], []
+            if self.answer_style == "evidence" and turn.nodes:
+                checked = self._check_figures(parsed.answer, question, turn.nodes)
+                text, evidence, citations = checked.text, checked.evidence, checked.figure_citations
             return Answer(
-                answer=parsed.answer,
+                answer=text,
                 cited_sources=reply_sources(parsed, turn.nodes),
                 retrieved_sources=unique_sources(turn.nodes),
                 mode="agent",
@@ -254,7 +263,15 @@ class RagAgent:
                 question=question,
                 tool_calls=[{"arguments": call.arguments, "query": call.query, "fallback": call.fallback,
                              "top_k": call.top_k, "docs": call.numbers} for call in turn.calls],
+                evidence=[item.to_dict() for item in evidence],
+                figure_citations=[c.to_dict() for c in citations],
             )
+
+    def _check_figures(self, answer: str, question: str, nodes):
+        from rag_lab.answer.evidence_answer import checked_answer
+        from rag_lab.models.embeddings import get_embed_model
+
+        return checked_answer(answer, question, nodes, embed_model=get_embed_model(self._settings))
 
     async def _run(self, question: str) -> tuple[str, Turn]:
         history = self._prompt_history()

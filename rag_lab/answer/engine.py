@@ -21,6 +21,7 @@ from llama_index.core.query_engine import CustomQueryEngine
 
 from rag_lab.answer.compress import compress_nodes
 from rag_lab.answer.context import build_context
+from rag_lab.answer.evidence import DEFAULT_EVIDENCE_UNITS
 from rag_lab.answer.prompt import (
     ANSWER_JSON_PROMPT,
     ANSWER_PROMPT,
@@ -71,6 +72,11 @@ class CitedQueryEngine(CustomQueryEngine):
     structured: bool | None = None
     # Keep only the chunks' lines that matter to the question (None: whole chunks).
     context_lines: int | None = Field(default=None, ge=1)
+    # "evidence": answer from a few selected lines, figures checked (rag_lab.answer.evidence_answer);
+    # "free": the chunks (or their compression) and a free-form answer.
+    answer_style: str = "free"
+    evidence_units: int = Field(default=DEFAULT_EVIDENCE_UNITS, ge=1)
+    embed_model: Any = None  # scores the evidence lines beside BM25 (the retriever's model); None: BM25 only
 
     @property
     def uses_structured_output(self) -> bool:
@@ -97,6 +103,8 @@ class CitedQueryEngine(CustomQueryEngine):
                             metadata=self._metadata("no_results", [], info, 0) | {"timings": timings})
         kept, info = rerank_nodes(nodes, query_str, self.reranker, self.top_n, self.rerank_skip_reason)
         lap("rerank")
+        if self.answer_style == "evidence":
+            return self._evidence_response(query_str, kept, info, len(nodes), timings, lap)
         compression = None
         if self.context_lines:
             kept, compression = compress_nodes(kept, query_str, self.context_lines)
@@ -124,6 +132,20 @@ class CitedQueryEngine(CustomQueryEngine):
                  | ({"years_note": note} if note else {}))
         return Response(text, source_nodes=kept, metadata=self._metadata("answer", sources, info, len(nodes)) | extra)
 
+    def _evidence_response(self, query_str: str, kept: list, info: RerankInfo, candidates: int,
+                           timings: dict[str, float], lap) -> Response:
+        from rag_lab.answer.evidence_answer import answer_from_evidence
+
+        result = answer_from_evidence(self.llm, query_str, kept, embed_model=self.embed_model,
+                                      max_units=self.evidence_units, structured=self.uses_structured_output)
+        lap("generate")
+        extra = {"timings": timings, "evidence": [item.to_dict() for item in result.evidence],
+                 "figure_citations": [c.to_dict() for c in result.figure_citations],
+                 "answer_rebuilt": result.rebuilt}
+        sources = extract_sources(result.text, kept)
+        return Response(result.text, source_nodes=kept,
+                        metadata=self._metadata("answer", sources, info, candidates) | extra)
+
     def _metadata(self, response_type: str, sources: list[Source], info: RerankInfo,
                   candidates: int) -> dict[str, Any]:
         return {"mode": self.mode, "response_type": response_type, "cited_sources": sources,
@@ -145,13 +167,15 @@ def build_engine(
     top_k: int | None = None,
     top_n: int | None = None,
     retriever: BaseRetriever | None = None,
+    answer_style: str | None = None,
     **retrieval_params: Any,
 ) -> CitedQueryEngine:
     """The query engine for ``mode`` (dense | bm25 | fusion | hybrid | kendra).
 
     ``retrieval_params`` go to the retriever registry (fusion_k, prefetch, weights, Kendra's
     ``client`` …); ``retriever`` replaces the registry's (e.g. a stubbed Kendra in tests); ``llm``
-    defaults to ``get_llm(settings)``. ``explain`` makes hybrid attach its fusion explanation
+    defaults to ``get_llm(settings)``. ``answer_style`` ("evidence" | "free") overrides the settings'
+    (:attr:`~rag_lab.config.Settings.resolved_answer_style`). ``explain`` makes hybrid attach its fusion explanation
     (fusion always does).
 
     Index modes retrieve ``top_k`` (default 30) and keep ``top_n`` (default 7, LLM rerank or
@@ -181,5 +205,14 @@ def build_engine(
     rerank = default_rerank(settings) if rerank is None else rerank
     skip_reason = NO_RERANK_MODES.get(mode, "disabled")
     reranker = make_reranker(llm, top_n=top_n) if rerank and mode not in NO_RERANK_MODES else None
+    from rag_lab.answer.evidence_answer import resolve_answer_style
+
+    style = resolve_answer_style(answer_style or settings.answer_style, llm)
+    embed_model = None
+    if style == "evidence" and mode != "kendra":
+        from rag_lab.models.embeddings import get_embed_model
+
+        embed_model = get_embed_model(settings)  # the retriever's model, loaded once per process
     return CitedQueryEngine(retriever=retriever, llm=llm, mode=mode, reranker=reranker,
-                            rerank_skip_reason=skip_reason, top_n=top_n, context_lines=settings.context_lines)
+                            rerank_skip_reason=skip_reason, top_n=top_n, context_lines=settings.context_lines,
+                            answer_style=style, embed_model=embed_model)

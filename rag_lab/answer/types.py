@@ -93,6 +93,10 @@ class Answer:
     # the agent's retrieve_context calls: the model's arguments and what was run
     # ({"arguments", "query", "fallback", "top_k", "docs"}); empty for the engines
     tool_calls: list[dict[str, Any]] = field(default_factory=list)
+    # answer_style "evidence": the selected evidence units ({"doc", "first_line", "last_line", "text",
+    # "score"}, [Doc N] = doc) and each figure of the answer with the line it came from
+    evidence: list[dict[str, Any]] = field(default_factory=list)
+    figure_citations: list[dict[str, Any]] = field(default_factory=list)
 
     @property
     def cites(self) -> bool:

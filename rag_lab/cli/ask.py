@@ -40,8 +40,24 @@ def add_ask(sub, common) -> None:
 
     add_fusion_options(p)
     add_contextual_option(p)
+    add_answer_style_option(p)
     common(p)
     p.set_defaults(handler=run_ask)
+
+
+ANSWER_STYLES = ("evidence", "free")
+
+
+def add_answer_style_option(p) -> None:
+    p.add_argument("--answer-style", choices=ANSWER_STYLES, default=None,
+                   help="evidence: answer from a few selected lines, figures only as they state them, each cited "
+                        "to its line; free: a free-form answer from the chunks (default: evidence for the local "
+                        "model, free for cloud providers; RAG_LAB_ANSWER_STYLE)")
+
+
+def with_answer_style(settings, style: str | None):
+    """``settings`` with ``--answer-style`` applied (unchanged when the flag is not given)."""
+    return settings if style is None else settings.model_copy(update={"answer_style": style})
 
 
 def run_ask(args) -> int:
@@ -51,7 +67,7 @@ def run_ask(args) -> int:
     from rag_lab.cli.levers import answer_params
     from rag_lab.cli.settings import announce_config, resolved_mode
 
-    settings = get_settings()
+    settings = with_answer_style(get_settings(), args.answer_style)
     args.mode = resolved_mode(args)
     if args.config and args.mode in ("agent", "kendra"):  # they take no fused-retrieval settings
         print(f"config {args.config}: not applied, {args.mode} takes no fused-retrieval settings", file=sys.stderr)

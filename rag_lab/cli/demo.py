@@ -157,7 +157,7 @@ def recommended_summary(path: str | None) -> str | None:
 def _ask_every_mode(dataset, settings, modes: list[str], config_path: str | None = None) -> None:
     from rag_lab.answer.adapter import make_answerer
     from rag_lab.evaluate.plan.answering import CachedAnswerer
-    from rag_lab.evaluate.plan.answering import context_window_input, model_id
+    from rag_lab.evaluate.plan.answering import answer_style_input, context_window_input, model_id
     from rag_lab.index import CorpusIndex
     from rag_lab.models.llm.disk_cache import DiskCache
 
@@ -183,7 +183,8 @@ def _ask_every_mode(dataset, settings, modes: list[str], config_path: str | None
                 mode, lambda m=mode, p=params: make_answerer(m, settings, dataset, **p),
                 model_id=model_id(settings, for_agent=mode == "agent"),
                 inputs={"demo": True, "params": params, "index": fingerprint,
-                        "context_lines": settings.context_lines, **context_window_input(settings)}, cache=cache)
+                        "context_lines": settings.context_lines, **context_window_input(settings),
+                        **answer_style_input(settings)}, cache=cache)
             fields, cached = answerer.answer(SAMPLE_QUESTION)
             sources = fields["cited_sources"] or fields["retrieved_sources"]
             listed = ", ".join(f"{s['doc']} p.{s['page']}" if s.get("page") is not None else s["doc"] for s in sources)

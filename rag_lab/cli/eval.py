@@ -45,10 +45,12 @@ def add_eval(sub, common) -> None:
     p.add_argument("--top-k", type=positive_int, default=None,
                    help="chunks the retriever returns per query (default 30; agent: per search, default 5)")
     p.add_argument("--top-n", type=positive_int, default=None, help="chunks given to the LLM (default 7)")
+    from rag_lab.cli.ask import add_answer_style_option
     from rag_lab.cli.levers import add_contextual_option, add_fusion_options
 
     add_fusion_options(p)
     add_contextual_option(p)
+    add_answer_style_option(p)
     p.add_argument("--concurrency", type=positive_int, default=None, metavar="N",
                    help="samples in flight at once, answering and judging (default 1 for the local model, "
                         "8 for remote providers)")
@@ -132,12 +134,12 @@ def run_eval(args) -> int:
     import sys
     from pathlib import Path
 
-    from rag_lab.cli.ask import rerank_default
+    from rag_lab.cli.ask import rerank_default, with_answer_style
     from rag_lab.cli.options import emit_json, ray_sample_executor
     from rag_lab.datasets import resolve_dataset
     from rag_lab.evaluate import run_evaluation
 
-    settings = get_settings()
+    settings = with_answer_style(get_settings(), args.answer_style)
     from rag_lab.cli.options import with_dev_split
 
     dataset = with_dev_split(resolve_dataset(args.dataset, settings.datasets_dir), args)

@@ -28,7 +28,7 @@ def test_engine_answer_is_complete_and_json_ready(lab_settings, texas_index, scr
     data = json.loads(json.dumps(answer.to_dict()))
     assert set(data) == {"answer", "sources", "cited_sources", "retrieved_sources", "cites", "mode",
                          "response_type", "response_time", "usage", "chunks", "rerank", "question", "timings",
-                         "tool_calls"}
+                         "tool_calls", "evidence", "figure_citations"}
     assert data["tool_calls"] == []  # only the agent makes tool calls
     assert data["cites"] and data["cited_sources"] == data["sources"]
     assert data["sources"][0]["doc"] == INCOME_FILE and data["rerank"]["status"] == "skipped"

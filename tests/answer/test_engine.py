@@ -166,8 +166,9 @@ def test_compression_is_on_by_default_for_the_local_models_only(lab_settings) ->
 
 
 def test_an_llm_with_constrained_output_gets_the_json_prompt_and_schema(engine_for, scripted) -> None:
-    """The local models' path: the JSON prompt (not the text prompt's "[Doc 1]" example, which a
-    small model copies instead of answering), the answer schema, and the reply rendered as citations."""
+    """The local models' free-form path (answer style "free"; their default, "evidence", is
+    tests/answer/test_answer_style.py's): the JSON prompt (not the text prompt's "[Doc 1]" example,
+    which a small model copies instead of answering), the answer schema, and the reply rendered as citations."""
     from rag_lab.answer.prompt import ANSWER_JSON_PROMPT_TMPL, ANSWER_SCHEMA
 
     class Constrained(type(scripted())):
@@ -179,7 +180,10 @@ def test_an_llm_with_constrained_output_gets_the_json_prompt_and_schema(engine_f
             return super().complete(prompt, formatted, **kwargs)
 
     llm = Constrained(script='{"answer": "The limit is $4,106.", "cited": [1]}')
-    response = engine_for("bm25", llm).query(INCOME_QUESTION)
+    engine = engine_for("bm25", llm)
+    assert engine.answer_style == "evidence"  # auto: a model whose decoding a schema constrains
+    engine.answer_style = "free"
+    response = engine.query(INCOME_QUESTION)
     prompt = llm.prompts[0]
     assert prompt.startswith(ANSWER_JSON_PROMPT_TMPL.split("{context_str}")[0]) and 'Reply in JSON' in prompt
     assert "for example [Doc 1]" not in prompt and prompt.endswith(f"Question: {INCOME_QUESTION}\n")

@@ -68,10 +68,10 @@ def context_key(question: str, chunks: Sequence[str], generator: str = "", texts
 
 def generator_id(settings, llm=None, engine_params: dict | None = None) -> str:
     """Everything about the generator an answer depends on besides its context."""
-    from rag_lab.evaluate.plan.answering import context_window_input, model_id, prompt_version
+    from rag_lab.evaluate.plan.answering import answer_style_input, context_window_input, model_id, prompt_version
 
     sampling = {"max_tokens": settings.llm_max_tokens, "temperature": settings.llm_temperature,
-                **context_window_input(settings)}
+                **context_window_input(settings), **answer_style_input(settings)}
     if llm is not None:  # an LLM object passed in samples with its own settings (its identity holds its window)
         sampling = {"max_tokens": getattr(llm, "max_tokens", None), "temperature": getattr(llm, "temperature", None)}
     return json.dumps([model_id(settings, llm=llm), prompt_version(), settings.context_lines, sampling,

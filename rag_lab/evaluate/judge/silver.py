@@ -39,5 +39,6 @@ def answer_with_contexts(settings: Any, item: dict[str, Any], llm: Any = None) -
         from rag_lab.models.llm import get_llm
 
         llm = get_llm(settings)
-    engine = build_engine("fusion", settings, llm=llm, retriever=GivenContexts(), rerank=False, top_n=len(contexts))
+    engine = build_engine("fusion", settings, llm=llm, retriever=GivenContexts(), rerank=False, top_n=len(contexts),
+                          answer_style="free")
     return str(engine.query(item["question"]))

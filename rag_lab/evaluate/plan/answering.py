@@ -57,6 +57,7 @@ def answer_fields(answer: Answer) -> dict[str, Any]:
         "rerank": asdict(answer.rerank) if answer.rerank is not None else None,
         "latency": timings,
         "usage": dict(answer.usage),
+        **({"evidence": answer.evidence, "figure_citations": answer.figure_citations} if answer.evidence else {}),
     }
 
 
@@ -116,6 +117,18 @@ def context_window_input(settings: Settings) -> dict[str, int]:
     return {} if window is None else {"context_window": window}
 
 
+def answer_style_input(settings: Settings) -> dict[str, str]:
+    """The answer style when it is the evidence-first path (with its selection rule); empty for free
+    answers, so the keys of free answers cached before the style joined the key stay valid."""
+    if settings.resolved_answer_style == "free":
+        return {}
+    from rag_lab.answer.evidence import EVIDENCE_RULE
+    from rag_lab.answer.evidence_answer import EVIDENCE_PROMPT_TMPL
+
+    return {"answer_style": settings.resolved_answer_style, "evidence_rule": EVIDENCE_RULE,
+            "evidence_prompt": EVIDENCE_PROMPT_TMPL}
+
+
 def answer_inputs(settings: Settings, *, rerank: bool, params: dict[str, Any], index: str | None,
                   window: dict[str, int] | None = None) -> dict[str, Any]:
     """Every input of a cached answer besides the model, mode and question (``index``: its fingerprint;
@@ -124,6 +137,7 @@ def answer_inputs(settings: Settings, *, rerank: bool, params: dict[str, Any], i
     counts exactly the answers the run will find cached."""
     return {"rerank": rerank, "params": params, "temperature": settings.llm_temperature,
             "max_tokens": settings.llm_max_tokens, "context_lines": settings.context_lines, "index": index,
+            **answer_style_input(settings),
             **(context_window_input(settings) if window is None else window)}
 
 

@@ -1,0 +1,134 @@
+"""Evidence selection designs on one split, without an LLM: coverage@k of the selected evidence.
+
+    PYTHONPATH=. python benchmarks/evidence_coverage.py [--split dev] [--config configs/texas_childcare_full.toml]
+        [--k 3,5,6,8] [--items items.json]
+
+For every question of the split whose reference states a key fact the question does not, the chunks
+the answer path reads (the recommended configuration's retriever and its first top_k chunks, as
+`rag-lab ask --config`) are cut into candidate units (:mod:`rag_lab.answer.evidence`) and each
+design selects its best k. Printed: the mean share of the reference's key facts (less the
+question's) that the selected evidence states — coverage@k, an upper bound for the answer's
+key-fact recall — beside the ceiling (all lines of the chunks) and the shipped 12-line compression,
+and the evidence's mean length in characters (the prompt's size).
+
+Designs: the units (``lines``: every line alone; ``units``: table rows with headers and sentence
+windows) × the scorer (``bm25``; ``dense``: the retriever's MiniLM; ``rrf``: both fused by
+reciprocal rank, k 10 or 60; ``sum``: min-max scaled scores added).
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+from pathlib import Path
+
+import numpy as np
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+
+from compression_sweep import compressed_text, load_items  # noqa: E402
+
+from rag_lab.answer.compress import line_scores  # noqa: E402
+from rag_lab.answer.evidence import Unit, dense_scores, line_units  # noqa: E402
+from rag_lab.fusion.rrf import rrf_fuse  # noqa: E402
+from rag_lab.tokenizer import DomainTokenizer  # noqa: E402
+
+SCORERS = ("bm25", "dense", "rrf10", "rrf60", "sum")
+
+
+def plain_units(chunks: list[list[str]]) -> list[Unit]:
+    return [Unit(doc, j, j, line) for doc, lines in enumerate(chunks, start=1) for j, line in enumerate(lines)]
+
+
+def window_units(chunks: list[list[str]]) -> list[Unit]:
+    return [unit for doc, lines in enumerate(chunks, start=1) for unit in line_units(lines, doc)]
+
+
+def _minmax(values: np.ndarray) -> np.ndarray:
+    spread = values.max() - values.min() if len(values) else 0.0
+    return (values - values.min()) / spread if spread > 0 else np.zeros_like(values)
+
+
+def ranking(scorer: str, sparse: np.ndarray, dense: np.ndarray) -> list[int]:
+    if scorer == "bm25":
+        return [int(i) for i in np.argsort(-sparse, kind="stable")]
+    if scorer == "dense":
+        return [int(i) for i in np.argsort(-dense, kind="stable")]
+    if scorer == "sum":
+        return [int(i) for i in np.argsort(-(_minmax(sparse) + _minmax(dense)), kind="stable")]
+    legs = {"bm25": [int(i) for i in np.argsort(-sparse, kind="stable")],
+            "dense": [int(i) for i in np.argsort(-dense, kind="stable")]}
+    return [int(i) for i, _ in rrf_fuse(legs, k=float(scorer.removeprefix("rrf")))]
+
+
+def select(units: list[Unit], order: list[int], k: int) -> list[Unit]:
+    taken: set[tuple[int, int]] = set()
+    chosen: list[Unit] = []
+    for index in order:
+        unit = units[index]
+        span = {(unit.doc, j) for j in range(unit.first, unit.last + 1)}
+        if span & taken:
+            continue
+        taken |= span
+        chosen.append(unit)
+        if len(chosen) == k:
+            break
+    return chosen
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--dataset", default="texas_childcare_full")
+    parser.add_argument("--split", default="dev", choices=("all", "dev", "rest"))
+    parser.add_argument("--config", type=Path, default=Path("configs/texas_childcare_full.toml"))
+    parser.add_argument("--k", default="3,5,6,8")
+    parser.add_argument("--items", type=Path, default=None,
+                        help="a JSON file of the retrieved chunks: read when it exists, else written (reruns skip retrieval)")
+    args = parser.parse_args()
+    from rag_lab.config import load_settings
+    from rag_lab.evaluate.facts.key_facts import key_fact_recall
+    from rag_lab.models.embeddings import get_embed_model
+
+    if args.items and args.items.exists():
+        items = json.loads(args.items.read_text())
+    else:
+        items = load_items(args.dataset, args.split, args.config)
+        if args.items:
+            args.items.write_text(json.dumps(items))
+    embed_model = get_embed_model(load_settings())
+    tokenizer = DomainTokenizer()
+    ks = [int(v) for v in args.k.split(",")]
+
+    def coverage(text: str, item: dict) -> float:
+        return key_fact_recall(text, item["reference"], item["question"]) or 0.0
+
+    ceiling = np.mean([coverage("\n".join("\n".join(c) for c in item["chunks"]), item) for item in items])
+    shipped = np.mean([coverage(compressed_text(item["chunks"], item["question"], 12, "chunk", tokenizer), item)
+                       for item in items])
+    table: dict[tuple[str, str], dict[int, list[float]]] = {}
+    lengths: dict[tuple[str, str], list[int]] = {}
+    for item in items:
+        for kind, units in (("lines", plain_units(item["chunks"])), ("units", window_units(item["chunks"]))):
+            texts = [unit.text for unit in units]
+            sparse = line_scores(item["question"], texts, tokenizer)
+            dense = dense_scores(item["question"], texts, embed_model)
+            for scorer in SCORERS:
+                order = ranking(scorer, sparse, dense)
+                for k in ks:
+                    chosen = select(units, order, k)
+                    table.setdefault((kind, scorer), {}).setdefault(k, []).append(
+                        coverage("\n".join(u.text for u in chosen), item))
+                    if k == max(ks):
+                        lengths.setdefault((kind, scorer), []).append(sum(len(u.text) for u in chosen))
+    print(f"{args.dataset} {args.split}: {len(items)} questions with key facts; retriever: {args.config}")
+    print(f"ceiling (all lines of the chunks): {ceiling:.3f}   shipped 12-line compression: {shipped:.3f}")
+    print("| units | scorer | " + " | ".join(f"coverage@{k}" for k in ks) + f" | chars@{max(ks)} |")
+    print("|---|---|" + "---|" * (len(ks) + 1))
+    for (kind, scorer), by_k in table.items():
+        cells = " | ".join(f"{np.mean(by_k[k]):.3f}" for k in ks)
+        print(f"| {kind} | {scorer} | {cells} | {np.mean(lengths[(kind, scorer)]):.0f} |")
+
+
+if __name__ == "__main__":
+    main()

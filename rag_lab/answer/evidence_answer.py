@@ -1,0 +1,156 @@
+"""The evidence-first answer (``answer_style = "evidence"``, the default for the local models).
+
+Instead of whole or compressed chunks, the model reads a few evidence units chosen by retrieval-grade
+scorers (:mod:`rag_lab.answer.evidence`), numbered ``[1]``…``[k]``; a short prompt and a short
+reply keep an answer within seconds on two cores. Decoding is held to a JSON schema whose answer
+string may write digits, ``$`` and ``%`` only as figures the evidence or the question writes
+(:func:`rag_lab.answer.figures.figure_pattern`), and the reply is checked after decoding
+(:func:`rag_lab.answer.figures.check_answer`): an answer stating a figure no evidence states is
+replaced by the evidence it should have copied, quoted.
+
+The answer text is the model's sentence followed by the evidence lines stating its figures and those it
+cites (at most :data:`MAX_QUOTED`), quoted, each with
+its ``[Doc N: file, Page X, line L]`` citation, so that every figure a reader sees sits next to the
+line it came from; every figure also keeps that line in the answer's ``figure_citations``.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+
+from llama_index.core.llms.llm import LLM
+from llama_index.core.schema import NodeWithScore
+
+from rag_lab.answer.evidence import DEFAULT_EVIDENCE_UNITS, Evidence, chunk_lines, select_evidence
+from rag_lab.answer.figures import FigureCitation, check_answer, cite_figures, figure_pattern
+from rag_lab.answer.prompt import NO_ANSWER
+
+EVIDENCE_PROMPT_TMPL = (
+    "Answer the question using only the numbered evidence lines below.\n"
+    "Copy every figure (amount, count, date, percentage, year) exactly as a line writes it and state no "
+    "other figure. If the question asks for several items, name each line's item.\n"
+    'Reply in JSON with two fields: "answer", one or two full sentences that restate what the question '
+    'asks about, and "lines", the numbers of the evidence lines the answer comes from.\n'
+    f"If the lines do not contain the answer, the answer is: {NO_ANSWER}.\n\n"
+    "{evidence}\n\n"
+    "Question: {question}\n"
+)
+EVIDENCE_ANSWER_MAX_CHARS = 300
+
+
+def resolve_answer_style(setting: str, llm) -> str:
+    """``evidence`` or ``free``: the setting, or for ``auto`` evidence with a local model (an LLM whose
+    decoding a schema constrains) and free answers with any other (the cloud generators)."""
+    if setting != "auto":
+        return setting
+    return "evidence" if getattr(llm, "supports_constrained_output", False) else "free"
+
+
+@dataclass
+class EvidenceAnswer:
+    text: str  # rendered: sentence, then the quoted cited lines with their citations
+    sentence: str  # the model's sentence (or the quoted evidence when it was rebuilt)
+    evidence: list[Evidence]
+    cited: list[int] = field(default_factory=list)  # 1-based evidence numbers the model cited
+    figure_citations: list[FigureCitation] = field(default_factory=list)
+    rebuilt: bool = False  # the model's sentence stated a figure no evidence states
+
+
+def evidence_block(evidence: Sequence[Evidence]) -> str:
+    return "\n".join(f"[{n}] {item.text}" for n, item in enumerate(evidence, start=1))
+
+
+def evidence_schema(evidence: Sequence[Evidence], question: str) -> dict:
+    """The reply's schema: its answer may write only the evidence's and the question's figures."""
+    pattern = figure_pattern([question, *(item.text for item in evidence)])
+    return {
+        "type": "object",
+        "properties": {"answer": {"type": "string", "pattern": pattern},
+                       "lines": {"type": "array", "items": {"type": "integer", "minimum": 1,
+                                                            "maximum": max(1, len(evidence))},
+                                 "maxItems": max(1, len(evidence))}},
+        "required": ["answer", "lines"],
+        "additionalProperties": False,
+    }
+
+
+def line_citation(item: Evidence, nodes: Sequence[NodeWithScore]) -> str:
+    """``[Doc N: file, Page X, line L]`` (``lines a-b`` for a window)."""
+    from rag_lab.answer.prompt import doc_header
+
+    return doc_header(item.doc, nodes[item.doc - 1])[:-1] + f", {item.lines_label}]"
+
+
+def render(sentence: str, quoted: Sequence[Evidence], nodes: Sequence[NodeWithScore]) -> str:
+    """The sentence, then each quoted unit with its line citation (the citations name [Doc N])."""
+    parts = [sentence.strip()]
+    parts += [f"“{item.text}” {line_citation(item, nodes)}" for item in quoted]
+    return "\n".join(part for part in parts if part)
+
+
+def parse_reply(reply: str, n_evidence: int) -> tuple[str, list[int]]:
+    from rag_lab.models.llm.chatml_tools import parse_arguments
+
+    data = parse_arguments(reply)
+    sentence = data.get("answer") if isinstance(data.get("answer"), str) else reply
+    lines = data.get("lines") if isinstance(data.get("lines"), list) else []
+    cited: list[int] = []
+    for value in lines:
+        if isinstance(value, int) and not isinstance(value, bool) and 1 <= value <= n_evidence and value not in cited:
+            cited.append(value)
+    return sentence.strip(), cited
+
+
+MAX_QUOTED = 3
+
+
+def _quoted(sentence: str, cited: Sequence[int], evidence: Sequence[Evidence], question: str) -> list[Evidence]:
+    """The units quoted under the answer: those stating the sentence's figures, then those the model
+    cited, at most MAX_QUOTED; the best unit when there are none."""
+    stating = [item for item in evidence if any(c.doc == item.doc and c.first_line == item.first
+                                                for c in cite_figures(sentence, evidence, question))]
+    chosen = stating + [evidence[n - 1] for n in cited if evidence[n - 1] not in stating]
+    return chosen[:MAX_QUOTED] or list(evidence[:1])
+
+
+def answer_from_evidence(llm: LLM, question: str, nodes: Sequence[NodeWithScore], *, embed_model=None,
+                         max_units: int = DEFAULT_EVIDENCE_UNITS, structured: bool = True) -> EvidenceAnswer:
+    """Select the evidence of ``nodes`` for ``question``, have ``llm`` answer from it, check its figures."""
+    evidence = select_evidence(nodes, question, max_units, embed_model=embed_model)
+    if not evidence:
+        return EvidenceAnswer(NO_ANSWER, NO_ANSWER, [])
+    prompt = EVIDENCE_PROMPT_TMPL.format(evidence=evidence_block(evidence), question=question)
+    if structured:
+        reply = llm.complete(prompt, json_schema=evidence_schema(evidence, question),
+                             max_tokens=160).text
+    else:
+        reply = llm.complete(prompt).text
+    sentence, cited = parse_reply(reply, len(evidence))
+    sentence = sentence[:EVIDENCE_ANSWER_MAX_CHARS]
+    refused = sentence.rstrip(".") == NO_ANSWER
+    sentence, rebuilt = check_answer(sentence, evidence, question, fallback=_quoted(sentence, cited, evidence, question))
+    if rebuilt:  # the quoted evidence is the answer now
+        shown, sentence = _quoted("", cited, evidence, question), ""
+    else:
+        shown = [] if refused else _quoted(sentence, cited, evidence, question)
+    text = render(sentence, shown, nodes) or NO_ANSWER
+    stated = " ".join([sentence, *(item.text for item in shown)])
+    citations = cite_figures(stated, shown + [item for item in evidence if item not in shown], question)
+    return EvidenceAnswer(text, sentence, evidence, cited, citations, rebuilt)
+
+
+def checked_answer(answer: str, question: str, nodes: Sequence[NodeWithScore], *, embed_model=None,
+                   max_units: int = DEFAULT_EVIDENCE_UNITS) -> EvidenceAnswer:
+    """An answer written from whole chunks (the agent's) held to the same rule: a figure no line of
+    ``nodes`` states makes the answer the evidence selected from them, quoted. Its figures are cited
+    to the selected evidence first, then to any line of the chunks."""
+    evidence = select_evidence(nodes, question, max_units, embed_model=embed_model)
+    if not evidence:
+        return EvidenceAnswer(answer, answer, [])
+    every_line = [Evidence(doc, j, j, line, 0.0) for doc, node in enumerate(nodes, start=1)
+                  for j, line in enumerate(chunk_lines(node), start=1)]
+    checked, rebuilt = check_answer(answer, every_line, question, fallback=evidence[:2])
+    text = render("", evidence[:2], nodes) if rebuilt else answer
+    stated = " ".join(item.text for item in evidence[:2]) if rebuilt else answer
+    return EvidenceAnswer(text, checked, evidence, [], cite_figures(stated, evidence + every_line, question), rebuilt)

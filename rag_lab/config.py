@@ -93,7 +93,7 @@ class Settings(BaseSettings):
     # context before each verdict ("grounded"); "auto": probability for the schema-constrained local
     # judge, RAGAS's own batch prompt for provider judges. Measured in benchmarks/judge_validation.py.
     # "probability": per statement, evidence chosen by code, numbers checked by code, and the verdict
-    # as P(Yes) of one constrained token (local judge only; issue 35).
+    # as P(Yes) of one constrained token (local judge only).
     judge_nli: Literal["auto", "batch", "per_statement", "grounded", "probability"] = "auto"
     # Probability verdicts: passages of evidence per statement (0: the whole context is the premise),
     # and whether a value no context states decides "unsupported" ("code"), a value the chosen passages

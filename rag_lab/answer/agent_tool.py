@@ -5,7 +5,7 @@ checked: an unusable query is replaced by the user's question, ``top_k`` is clam
 a bad ``threshold`` is ignored. Chunks are numbered across all calls of one turn (a chunk seen
 again keeps its number), so ``[Doc N]`` in the final reply always means the same chunk, and the
 chunks shown are recorded for the answer's sources. Each result is cut to what is left of the
-LLM's context window (SmolLM2 has 4096 tokens; a 500-word table chunk costs ~1,500).
+LLM's context window (a 500-word table chunk costs a small local model ~1,500 tokens).
 """
 
 from __future__ import annotations

@@ -1,7 +1,7 @@
 """Fit the numbered chunks into the LLM's context window.
 
-The local SmolLM2 has a 4096-token window and 500-word chunks of numeric tables take ~1,500 of
-its tokens, so 7 chunks do not fit. Chunks go in whole, in rank order, until the budget is
+A small local model's window is a few thousand tokens, and 500-word chunks of numeric tables take
+~1,500 of its tokens, so 7 chunks need not fit. Chunks go in whole, in rank order, until the budget is
 spent; the next one is cut to what is left and the rest are dropped (the top-ranked chunks are
 the ones worth keeping intact). Callers must treat only the returned count of nodes as "in the
 prompt", so that ``[Doc N]`` numbers and reported chunks stay aligned.
@@ -20,8 +20,8 @@ from llama_index.core.utils import get_tokenizer
 
 from rag_lab.answer.prompt import ANSWER_PROMPT, format_chunk
 
-# Token counts come from LlamaIndex's global tokenizer (tiktoken); SmolLM2's tokenizer needs up
-# to ~1.5x as many tokens on the corpus's number tables, so estimates are scaled up.
+# Token counts come from LlamaIndex's global tokenizer (tiktoken); a small local model's tokenizer
+# (measured on SmolLM2) needs up to ~1.5x as many tokens on the corpus's number tables, so estimates are scaled up.
 TOKEN_SAFETY = 1.6
 # Characters per *estimated* token (~4 characters per tiktoken token / TOKEN_SAFETY).
 CHARS_PER_TOKEN = 2.5

@@ -1,4 +1,4 @@
-"""Document diversity: at most M chunks per document in a fused top-k (issue 24, lever 4).
+"""Document diversity: at most M chunks per document in a fused top-k.
 
 One long document (a several-hundred-page state plan) can fill the whole top-k with its chunks and
 crowd out the answer's source. The cap walks the fused list best first, skips a chunk whose

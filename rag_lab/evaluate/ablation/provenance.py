@@ -1,22 +1,13 @@
-"""What a run's manifest records about where it ran: git commit, package versions, leg timings."""
+"""What a run's manifest records about where it ran: package versions, leg timings (the git commit:
+:func:`rag_lab.evaluate.store.manifest.git_commit`, shared with eval runs)."""
 
 from __future__ import annotations
 
 import platform
 import statistics
-import subprocess
 from datetime import datetime, timezone
-from pathlib import Path
 
 import numpy as np
-
-
-def git_commit() -> str | None:
-    try:
-        return subprocess.run(["git", "rev-parse", "HEAD"], capture_output=True, text=True, timeout=5,
-                              cwd=Path(__file__).resolve().parent).stdout.strip() or None
-    except (OSError, subprocess.SubprocessError):
-        return None
 
 
 def versions() -> dict[str, str]:

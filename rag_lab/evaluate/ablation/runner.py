@@ -24,9 +24,10 @@ from rag_lab.datasets import Dataset
 from rag_lab.evaluate.ablation.grid import Config, GridResult, GridSpec, compute_grid
 from rag_lab.evaluate.ablation.legs import retrieve_legs
 from rag_lab.evaluate.ablation.metrics import grid_per_query
-from rag_lab.evaluate.ablation.provenance import git_commit, now, timing_summary, versions
+from rag_lab.evaluate.ablation.provenance import now, timing_summary, versions
 from rag_lab.evaluate.ablation.significance import significance_manifest, summarise
 from rag_lab.evaluate.ablation.spot_check import spot_check
+from rag_lab.evaluate.store.manifest import git_commit
 from rag_lab.splits import spread_by_source
 
 RESULTS_FILE = "results.csv"

@@ -1,4 +1,4 @@
-"""Statements by sentence: every sentence of the answer gets its own statements (issue 21 lever).
+"""Statements by sentence: every sentence of the answer gets its own statements.
 
 Faithfulness first splits the answer into statements (RAGAS's ``StatementGeneratorPrompt``), then
 verifies them; a sentence the splitter leaves out is never verified. On the judge validation set's

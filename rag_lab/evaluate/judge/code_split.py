@@ -1,4 +1,4 @@
-"""Statements without an LLM (issue 35 lever 4): sentences and clauses split by code.
+"""Statements without an LLM: sentences and clauses split by code.
 
 RAGAS splits an answer into statements (faithfulness) or claims (factual correctness) with an LLM
 call; the 1.5B splitter sometimes drops the one invented sentence, which then is never verified, and

@@ -1,4 +1,4 @@
-"""Evidence first, chosen by code (issue 35 lever 2): the few passages a statement would come from.
+"""Evidence first, chosen by code: the few passages a statement would come from.
 
 The 1.5B judge reads a two-sentence premise far better than three chunks. ``best_evidence`` ranks a
 context's passages (sentences and whole table rows: :func:`grounded.passages`) for one statement by

@@ -16,8 +16,8 @@ JUDGE_N_CTX = 16384
 
 def nli_design(settings: Settings, constrained: bool) -> str:
     """How the judge verifies statements: ``settings.judge_nli``, where "auto" is probability verdicts
-    for a schema-constrained judge (the local model: chosen on the validation set's dev questions,
-    issue 35; before, grounded NLI) and RAGAS's own batch prompt for any other judge."""
+    for a schema-constrained judge (the local model: chosen on the validation set's dev
+    questions over grounded NLI) and RAGAS's own batch prompt for any other judge."""
     if settings.judge_nli == "auto":
         return "probability" if constrained else "batch"
     return settings.judge_nli

@@ -1,4 +1,4 @@
-"""Grounded NLI: the judge copies the passage it relies on before it judges (issue 21 lever).
+"""Grounded NLI: the judge copies the passage it relies on before it judges.
 
 Asked whether "the limit is $115,052" follows from a chunk that says $92,041, the 1.5B judge wrote
 "the context provides the limit, which is $115,052" and a verdict of 1: its reason quoted the

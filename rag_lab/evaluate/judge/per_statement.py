@@ -1,4 +1,4 @@
-"""One judge call per statement: a lever for small judges (issue 21, "one claim per call").
+"""One judge call per statement: a lever for small judges ("one claim per call").
 
 RAGAS verifies every statement of an answer in one NLI call (``NLIStatementPrompt``: the context,
 then the list of statements, answered by a list of verdicts). A 1.5B judge asked about several

@@ -1,4 +1,4 @@
-"""Verdicts by probability (issue 35 lever 1), with evidence first and numbers checked by code.
+"""Verdicts by probability, with evidence first and numbers checked by code.
 
 RAGAS asks one generated JSON reply of verdicts and reasons for all statements; a 1.5B judge gives
 0/1 verdicts that tie and costs a minute per call. ``ProbabilityNLIPrompt`` replaces the metric's

@@ -1,4 +1,4 @@
-"""Context recall and context precision by probability verdicts (issue 35: a judged eval sample fast).
+"""Context recall and context precision by probability verdicts (a judged eval sample, fast).
 
 With probability verdicts faithfulness and factual correctness ask one token per statement; RAGAS's
 LLM context recall and LLM context precision still asked generated JSON replies with reasons (one

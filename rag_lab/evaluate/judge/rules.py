@@ -1,4 +1,4 @@
-"""Two more verdicts by code beside the numeric rule (issue 35): negation and names.
+"""Two more verdicts by code beside the numeric rule: negation and names.
 
 The 1.5B judge's P(Yes) barely moves when "is" becomes "is not" or one board's name becomes
 another's (dev questions 1–11: pairwise 0.55 and 0.56 for those kinds with the model alone). Both

@@ -1,4 +1,4 @@
-"""A second local model that splits answers into statements and claims (issue 21 lever).
+"""A second local model that splits answers into statements and claims.
 
 Faithfulness and factual correctness ask the judge two things: split a text into statements (claims),
 then verify each. ``RAG_LAB_JUDGE_SPLITTER`` names a local model (e.g. the 0.5B) for the first step;

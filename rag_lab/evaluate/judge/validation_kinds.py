@@ -1,4 +1,4 @@
-"""Answers numbers cannot catch (issue 35 lever 5): a negated statement and a swapped name.
+"""Answers numbers cannot catch: a negated statement and a swapped name.
 
 Added to each validation item after its three answers, by the same deterministic builder (no
 randomness, no model), both labelled unsupported:

@@ -18,8 +18,8 @@ from rag_lab.config import Settings
 from rag_lab.models.llm.disk_cache import DiskCache, cache_key
 
 
-# Bumped when what an answer depends on changes in code, not in a prompt's text. 2: LLMs with
-# constrained output really get the JSON prompt (before 2026-11-25 they got the text prompt).
+# Bumped when what an answer depends on changes in code, not in a prompt's text (each bump's reason:
+# docs/CHANGELOG.md).
 ANSWER_PATH_REVISION = "2"
 
 

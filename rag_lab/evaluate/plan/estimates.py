@@ -26,10 +26,10 @@ LOCAL_SECONDS_PER_ANSWER = 60.0  # Qwen2.5-Coder-1.5B on 2 CPU cores, a long pro
 # The local judge (the 1.5B GGUF, constrained calls, 2 threads of the 2-core machine) is timed per
 # judged metric and sample, not per call (a grounded-NLI judgment's calls are long, and their number
 # varies): faithfulness 89 s and factual_correctness 103 s wall per judgment, grounded NLI, dev
-# questions 1–10 of judge_validation.jsonl (benchmarks/judge_validation.py --limit 10, 2026-11-26;
+# questions 1–10 of judge_validation.jsonl (benchmarks/judge_validation.py --limit 10;
 # README "judge validation" table, whose held-out rows measure 109 and 147 s). The three metrics that
 # benchmark does not time: from `rag-lab eval texas_childcare --modes bm25 --limit 2 --judge local`
-# (docs/evaluation.md, 2026-11-26): 25.5 min wall for 2 samples × 5 judged metrics, less the 2 answers
+# (docs/evaluation.md): 25.5 min wall for 2 samples × 5 judged metrics, less the 2 answers
 # at LOCAL_SECONDS_PER_ANSWER → (1,530 − 120) / 10 ≈ 141 s per judged metric.
 LOCAL_JUDGE_SECONDS = {"faithfulness": 89.0, "factual_correctness": 103.0}
 LOCAL_JUDGE_SECONDS_OTHER = 141.0

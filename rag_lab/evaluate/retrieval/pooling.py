@@ -1,4 +1,4 @@
-"""A pooled view of incomplete judgements (issue 24, lever 5).
+"""A pooled view of incomplete judgements.
 
 Each texas question names one source file, yet a near-twin document (another year's version of a
 report, the state plan quoting a rate table) may state the answer too: the metrics then count a

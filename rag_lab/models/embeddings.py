@@ -54,7 +54,7 @@ def _local_onnx_embedding(path: str, data_dir: Path, variant: str, batch_size: i
 
     os.environ.setdefault("HF_HUB_OFFLINE", "1")
     os.environ.setdefault("TRANSFORMERS_OFFLINE", "1")
-    return OnnxEmbedding(export_onnx(Path(path), data_dir, variant), Path(path), embed_batch_size=batch_size)
+    return OnnxEmbedding(export_onnx(Path(path), data_dir, variant), Path(path), batch_size=batch_size)
 
 
 def local_embedding(settings: Settings) -> BaseEmbedding:

@@ -16,7 +16,7 @@ from typing import Any
 
 import numpy as np
 from llama_index.core.base.embeddings.base import BaseEmbedding
-from llama_index.core.bridge.pydantic import PrivateAttr
+from llama_index.core.bridge.pydantic import Field, PrivateAttr
 
 from rag_lab.errors import ConfigError
 
@@ -24,6 +24,8 @@ from rag_lab.errors import ConfigError
 EXPORT_VERSION = 1
 ONNX_VARIANTS = ("onnx", "onnx-int8")
 _INPUTS = ("input_ids", "attention_mask", "token_type_ids")
+# Texts sorted by length together (LlamaIndex's batch): wide enough that each pass pads little.
+BUCKET_WINDOW = 1024
 
 
 def exported_models_dir(data_dir: Path) -> Path:
@@ -157,17 +159,20 @@ def _session(path: str, threads: int):
 
 class OnnxEmbedding(BaseEmbedding):
     """MiniLM's normalised sentence embeddings from an exported graph (see :func:`export_onnx`).
-    ``embed_batch_size`` is the inference batch; a call with more texts is bucketed by length first."""
+    ``batch_size`` texts per forward pass; LlamaIndex hands over up to ``embed_batch_size`` texts at
+    a time (a wider window), which are sorted by length into those passes."""
 
+    batch_size: int = Field(default=32, gt=0, description="Texts per forward pass.")
     _session: Any = PrivateAttr()
     _tokenizer: Any = PrivateAttr()
     _dimension: int = PrivateAttr()
 
-    def __init__(self, onnx_path: Path, model_dir: Path, embed_batch_size: int = 32, threads: int | None = None,
+    def __init__(self, onnx_path: Path, model_dir: Path, batch_size: int = 32, threads: int | None = None,
                  **kwargs: Any) -> None:
         from tokenizers import Tokenizer
 
-        super().__init__(model_name=str(onnx_path), embed_batch_size=embed_batch_size, **kwargs)
+        kwargs.setdefault("embed_batch_size", BUCKET_WINDOW)
+        super().__init__(model_name=str(onnx_path), batch_size=batch_size, **kwargs)
         self._session = _session(str(onnx_path), threads or cpu_threads())
         self._dimension = int(self._session.get_outputs()[0].shape[1])
         tokenizer = Tokenizer.from_file(str(Path(model_dir) / "tokenizer.json"))
@@ -184,7 +189,7 @@ class OnnxEmbedding(BaseEmbedding):
         vectors = np.empty((len(texts), self._dimension), dtype=np.float32)
         if not texts:
             return vectors
-        for batch in length_buckets(self._tokenizer.encode_batch(list(texts)), max(1, self.embed_batch_size)):
+        for batch in length_buckets(self._tokenizer.encode_batch(list(texts)), self.batch_size):
             vectors[batch.positions] = self._session.run(None, batch.feeds)[0]
         return vectors
 

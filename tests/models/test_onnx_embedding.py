@@ -84,7 +84,7 @@ def test_int8_export_is_a_quantized_graph_close_to_pytorch(fresh_export, passage
     ops = {node.op_type for node in onnx.load(str(int8)).graph.node}
     assert "DynamicQuantizeLinear" in ops and "MatMulInteger" in ops  # the projections run in int8
     vectors = np.asarray(OnnxEmbedding(int8, Path(local_minilm_path())).get_text_embedding_batch(passages))
-    assert cosines(vectors, torch_vectors).min() >= 0.95
+    assert cosines(vectors, torch_vectors).min() >= 0.985
 
 
 @pytest.mark.parametrize("backend", ["onnx", "onnx-int8"])

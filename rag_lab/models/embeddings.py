@@ -49,12 +49,12 @@ def _local_embedding(path: str, batch_size: int) -> BaseEmbedding:
 
 
 @lru_cache(maxsize=4)
-def _local_onnx_embedding(path: str, data_dir: Path, variant: str, batch_size: int) -> BaseEmbedding:
+def _local_onnx_embedding(path: str, models_dir: Path, variant: str, batch_size: int) -> BaseEmbedding:
     from rag_lab.models.onnx_embedding import OnnxEmbedding, export_onnx
 
     os.environ.setdefault("HF_HUB_OFFLINE", "1")
     os.environ.setdefault("TRANSFORMERS_OFFLINE", "1")
-    return OnnxEmbedding(export_onnx(Path(path), data_dir, variant), Path(path), batch_size=batch_size)
+    return OnnxEmbedding(export_onnx(Path(path), models_dir, variant), Path(path), batch_size=batch_size)
 
 
 def local_embedding(settings: Settings) -> BaseEmbedding:
@@ -62,7 +62,7 @@ def local_embedding(settings: Settings) -> BaseEmbedding:
     set-up did not)."""
     if settings.embed_backend == "torch":
         return _local_embedding(local_minilm_path(), settings.embed_batch_size)
-    return _local_onnx_embedding(local_minilm_path(), Path(settings.data_dir).resolve(), settings.embed_backend,
+    return _local_onnx_embedding(local_minilm_path(), Path(settings.models_dir).resolve(), settings.embed_backend,
                                  settings.embed_batch_size)
 
 

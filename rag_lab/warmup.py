@@ -1,5 +1,6 @@
 """Set-up step: compile ranx's numba kernels once (they cache to disk), join and verify the
-default local LLM's weights (once per machine, into the models folder every data folder shares)."""
+default local LLM's weights (once per machine, into the models folder every data folder shares), export
+the local embedding model to ONNX (once, from its shipped weights)."""
 
 from __future__ import annotations
 
@@ -23,6 +24,32 @@ def prepare_local_llm() -> None:
         print(f"rag-lab set-up: local LLM not ready: {exc}")
         return
     print(f"rag-lab set-up: local LLM {info.name} ({info.quantization}) verified at {path}")
+
+
+def prepare_local_embedding() -> None:
+    import time
+
+    from rag_lab.config import get_settings
+    from rag_lab.errors import ConfigError
+    from rag_lab.models.embeddings import local_minilm_path
+    from rag_lab.models.onnx_embedding import export_onnx, exported_model_path
+
+    settings = get_settings()
+    if settings.embed_provider != "local" or settings.embed_backend == "torch":
+        return
+    try:
+        model_dir = local_minilm_path()
+    except ConfigError as exc:  # reported, not fatal: the CLI says the same when the model is used
+        print(f"rag-lab set-up: local embedding model not ready: {exc}")
+        return
+    target = exported_model_path(settings.models_dir, settings.embed_backend)
+    if target.exists():
+        print(f"rag-lab set-up: local embedding model ({settings.embed_backend}) at {target}")
+        return
+    started = time.perf_counter()
+    path = export_onnx(model_dir, settings.models_dir, settings.embed_backend)
+    print(f"rag-lab set-up: local embedding model exported ({settings.embed_backend}, "
+          f"{time.perf_counter() - started:.0f} s) to {path}")
 
 
 def compile_ranx(part: str) -> None:
@@ -60,11 +87,13 @@ def main(argv: list[str] | None = None) -> None:
         import ranx  # noqa: F401
     except ImportError:  # ranx is optional at this point of set-up
         prepare_local_llm()
+        prepare_local_embedding()
         return
     # numba compiles on one core: the fusion kernels compile in a second process beside the metrics
     # (measured 73 s → 51 s on 2 cores; numba writes each cache file atomically, so both may write)
     fusion = subprocess.Popen([sys.executable, "-m", "rag_lab.warmup", "--ranx-part", "fusion"])
     prepare_local_llm()
+    prepare_local_embedding()
     compile_ranx("metrics")
     if fusion.wait() != 0:
         raise SystemExit(f"rag-lab set-up: compiling ranx's fusion kernels failed (exit {fusion.returncode})")

@@ -89,6 +89,7 @@ def embed_nodes(
     missing = [h for h in dict.fromkeys(hashes) if h not in known]
     if missing:
         by_hash = dict(zip(hashes, contents))
+        missing.sort(key=lambda h: len(by_hash[h]))  # texts of like length batched together: less padding
         size = max(settings.embed_batch_size, 1) * 2
         batches = [missing[start : start + size] for start in range(0, len(missing), size)]
         if embed_batches is None:  # in this process, one batch after the other

@@ -1,10 +1,12 @@
-"""Embedding models: ``local`` (all-MiniLM-L6-v2 shipped in a wheel), ``openai``, ``bedrock``,
-``openai_compatible`` (any server with OpenAI's embeddings API: RAG_LAB_EMBED_BASE_URL)."""
+"""Embedding models: ``local`` (all-MiniLM-L6-v2 shipped in a wheel; on ONNX Runtime, or PyTorch with
+RAG_LAB_EMBED_BACKEND=torch), ``openai``, ``bedrock``, ``openai_compatible`` (any server with OpenAI's
+embeddings API: RAG_LAB_EMBED_BASE_URL)."""
 
 from __future__ import annotations
 
 import os
 from functools import lru_cache
+from pathlib import Path
 from typing import Any
 
 from llama_index.core.base.embeddings.base import BaseEmbedding
@@ -18,6 +20,9 @@ def embed_model_id(settings: Settings) -> str:
     """Identifies the vectors: part of the embedding-cache key and of the index fingerprint."""
     if settings.embed_provider == "openai_compatible":  # a model name means nothing without its server
         return f"openai_compatible@{settings.embed_base_url}:{settings.embed_model_name}"
+    if settings.embed_provider == "local" and settings.embed_backend != "torch":
+        # Another numeric path gives (slightly) other vectors: its own cache entries and index fingerprint.
+        return f"local:{settings.embed_model_name}+{settings.embed_backend}"
     return f"{settings.embed_provider}:{settings.embed_model_name}"
 
 
@@ -41,6 +46,24 @@ def _local_embedding(path: str, batch_size: int) -> BaseEmbedding:
     from llama_index.embeddings.huggingface import HuggingFaceEmbedding
 
     return HuggingFaceEmbedding(model_name=path, device="cpu", normalize=True, embed_batch_size=batch_size)
+
+
+@lru_cache(maxsize=4)
+def _local_onnx_embedding(path: str, models_dir: Path, variant: str, batch_size: int) -> BaseEmbedding:
+    from rag_lab.models.onnx_embedding import OnnxEmbedding, export_onnx
+
+    os.environ.setdefault("HF_HUB_OFFLINE", "1")
+    os.environ.setdefault("TRANSFORMERS_OFFLINE", "1")
+    return OnnxEmbedding(export_onnx(Path(path), models_dir, variant), Path(path), batch_size=batch_size)
+
+
+def local_embedding(settings: Settings) -> BaseEmbedding:
+    """The local MiniLM on the configured backend (the ONNX graph exported on first use if the
+    set-up did not)."""
+    if settings.embed_backend == "torch":
+        return _local_embedding(local_minilm_path(), settings.embed_batch_size)
+    return _local_onnx_embedding(local_minilm_path(), Path(settings.models_dir).resolve(), settings.embed_backend,
+                                 settings.embed_batch_size)
 
 
 @lru_cache(maxsize=1)
@@ -92,7 +115,7 @@ def get_embed_model(settings: Settings, *, http_client: Any = None, bedrock_clie
     (boto3 ``bedrock-runtime``) let tests put a mock transport under the real SDKs."""
     provider = settings.embed_provider
     if provider == "local":
-        return _local_embedding(local_minilm_path(), settings.embed_batch_size)
+        return local_embedding(settings)
     if provider == "openai":
         if settings.openai_api_key is None:
             raise ConfigError("OpenAI embeddings need an API key", "set OPENAI_API_KEY")
@@ -119,11 +142,15 @@ def get_embed_model(settings: Settings, *, http_client: Any = None, bedrock_clie
 
 
 def embed_queries(model: BaseEmbedding, queries: list[str]) -> list[list[float]]:
-    """Query embeddings of many questions at once. The local sentence-transformers model encodes a
-    batch in one forward pass per ``embed_batch_size`` (≈ 2.3× faster than one call per question on
-    two cores); other providers go through their own per-query API."""
+    """Query embeddings of many questions at once. The local model encodes a batch in one forward
+    pass per ``embed_batch_size`` (≈ 2.3× faster than one call per question on two cores, PyTorch);
+    other providers go through their own per-query API."""
     from llama_index.embeddings.huggingface import HuggingFaceEmbedding
 
+    from rag_lab.models.onnx_embedding import OnnxEmbedding
+
+    if isinstance(model, OnnxEmbedding):  # MiniLM has no query prompt: a query embeds as a text
+        return model.embed_many(queries).tolist()
     if isinstance(model, HuggingFaceEmbedding):
         size = max(1, model.embed_batch_size)
         vectors: list[list[float]] = []

@@ -31,7 +31,7 @@ class FailingEmbedding(BaseEmbedding):
 def test_a_failing_embedding_is_one_attempt_and_a_recorded_error(lab_settings, monkeypatch):
     embedding = FailingEmbedding(model_name="failing")
     # under get_embed_model (modules that imported it keep the real one once the test is over)
-    monkeypatch.setattr("rag_lab.models.embeddings._local_embedding", lambda path, batch_size: embedding)
+    monkeypatch.setattr("rag_lab.models.embeddings.local_embedding", lambda settings: embedding)
     assert lab_settings.embed_provider == "local"
     scorer = Scorer(lab_settings, metrics=["semantic_similarity"])
     record = {"id": "q1", "question": "What is the limit?", "answer": "The limit is 5 [Doc 1].", "reference": "Five.",

@@ -88,7 +88,7 @@ def test_first_build_writes_manifest_listing_loaded_and_skipped(lab):
     assert sorted(manifest.loaded) == sorted(FILES)
     assert manifest.skipped == [{"path": "slides.pptx", "reason": "unsupported file type .pptx"}]
     assert (manifest.n_documents, manifest.n_chunks) == (3, 3)
-    assert manifest.embed_model == "local:sentence-transformers/all-MiniLM-L6-v2" and manifest.embed_dim == 384
+    assert manifest.embed_model == "local:sentence-transformers/all-MiniLM-L6-v2+onnx" and manifest.embed_dim == 384
     on_disk = IndexManifest.load(IndexPaths.for_dataset(settings, resolve_dataset("tiny", settings.datasets_dir)).manifest)
     assert on_disk == manifest
     assert "3 chunks" in result.summary() and "1 file(s) skipped" in result.summary()

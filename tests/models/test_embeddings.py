@@ -23,7 +23,7 @@ def test_local_model_is_the_default_and_embeds_offline():
     vector = model.get_text_embedding("parent share of cost")
     assert len(vector) == 384
     assert abs(sum(v * v for v in vector) - 1.0) < 1e-4  # normalized
-    assert embed_model_id(settings) == "local:sentence-transformers/all-MiniLM-L6-v2"
+    assert embed_model_id(settings) == "local:sentence-transformers/all-MiniLM-L6-v2+onnx"
 
 
 def test_openai_embeddings_over_http(monkeypatch):

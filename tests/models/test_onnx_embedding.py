@@ -1,0 +1,132 @@
+"""The local MiniLM on ONNX Runtime: the export from the shipped weights, parity with the PyTorch
+path on real SciFact passages, the embedding ids, and length bucketing keeping the caller's order."""
+
+from __future__ import annotations
+
+import gzip
+import itertools
+import json
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from rag_lab.config import load_settings
+from rag_lab.models import embed_model_id, get_embed_model
+from rag_lab.models.embeddings import embed_queries, local_minilm_path
+from rag_lab.models.onnx_embedding import OnnxEmbedding, export_onnx, exported_model_path, length_buckets
+
+REPO = Path(__file__).resolve().parents[2]
+
+
+def scifact_passages(n: int) -> list[str]:
+    """The first ``n`` SciFact abstracts (title + text), as the index embeds them: long and short."""
+    corpus = REPO / "datasets" / "scifact" / "corpus.jsonl.gz"
+    opener = gzip.open if corpus.suffix == ".gz" else open
+    with opener(corpus, "rt", encoding="utf-8") as lines:
+        rows = [json.loads(line) for line in itertools.islice(lines, n)]
+    return [f"{row['title']}\n{row['text']}" for row in rows]
+
+
+@pytest.fixture(scope="module")
+def passages() -> list[str]:
+    texts = scifact_passages(6)
+    return texts + ["Vitamin D and fractures?", "a"]  # a query-like text and a one-token one
+
+
+@pytest.fixture(scope="module")
+def torch_vectors(passages) -> np.ndarray:
+    settings = load_settings(_env_file=None, embed_backend="torch")
+    return np.asarray(get_embed_model(settings).get_text_embedding_batch(passages))
+
+
+@pytest.fixture(scope="module")
+def fresh_export(tmp_path_factory) -> Path:
+    """The fp32 graph exported from the shipped weights into an empty models folder by the set-up step."""
+    from rag_lab.config import get_settings
+    from rag_lab.warmup import prepare_local_embedding
+
+    models_dir = tmp_path_factory.mktemp("onnx_export")
+    with pytest.MonkeyPatch.context() as patch:
+        for name in ("RAG_LAB_EMBED_PROVIDER", "RAG_LAB_EMBED_BACKEND"):
+            patch.delenv(name, raising=False)
+        patch.setenv("RAG_LAB_MODELS_DIR", str(models_dir))
+        patch.chdir(models_dir)  # no stray .env
+        get_settings.cache_clear()
+        prepare_local_embedding()
+    get_settings.cache_clear()
+    return exported_model_path(models_dir, "onnx")
+
+
+def cosines(a, b) -> np.ndarray:
+    return (np.asarray(a) * np.asarray(b)).sum(axis=1)
+
+
+def test_the_export_loads_and_agrees_with_pytorch(fresh_export, passages, torch_vectors):
+    assert fresh_export.is_file()
+    assert not list(fresh_export.parent.glob("*.partial"))  # written beside, then renamed
+    model = OnnxEmbedding(fresh_export, Path(local_minilm_path()))
+    vectors = np.asarray(model.get_text_embedding_batch(passages))
+    assert vectors.shape == torch_vectors.shape == (len(passages), 384)
+    assert np.allclose(np.linalg.norm(vectors, axis=1), 1.0, atol=1e-5)
+    assert cosines(vectors, torch_vectors).min() >= 0.99
+    # Asked again (another process, the set-up after a first use): the file is reused, not re-exported.
+    mtime = fresh_export.stat().st_mtime_ns
+    assert export_onnx(Path(local_minilm_path()), fresh_export.parent.parent, "onnx") == fresh_export
+    assert fresh_export.stat().st_mtime_ns == mtime
+
+
+def test_int8_export_is_a_quantized_graph_close_to_pytorch(fresh_export, passages, torch_vectors):
+    int8 = export_onnx(Path(local_minilm_path()), fresh_export.parent.parent, "onnx-int8")
+    import onnx
+
+    assert int8 != fresh_export and int8.stat().st_size < fresh_export.stat().st_size * 0.75
+    ops = {node.op_type for node in onnx.load(str(int8)).graph.node}
+    assert "DynamicQuantizeLinear" in ops and "MatMulInteger" in ops  # the projections run in int8
+    vectors = np.asarray(OnnxEmbedding(int8, Path(local_minilm_path())).get_text_embedding_batch(passages))
+    assert cosines(vectors, torch_vectors).min() >= 0.985
+
+
+@pytest.mark.parametrize("backend", ["onnx", "onnx-int8"])
+def test_each_numeric_path_is_its_own_embedding_id(backend):
+    torch_id = embed_model_id(load_settings(_env_file=None, embed_backend="torch"))
+    assert torch_id == "local:sentence-transformers/all-MiniLM-L6-v2"
+    assert embed_model_id(load_settings(_env_file=None, embed_backend=backend)) == f"{torch_id}+{backend}"
+    # The backend belongs to the local model only: a server's vectors keep their id.
+    openai = load_settings(_env_file=None, embed_provider="openai", embed_backend=backend)
+    assert embed_model_id(openai) == "openai:text-embedding-3-small"
+
+
+def test_the_default_path_matches_pytorch_for_passages_and_queries(lab_settings, passages, torch_vectors):
+    assert lab_settings.embed_backend == "onnx"
+    model = get_embed_model(lab_settings)
+    assert isinstance(model, OnnxEmbedding)
+    assert cosines(model.get_text_embedding_batch(passages), torch_vectors).min() >= 0.999
+    single = np.asarray([model.get_query_embedding(p) for p in passages])
+    assert cosines(single, torch_vectors).min() >= 0.999
+    assert cosines(embed_queries(model, passages), single).min() >= 0.9999  # batched = one at a time
+
+
+def test_length_buckets_pad_little_and_keep_the_callers_order(lab_settings, passages):
+    model = get_embed_model(lab_settings)
+    mixed = [passages[0], "a", passages[1], "short question?", passages[2], "b c"]
+    encodings = model._tokenizer.encode_batch(mixed)
+    batches = length_buckets(encodings, 2)
+    assert sorted(p for b in batches for p in b.positions) == list(range(len(mixed)))
+    widths = [b.feeds["input_ids"].shape[1] for b in batches]
+    assert widths == sorted(widths) and widths[0] < 10 < widths[-1]  # the short texts together
+    for batch in batches:
+        for row, position in enumerate(batch.positions):
+            n = len(encodings[position].ids)
+            assert list(batch.feeds["input_ids"][row, :n]) == encodings[position].ids
+            assert batch.feeds["attention_mask"][row].sum() == n
+    # Vectors come back in the order given: each equals that text embedded alone.
+    together = np.asarray(model.get_text_embedding_batch(mixed))
+    alone = np.asarray([model.get_text_embedding(t) for t in mixed])
+    assert cosines(together, alone).min() >= 0.9999
+
+
+def test_the_exported_file_is_named_by_variant_and_recipe(tmp_path):
+    fp32, int8 = (exported_model_path(tmp_path, v) for v in ("onnx", "onnx-int8"))
+    assert fp32 != int8 and fp32.parent == int8.parent
+    assert "torch" in fp32.name and "weights" in fp32.name  # a new torch or new weights export anew

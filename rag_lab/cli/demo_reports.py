@@ -37,7 +37,8 @@ def run_reports(settings, dataset_names=DEMO_DATASETS, answer_limit: int = 3, ou
         build_index(dataset, settings)
         run_dir = out_root / f"demo-{dataset.name}-ablation"
         # Retrieval only: the answer-level evaluation is the mode comparison's (one LLM pass, not two).
-        result = run_ablation(dataset, settings, GridSpec(), run_dir, answer_configs=None)
+        # the demo's own folder: a grid or index changed since the last demo moves the old run aside
+        result = run_ablation(dataset, settings, GridSpec(), run_dir, answer_configs=None, force=True)
         print(render_summary(result))
         written.append(write_report(run_dir, reports_dir / f"{run_dir.name}.html"))
         written.append(write_report(_ir_comparison(dataset, settings, out_root), reports_dir / f"demo-{dataset.name}-ir.html"))

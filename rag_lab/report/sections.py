@@ -59,8 +59,10 @@ def verdict_section(verdict) -> Section:
             for v in verdict.metrics]
     body += table_html(pd.DataFrame(rows))
     if verdict.powered:
-        body += ("<p>p: the larger of the two Holm-adjusted p-values (Student's t and Fisher's randomization); a "
-                 f"difference is called significant when both are below α = {verdict.alpha:g}.</p>")
+        from rag_lab.evaluate.statistics import policy
+
+        body += (f"<p>p: the comparison policy's Holm-adjusted p ({html.escape(policy.TEST_TEXT)}); a difference "
+                 f"is called significant when it is below α = {verdict.alpha:g}.</p>")
     return section("Verdict", body)
 
 
@@ -303,6 +305,7 @@ def worst_questions(result, metric: str, per_mode: int = 5):
 def ir_sections(data: dict, manifest: dict) -> list:
     """An IR mode comparison: every mode's ranx metrics with seeded bootstrap CIs and paired tests
     against the baseline (bm25 when it ran, else the first mode), a bar chart, latency."""
+    from rag_lab.evaluate.statistics import policy
     from rag_lab.report import comparison as C
 
     per_query = data["per_query"]
@@ -316,8 +319,8 @@ def ir_sections(data: dict, manifest: dict) -> list:
 
     sections = [verdict_section(build_verdict(per_query, table, skip=C.COVERAGE_METRICS))]
     body = (f"<p>Means with seeded 95 % bootstrap intervals; ▲/▼ = significant against {html.escape(baseline)} "
-            "by both paired tests (Student's t and Fisher's randomization) after Holm correction over every mode × "
-            "metric of the table: family-wise error ≤ 0.05 over every mark. judged@10 is a coverage figure (how much "
+            f"by the comparison policy ({html.escape(policy.TEST_TEXT)}) after Holm correction over every mode × "
+            "metric of the table: family-wise error ≤ 0.05 over every mark; the t and Fisher columns are exploratory. judged@10 is a coverage figure (how much "
             "of what was retrieved carries a judgement), shown but never tested.</p>"
             + table_html(C.wide_table(table).reset_index())
             + table_html(_metric_glossary(list(dict.fromkeys(table["metric"])), data.get("metric_definitions") or {}))

@@ -8,7 +8,7 @@
     run = api.evaluate("texas_childcare", limit=5)            # rag-lab eval … --limit 5
     report = api.ir("scifact", limit=100)                     # rag-lab ir scifact --limit 100
     result = api.ablate("texas_childcare", grid="grid.yaml")  # rag-lab ablate … --grid grid.yaml
-    api.report("runs/texas_childcare", "reports/run.html")    # rag-lab report … -o …
+    api.report("runs/texas_childcare", "reports/run.html")    # rag-lab report … --out …
 
 Every default is the command's (``tests/cli/test_api_defaults.py`` holds them equal): rerank off
 for the local model and on for remote providers (:func:`rag_lab.answer.engine.default_rerank`),
@@ -250,7 +250,7 @@ def ablate(dataset: Any, out: str | Path | None = None, *, grid: str | Path | di
 
 @_strict
 def report(run_dir: str | Path, out: str | Path | None = None) -> Path:
-    """``rag-lab report RUN -o FILE``: one self-contained HTML file (default ``reports/<run>.html``)."""
+    """``rag-lab report RUN --out FILE``: one self-contained HTML file (default ``reports/<run>.html``)."""
     from rag_lab.report.html import write_report
 
     return write_report(Path(run_dir), Path(out or f"reports/{Path(run_dir).name}.html"))

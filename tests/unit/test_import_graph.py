@@ -14,7 +14,7 @@ from pathlib import Path
 PACKAGE = Path(__file__).resolve().parents[2] / "rag_lab"
 
 FLOORS = [
-    {"errors", "tokenizer", "tokenizer_cache", "fusion", "background_loop", "concurrency", "schedule"},
+    {"errors", "tokenizer", "fusion", "background_loop", "concurrency", "schedule"},
     {"config", "progress"},
     {"models"},
     {"ingest"},

@@ -1,7 +1,7 @@
 """rag-lab."""
 
-import importlib.util
 import os
+import sys
 
 from rag_lab.progress import quiet_library_progress
 
@@ -15,9 +15,11 @@ def pin_tiktoken_cache() -> None:
     variable already set, LlamaIndex neither sets nor deletes it."""
     if "TIKTOKEN_CACHE_DIR" in os.environ:
         return
-    spec = importlib.util.find_spec("llama_index.core")  # imports only the namespace package, not the core
-    if spec is not None and spec.submodule_search_locations:
-        os.environ["TIKTOKEN_CACHE_DIR"] = os.path.join(spec.submodule_search_locations[0], "_static", "tiktoken_cache")
+    for entry in sys.path:  # found on the path, not imported: `rag-lab --help` imports no library
+        folder = os.path.join(entry or ".", "llama_index", "core", "_static", "tiktoken_cache")
+        if os.path.isdir(folder):
+            os.environ["TIKTOKEN_CACHE_DIR"] = folder
+            return
 
 
 quiet_library_progress()

@@ -178,3 +178,34 @@ def test_the_printed_reproduce_command_writes_nothing_into_the_dataset_folder(re
     shown = float(re.search(rf"chunk_hit@5 .*?{config.mode} (\d\.\d{{4}}) \[", out).group(1))
     if config.top_k >= 5:  # ir reads the first five chunks, as the tune measured them
         assert shown == pytest.approx(config.provenance["rest_mean"], abs=1e-4)
+
+
+def test_hybrid_legs_are_the_engines_own_at_each_prefetch_and_the_spot_check_runs(result):
+    """As in ``ablate``: the dev grid fuses Qdrant's own lists at each prefetch (not cuts of the deep list),
+    and live queries at every axis value of the grid are compared with it."""
+    lines = [json.loads(line) for line in (result.run_dir / "dev" / "legs.jsonl").read_text().splitlines()]
+    for line in lines:
+        for p in SPEC.prefetch:
+            assert f"dense@{p}" in line["legs"] and f"sparse@{p}" in line["legs"]
+            assert len(line["legs"][f"sparse@{p}"]) <= p
+    check = result.spot_check
+    assert check["modes"] == ["fusion", "hybrid"] and check["axes_checked"]
+    checked = {(c["mode"], axis, value) for c in check["checks"] for axis, value in c["axes"]}
+    for mode in SPEC.modes:
+        assert {(mode, "prefetch", str(p)) for p in SPEC.prefetch} <= checked
+        assert {(mode, "k", str(k)) for k in SPEC.fusion_k} <= checked
+    assert check["equal"], check["unconfirmed"]  # this index: the grid reproduces the engine everywhere
+    assert json.loads((result.run_dir / "tune.json").read_text())["spot_check"]["equal"] is True
+
+
+def test_configurations_holding_an_unconfirmed_value_leave_the_selection():
+    from rag_lab.evaluate.ablation.grid import Config
+    from rag_lab.evaluate.tune.run import confirmed_scores
+
+    configs = [Config("hybrid", 60, p, 1.0, 1.0, 5) for p in (20, 100)] + [Config("fusion", 60, 20, 1.0, 1.0, 5)]
+    scores = {c.id: {"q1": 1.0} for c in configs}
+    check = {"checks": [{"mode": "hybrid", "config": configs[0].id, "axes": [["prefetch", "20"]], "equal": False},
+                        {"mode": "fusion", "config": configs[2].id, "axes": [["prefetch", "20"]], "equal": True}]}
+    kept, left_out = confirmed_scores(scores, configs, check)
+    assert left_out == 1 and set(kept) == {configs[1].id, configs[2].id}
+    assert confirmed_scores(scores, configs, {"checks": [{**check["checks"][1]}]}) == (scores, 0)

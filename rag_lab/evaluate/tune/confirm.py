@@ -82,7 +82,9 @@ def confirm_on_rest(index, rest_queries: Mapping[str, str], dev: frozenset[str],
     if seen:
         raise ValueError(f"the confirmation must not see dev questions, got {len(seen)} (e.g. {seen[:3]})")
     modes = tuple(dict.fromkeys([chosen.mode, *(d.mode for d in defaults)]))
-    questions, _ = retrieve_legs(index, dict(rest_queries), run_dir, modes, depth, progress=progress)
+    prefetches = sorted({c.prefetch for c in (chosen, *defaults) if c.mode == "hybrid"})
+    questions, _ = retrieve_legs(index, dict(rest_queries), run_dir, modes, depth, progress=progress,
+                                 prefetches=prefetches)
     qids = list(rest_queries)
 
     def score(config: Config, queries_per_question: int = 1) -> Scored:

@@ -20,7 +20,7 @@ import json
 from collections.abc import Mapping, Sequence
 from pathlib import Path
 
-from rag_lab.evaluate.ablation.grid import MODE_LEGS, Candidates, Config
+from rag_lab.evaluate.ablation.grid import MODE_LEGS, Candidates, Config, leg_at
 from rag_lab.retrieve.diversity import cap_per_document
 from rag_lab.retrieve.rewrites import RewriteCost, fuse_ranked_lists, generate_rewrites
 
@@ -75,7 +75,9 @@ def rewrite_queries(llm, queries: Mapping[str, str], num_queries: int, run_dir: 
 def fuse_queries(lists: Sequence[Candidates], config: Config, doc_of: Mapping[str, str]) -> tuple[str, ...]:
     """``config``'s fused, capped top-k over the original question's legs and its rewrites' (see the module doc)."""
     dense, sparse = MODE_LEGS[config.mode]
-    lists = [tuple([chunk for chunk, _, _ in candidates.legs.get(leg, [])[: config.prefetch]] for leg in (dense, sparse))
+    engine_lists = config.mode == "hybrid"  # the engine's own list at this prefetch, as the grid fuses it
+    lists = [tuple([chunk for chunk, _, _ in leg_at(candidates, leg, config.prefetch, engine_lists)[: config.prefetch]]
+                   for leg in (dense, sparse))
              for candidates in lists]
     ranked = [chunk for chunk, _ in fuse_ranked_lists(lists, config.k, config.dense_weight, config.sparse_weight)]
     kept, _ = cap_per_document(ranked, doc_of.__getitem__, config.max_per_doc, config.top_k)
@@ -100,8 +102,9 @@ def rewrite_scores(index, llm, queries: Mapping[str, str], questions: Sequence[C
 
     texts, cost = rewrite_queries(llm, queries, num_queries, run_dir)
     modes = tuple(dict.fromkeys(c.mode for c in configs))
+    prefetches = sorted({c.prefetch for c in configs if c.mode == "hybrid"})
     rewrites, _ = retrieve_legs(index, texts, Path(run_dir) / f"rewrites-{num_queries}", modes, depth,
-                                progress=progress) if texts else ([], {})
+                                progress=progress, prefetches=prefetches) if texts else ([], {})
     grouped = group_rewrites(questions, rewrites)
     doc_of = chunk_documents([*questions, *rewrites])
     grid = GridResult(GridSpec(), list(configs))

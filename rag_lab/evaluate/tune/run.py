@@ -32,6 +32,7 @@ from rag_lab.datasets import Dataset
 from rag_lab.evaluate.ablation.grid import Config, GridSpec, compute_grid
 from rag_lab.evaluate.ablation.legs import retrieve_legs
 from rag_lab.evaluate.ablation.runner import answer_questions
+from rag_lab.evaluate.ablation.spot_check import is_unconfirmed, spot_check, spot_check_lines, unconfirmed_values
 from rag_lab.evaluate.tune.confirm import Confirmation, confirm_on_rest
 from rag_lab.evaluate.tune.scores import NDCG10, default_metric, selection_scores
 from rag_lab.evaluate.tune.select import Selection, candidates_from, select_one_se
@@ -64,14 +65,14 @@ class TuneResult:
     rewrites: dict | None = None  # the num_queries lever: its configurations' dev means and LLM cost
     split_declared: bool = True  # the dataset folder holds the dev split (`ir --split rest` can use it)
     rest_looks: int = 0  # tune runs that have looked at this rest split, this one included
-
+    spot_check: dict | None = None  # live queries against the dev grid (:mod:`..ablation.spot_check`)
 
     def to_dict(self) -> dict:
         return {"dataset": self.dataset, "metric": self.metric, "split": self.split_note, "n_dev": self.n_dev,
                 "n_rest": self.n_rest, "selection": self.selection.to_dict(),
                 "confirmation": self.confirmation.to_dict(), "config": self.config.settings(),
                 "config_path": str(self.config_path), "timing_s": self.timing, "answer_cost": self.answer_cost,
-                "rewrites": self.rewrites, "rest_looks": self.rest_looks,
+                "rewrites": self.rewrites, "rest_looks": self.rest_looks, "spot_check": self.spot_check,
                 "answers": None if self.answers is None else self.answers.to_dict(orient="records")}
 
 
@@ -102,6 +103,17 @@ def split_questions(dataset: Dataset, dev: frozenset[str]):
     queries, qrels = dataset.judged_queries()
     dev_ids, rest_ids = split_ids(list(queries), dev)
     return {q: queries[q] for q in dev_ids}, {q: queries[q] for q in rest_ids}, qrels
+
+
+def confirmed_scores(scores: dict, configs: list[Config], check: dict) -> tuple[dict, int]:
+    """``scores`` without the configurations holding an axis value whose live check differed from the
+    grid (what the formula computes there is not what the engine returns), and how many were left out."""
+    unconfirmed = unconfirmed_values(check)
+    if not unconfirmed:
+        return scores, 0
+    doubtful = {c.id for c in configs if is_unconfirmed(c.to_dict(), unconfirmed)}
+    kept = {cid: per_q for cid, per_q in scores.items() if cid not in doubtful}
+    return kept, len(scores) - len(kept)
 
 
 def default_top_k(metric: str) -> int:
@@ -187,12 +199,23 @@ def _tune(dataset: Dataset, settings: Settings, out: Path, spec: GridSpec, *, me
     index = CorpusIndex.open(dataset, settings)
     say(f"dev grid: {len(spec.configs()):,} configurations × {len(dev_queries)} dev questions, metric {metric}")
     started = time.perf_counter()
-    dev_questions, _ = retrieve_legs(index, dev_queries, out / "dev", spec.modes, spec.depth, progress=progress)
+    # hybrid's legs at each prefetch are the engine's own lists, as in ``ablate`` (:mod:`..ablation.legs`)
+    dev_questions, _ = retrieve_legs(index, dev_queries, out / "dev", spec.modes, spec.depth, progress=progress,
+                                     prefetches=spec.prefetch)
     timing["dev_legs_s"] = time.perf_counter() - started
     started = time.perf_counter()
     grid = compute_grid(dev_questions, spec)
     scores = selection_scores(metric, grid, dev_questions, qrels)
     timing["dev_grid_s"] = time.perf_counter() - started
+
+    started = time.perf_counter()
+    check = spot_check(index, dev_questions, dev_queries, grid, spec)
+    for line in spot_check_lines(check, dataset.name):
+        say(line)
+    scores, left_out = confirmed_scores(scores, grid.configs, check)
+    if left_out:
+        say(f"{left_out:,} configurations hold a value the live check could not confirm: left out of the selection")
+    timing["spot_check_s"] = time.perf_counter() - started
 
     started = time.perf_counter()
     by_id = {c.id: c for c in grid.configs}
@@ -253,7 +276,7 @@ def _tune(dataset: Dataset, settings: Settings, out: Path, spec: GridSpec, *, me
     write_tuned_config(path, config, header)
     result = TuneResult(dataset.name, metric, split_note, len(dev_queries), len(rest_queries), selection,
                         confirmation, config, path, out, timing, answer_frame, answer_cost, rewrites,
-                        split_declared=bool(dataset.dev_split), rest_looks=looks)
+                        split_declared=bool(dataset.dev_split), rest_looks=looks, spot_check=check)
     record = {**result.to_dict(), "dataset_root": str(dataset.root), **identity}  # identity: what a rerun must share
     (out / REPORT_FILE).write_text(json.dumps(record, indent=2, default=str, ensure_ascii=False))
     return result

@@ -66,7 +66,7 @@ def _ir_comparison(dataset, settings, out_root: Path) -> Path:
 def _mode_comparison(dataset, settings, out_root: Path, limit: int) -> Path | None:
     """Every mode on a few questions with answers, through the evaluation runner when it exists."""
     try:
-        from rag_lab.evaluate.run.runner import run_evaluation
+        from rag_lab.evaluate.run.runner import ResumeMismatchError, run_evaluation
     except ImportError:
         return None
     if not dataset.has_qa or limit < 1:
@@ -74,6 +74,10 @@ def _mode_comparison(dataset, settings, out_root: Path, limit: int) -> Path | No
     out = out_root / f"demo-{dataset.name}-modes"
     local = settings.llm_provider == "local"
     params = {"top_n": 3} if local else {}
-    run_evaluation(dataset, settings, ["dense", "bm25", "fusion", "hybrid"], out, limit=limit, resume=True,
-                   rerank=not local, **params)
+    modes = ["dense", "bm25", "fusion", "hybrid"]
+    try:  # a rerun of the demo finishes (or reuses) its earlier run
+        run_evaluation(dataset, settings, modes, out, limit=limit, resume=True, rerank=not local, **params)
+    except ResumeMismatchError as changed:  # the code or settings changed since: start over, the old run kept aside
+        print(f"{changed.args[0]}: moving it aside and starting over")
+        run_evaluation(dataset, settings, modes, out, limit=limit, force=True, rerank=not local, **params)
     return out

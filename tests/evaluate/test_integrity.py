@@ -406,6 +406,25 @@ def test_make_demo_resume_path_still_resumes(pets, lab_settings, monkeypatch, tm
     assert list(load_run(out).modes["samples"]) == [2, 2, 2, 2]
 
 
+def test_make_demo_starts_its_mode_comparison_over_when_the_configuration_changed(pets, lab_settings, monkeypatch,
+                                                                                  tmp_path, capsys):
+    """A second `make demo` after a change that alters the run's configuration (here the temperature)
+    does not stop on "cannot resume": the old run is moved aside, the new one answered in full."""
+    from rag_lab.cli.demo_reports import _mode_comparison
+    from rag_lab.evaluate import load_run
+
+    llm = ScriptedLLM(script=quoting_answer)
+    monkeypatch.setattr("rag_lab.models.llm.get_llm", lambda settings, **kw: llm)
+    dataset = resolve_dataset(pets)
+    out = _mode_comparison(dataset, lab_settings, tmp_path, limit=2)
+    changed = lab_settings.model_copy(update={"llm_temperature": lab_settings.llm_temperature + 0.5})
+    again = _mode_comparison(dataset, changed, tmp_path, limit=2)
+    assert again == out and len(llm.answer_prompts) == 16  # everything answered again
+    assert "cannot resume a run of another configuration (temperature" in capsys.readouterr().out
+    assert [p.name.startswith(f"{out.name}.moved-") for p in tmp_path.iterdir() if p != out] == [True]
+    assert load_run(out).manifest["settings"]["llm_temperature"] == changed.llm_temperature
+
+
 def test_eval_leaves_unjudgeable_questions_out_of_document_metrics_and_counts_them(lab_settings, tmp_path):
     from rag_lab.cli.eval import render_eval_table
 

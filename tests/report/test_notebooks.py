@@ -18,7 +18,7 @@ def small_parameters(tmp: Path) -> dict[str, dict]:
     ablation = {"dataset": "texas_childcare", "fusion_k": [1, 60], "prefetch": [5, 10], "top_k": [3, 5],
                 "limit": 5, "run_dir": str(tmp / "runs" / "nb-ablation")}
     return {
-        "01_quickstart": {"modes": ["bm25", "hybrid"], "ask_modes": ["bm25"]},  # the CLI's top-k and top-n
+        "01_quickstart": {"modes": ["bm25", "hybrid"], "ask_modes": ["bm25", "hybrid"]},  # the CLI's top-k and top-n
         "02_mode_comparison": {"datasets": ["texas_childcare"], "modes": ["bm25", "hybrid"], "limit": 8,
                                "answer_limit": 0, "resamples": 200, "permutations": 200,
                                "run_dir": str(tmp / "runs" / "nb-modes")},
@@ -148,6 +148,9 @@ def test_notebook_executes_without_error_cells(notebook, notebook_env, tmp_path,
         defaults = api.defaults()
         assert f"retriever top-k {defaults['answer_top_k']}, the LLM reads {defaults['answer_top_n']}" in summary
         assert f"bm25 {defaults['answer_top_n']} of " in summary  # what the answer's record says it read
+        # the README's question, answered from the evidence in every mode the notebook asked
+        asked = small_parameters(notebook_env)[notebook.stem]["ask_modes"]
+        assert f"{len(asked)} of {len(asked)} answers state '$4,106'" in summary, summary
     page = to_html(executed)
     assert check_self_contained(page) == []
     if notebook.stem in ("02_mode_comparison", "03_ablation_fusion_k", "04_ablation_prefetch_topk", "05_explain_hybrid",

@@ -352,10 +352,14 @@ def configuration_differences(previous: dict, current: dict) -> list[str]:
     return differences
 
 
+class ResumeMismatchError(ConfigError):
+    """``resume`` asked of a folder whose run has another configuration."""
+
+
 def check_same_configuration(previous: dict, current: dict, manifest_path: Path) -> None:
     differences = configuration_differences(previous, current)
     if differences:
-        raise ConfigError(f"{manifest_path.parent}: cannot resume a run of another configuration "
+        raise ResumeMismatchError(f"{manifest_path.parent}: cannot resume a run of another configuration "
                           f"({'; '.join(differences)})",
                           "resume with the run's own settings, use a new --out folder, or drop --resume to "
                           "start this folder over")

@@ -31,11 +31,12 @@ from pathlib import Path
 from typing import Any
 
 # cheap (tomllib, dataclasses): the CLI imports this module before parsing its arguments
+from rag_lab.retrieve.registry import INDEX_MODES, needs_dataset
 from rag_lab.retrieve.tuned_config import answering_params, fused_levers, load_config
 
 SEARCH_TOP_K = 5  # `rag-lab search`: results shown
-IR_MODES = ("dense", "bm25", "fusion", "hybrid")  # `rag-lab ir --modes`
-EVAL_MODES = ("dense", "bm25", "fusion", "hybrid")  # `rag-lab eval --modes`
+IR_MODES = INDEX_MODES  # `rag-lab ir --modes`
+EVAL_MODES = INDEX_MODES  # `rag-lab eval --modes`
 ASK_MODE = "hybrid"  # `rag-lab ask/search --mode`
 
 
@@ -121,7 +122,7 @@ def search(dataset: Any, query: str, *, mode: str | None = None, top_k: int | No
 
     s = settings or load_settings()
     tuned, mode = _config_and_mode(config, mode)
-    ds = None if mode == "kendra" else load_dataset(dataset, s)
+    ds = load_dataset(dataset, s) if needs_dataset(mode) else None
     _check_config(tuned, config, ds)
     levers = fused_levers(tuned, fusion_k=fusion_k, prefetch=prefetch, dense_weight=dense_weight,
                      sparse_weight=sparse_weight, max_per_doc=max_per_doc, year_boost=year_boost)
@@ -143,14 +144,14 @@ def answerer(dataset: Any, *, mode: str | None = None, rerank: bool | None = Non
 
     s = settings or load_settings()
     tuned, mode = _config_and_mode(config, mode)
-    if tuned is not None and mode in ("agent", "kendra"):  # they take no fused-retrieval settings
+    if tuned is not None and (mode == "agent" or not needs_dataset(mode)):  # they take no fused-retrieval settings
         import warnings
 
         from rag_lab.errors import RagLabWarning
 
         warnings.warn(RagLabWarning(f"config not applied: {mode} takes no fused-retrieval settings"), stacklevel=3)
         tuned = None
-    ds = None if mode == "kendra" or dataset is None else load_dataset(dataset, s)
+    ds = None if not needs_dataset(mode) or dataset is None else load_dataset(dataset, s)
     _check_config(tuned, config, ds)
     params = answering_params(tuned, top_k, top_n, contextual, fusion_k=fusion_k, prefetch=prefetch,
                             dense_weight=dense_weight, sparse_weight=sparse_weight, max_per_doc=max_per_doc,

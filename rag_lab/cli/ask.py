@@ -17,16 +17,22 @@ if TYPE_CHECKING:
 
     from rag_lab.answer.types import Answer, Chunk
 
-ASK_MODES = ("dense", "bm25", "fusion", "hybrid", "kendra", "agent")
+def ask_modes() -> tuple[str, ...]:
+    """Every retrieval mode (:mod:`rag_lab.retrieve.registry`) and the agent."""
+    from rag_lab.retrieve.registry import retrieval_modes
+
+    return (*retrieval_modes(), "agent")
 
 
 def add_ask(sub, common) -> None:
+    from rag_lab.retrieve.registry import describe_modes
+
     p = sub.add_parser("ask", help="answer a question with cited sources")
     add_dataset_argument(p, " (ignored by kendra)")
     p.add_argument("question", help="the question, in quotes")
-    p.add_argument("--mode", choices=ASK_MODES, default=None,
-                   help="how the chunks are found: dense, bm25, fusion (RRF of both), hybrid (Qdrant's fused "
-                        "query), kendra (AWS), or agent (the LLM searches, up to 3 times) (default hybrid, or the --config file's mode)")
+    p.add_argument("--mode", choices=ask_modes(), default=None,
+                   help=f"how the chunks are found: {describe_modes()}, or agent (the LLM searches, up to 3 times) "
+                        "(default hybrid, or the --config file's mode)")
     p.add_argument("--rerank", action=argparse.BooleanOptionalAction, default=None,
                    help="LLM rerank of the retrieved chunks (default: on with a remote LLM provider, off with "
                         "the local model: its listwise JSON rerank costs one more long prompt on CPU and lowered nDCG@10 "
@@ -66,13 +72,14 @@ def run_ask(args) -> int:
 
     from rag_lab.cli.levers import answer_params
     from rag_lab.cli.settings import announce_config, resolved_mode
+    from rag_lab.retrieve.registry import needs_dataset
 
     settings = with_answer_style(get_settings(), args.answer_style)
     args.mode = resolved_mode(args)
-    if args.config and args.mode in ("agent", "kendra"):  # they take no fused-retrieval settings
+    if args.config and (args.mode == "agent" or not needs_dataset(args.mode)):  # they take no fused-retrieval settings
         print(f"config {args.config}: not applied, {args.mode} takes no fused-retrieval settings", file=sys.stderr)
         args.config = None
-    dataset = resolve_dataset_arg(args.dataset) if args.mode != "kendra" else None
+    dataset = resolve_dataset_arg(args.dataset) if needs_dataset(args.mode) else None
     announce_config(args, dataset.name if dataset else None)
     params = answer_params(args)
     answerer = make_answerer(args.mode, settings, dataset, rerank=rerank_default(args.rerank, settings),

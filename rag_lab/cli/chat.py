@@ -8,7 +8,7 @@ import sys
 from collections.abc import Callable
 from typing import IO, TYPE_CHECKING, Any
 
-from rag_lab.cli.ask import ASK_MODES, render_answer, rerank_default
+from rag_lab.cli.ask import ask_modes, render_answer, rerank_default
 from rag_lab.cli.options import add_dataset_argument
 from rag_lab.cli.settings import get_settings, positive_int
 from rag_lab.errors import RagLabError
@@ -20,14 +20,14 @@ EXIT_WORDS = ("exit", "quit")
 
 
 def add_chat(sub, common) -> None:
-    from rag_lab.retrieve import ALL_MODES
+    from rag_lab.retrieve.registry import retrieval_modes
 
     p = sub.add_parser("chat", help="chat about a dataset: cited answers per turn (agent mode keeps history)")
     add_dataset_argument(p, " (ignored by kendra)")
-    p.add_argument("--mode", choices=ASK_MODES, default="agent",
+    p.add_argument("--mode", choices=ask_modes(), default="agent",
                    help="agent (the LLM searches and keeps the conversation) or one engine mode answering each "
-                        "turn on its own: dense, bm25, fusion, hybrid, kendra (default agent)")
-    p.add_argument("--retrieval-mode", choices=ALL_MODES, default="fusion",
+                        f"turn on its own: {', '.join(retrieval_modes())} (default agent)")
+    p.add_argument("--retrieval-mode", choices=retrieval_modes(), default="fusion",
                    help="the agent's retriever (default fusion)")
     p.add_argument("--top-k", type=positive_int, default=None,
                    help="chunks the retriever returns per query (agent: per search, default 5; engines: default 30)")
@@ -42,9 +42,10 @@ def add_chat(sub, common) -> None:
 def _answerer(args, settings: Settings, llm: Any) -> tuple[Callable[[str], Any], Callable[[], None]]:
     """(ask, reset) for the chosen mode."""
     from rag_lab.datasets import resolve_dataset
+    from rag_lab.retrieve.registry import needs_dataset
 
-    kendra = args.mode == "kendra" or (args.mode == "agent" and args.retrieval_mode == "kendra")
-    dataset = None if kendra else resolve_dataset(args.dataset, settings.datasets_dir)
+    searched = args.retrieval_mode if args.mode == "agent" else args.mode
+    dataset = resolve_dataset(args.dataset, settings.datasets_dir) if needs_dataset(searched) else None
     if args.mode == "agent":
         from rag_lab.answer.agent import RagAgent
 

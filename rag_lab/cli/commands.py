@@ -50,14 +50,13 @@ def run_index(args) -> int:
 
 
 def add_search(sub, common) -> None:
-    from rag_lab.retrieve import ALL_MODES
+    from rag_lab.retrieve.registry import describe_modes, retrieval_modes
 
     p = sub.add_parser("search", help="ranked chunks for a query")
     add_dataset_argument(p, " (ignored by kendra)")
     p.add_argument("query", help="the query, in quotes")
-    p.add_argument("--mode", choices=ALL_MODES, default=None,
-                   help="dense (embeddings), bm25, fusion (client-side RRF of dense and bm25), "
-                        "hybrid (Qdrant's fused dense + sparse-vector query), kendra (AWS) (default hybrid, or the --config file's mode)")
+    p.add_argument("--mode", choices=retrieval_modes(), default=None,
+                   help=f"{describe_modes()} (default hybrid, or the --config file's mode)")
     add_retrieval_options(p)
     p.add_argument("--explain", action="store_true", help="show each leg's rank, score and RRF term (fusion, hybrid)")
     add_json_option(p, "the ranked chunks")
@@ -71,11 +70,12 @@ def run_search(args) -> int:
 
     from rag_lab.cli.render import render_results, search_header
     from rag_lab.retrieve.records import results_json
-    from rag_lab.retrieve import build_retriever
+    from rag_lab.retrieve.registry import build_retriever, registry_entry
 
     settings = get_settings()
     args.mode = resolved_mode(args)
-    dataset = _dataset(args.dataset) if args.mode != "kendra" else None
+    entry = registry_entry(args.mode)
+    dataset = _dataset(args.dataset) if entry.needs_index else None
     announce_config(args, dataset.name if dataset else None)
     params = retrieval_params(args, explain=args.explain)
     params["top_k"] = SEARCH_TOP_K if params["top_k"] is None else params["top_k"]  # --top-k 0 is an error
@@ -86,16 +86,18 @@ def run_search(args) -> int:
     if args.json:
         emit_json(args.json, results_json(results, include_explanation=args.explain))
     if args.json != "-":
-        print(search_header(args.mode, dataset.name if dataset else "Kendra", args.query, len(results), seconds))
+        print(search_header(args.mode, dataset.name if dataset else entry.service, args.query, len(results), seconds))
         print(render_results(results, explain=args.explain))
     return 0
 
 
 def add_ir(sub, common) -> None:
+    from rag_lab.retrieve.registry import index_modes
+
     p = sub.add_parser("ir", help="IR metrics (ranx) of retrieval modes: BEIR qrels, or document-level relevance from qa.jsonl source files")
     add_dataset_argument(p, " with judgements (BEIR qrels, or qa.jsonl with source_file)")
     p.add_argument("--modes", default=None,
-                   help="comma-separated retrieval modes (dense, bm25, fusion, hybrid) (default dense,bm25,fusion,hybrid; "
+                   help=f"comma-separated retrieval modes ({', '.join(index_modes())}) (default {','.join(IR_MODES)}; "
                         "with --config: the file's mode)")
     add_fusion_options(p)
     p.add_argument("--limit", type=positive_int, default=None, help="N queries spread over the relevant documents (round-robin)")
@@ -120,13 +122,13 @@ def add_ir(sub, common) -> None:
 
 def parse_modes(text: str) -> list[str]:
     from rag_lab.errors import ConfigError
-    from rag_lab.retrieve import INDEX_MODES
+    from rag_lab.retrieve.registry import index_modes
 
     modes = [m.strip() for m in text.split(",") if m.strip()]
-    unknown = [m for m in modes if m not in INDEX_MODES]
+    unknown = [m for m in modes if m not in index_modes()]
     if unknown or not modes:
         raise ConfigError(f"Unknown or missing mode(s) for IR evaluation: {', '.join(unknown) or '(none)'}",
-                          f"choose from {', '.join(INDEX_MODES)}")
+                          f"choose from {', '.join(index_modes())}")
     return modes
 
 

@@ -1,20 +1,19 @@
 """Retrieval modes, each a LlamaIndex ``BaseRetriever`` returning ``NodeWithScore``.
 
-The mode names load instantly; the retrievers (and LlamaIndex) load on first use, so the CLI's
-``--help`` and argument errors do not pay for them.
+The registry (mode names, :func:`build_retriever`) loads instantly; the retrievers (and LlamaIndex)
+load on first use, so the CLI's ``--help`` and argument errors do not pay for them.
 """
 
 from typing import TYPE_CHECKING, Any
 
-from rag_lab.retrieve.modes import ALL_MODES, INDEX_MODES
+from rag_lab.retrieve.registry import ALL_MODES, INDEX_MODES, build_retriever, index_modes, retrieval_modes
 
 if TYPE_CHECKING:
     from rag_lab.retrieve.base import REQUIRED_METADATA, LabRetriever
-    from rag_lab.retrieve.registry import build_retriever
 
-__all__ = ["ALL_MODES", "INDEX_MODES", "REQUIRED_METADATA", "LabRetriever", "build_retriever"]
-_LAZY = {"REQUIRED_METADATA": "rag_lab.retrieve.base", "LabRetriever": "rag_lab.retrieve.base",
-         "build_retriever": "rag_lab.retrieve.registry"}
+__all__ = ["ALL_MODES", "INDEX_MODES", "REQUIRED_METADATA", "LabRetriever", "build_retriever", "index_modes",
+           "retrieval_modes"]
+_LAZY = {"REQUIRED_METADATA": "rag_lab.retrieve.base", "LabRetriever": "rag_lab.retrieve.base"}
 
 
 def __getattr__(name: str) -> Any:

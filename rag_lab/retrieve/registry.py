@@ -1,47 +1,120 @@
-"""Retriever registry: a new mode is one file plus one line here (the contract suite picks it up)."""
+"""Retriever registry: a new mode is its module plus one line in :data:`RETRIEVERS`.
+
+Everything that lists the modes reads this table: the CLI's ``--mode`` choices, ``eval``'s and
+``ir``'s mode checks, :func:`build_retriever`, and the contract suite (``tests/contracts``), which
+runs every registered mode, and each fused mode with its rewrite and year-boost wrappers, through
+:func:`build_retriever`. Importing this module is cheap (the CLI's argument parser reads it); the
+retrievers load on first use.
+"""
 
 from __future__ import annotations
 
+import importlib
 import inspect
-from typing import Any, Callable
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any
 
-from llama_index.core.base.base_retriever import BaseRetriever
-
-from rag_lab.config import Settings
 from rag_lab.errors import ConfigError
-
 from rag_lab.retrieve.levers import constructor_params
-from rag_lab.retrieve.modes import ALL_MODES, INDEX_MODES  # noqa: F401  (re-exported)
+
+if TYPE_CHECKING:
+    from llama_index.core.base.base_retriever import BaseRetriever
+
+    from rag_lab.config import Settings
 
 
-def _factory(mode: str) -> Callable[..., BaseRetriever]:
-    if mode == "dense":
-        from rag_lab.retrieve.dense import DenseRetriever as cls
-    elif mode == "bm25":
-        from rag_lab.retrieve.bm25 import BM25Retriever as cls
-    elif mode == "fusion":
-        from rag_lab.retrieve.fusion import FusionRetriever as cls
-    elif mode == "hybrid":
-        from rag_lab.retrieve.hybrid import HybridRetriever as cls
-    else:
-        raise ConfigError(f"Unknown retrieval mode {mode!r}", f"use one of: {', '.join(ALL_MODES)}")
-    return cls
+@dataclass(frozen=True)
+class RetrieverEntry:
+    """One retrieval mode: ``target`` is ``"module:Class"`` (imported on first use)."""
+
+    mode: str
+    target: str
+    #: What ``--help`` says after the mode's name ("" says nothing).
+    summary: str = ""
+    #: The remote service that indexes its documents itself (built by ``Class.from_settings``);
+    #: None: the retriever searches the dataset's index (built by ``Class(index, ...)``).
+    service: str | None = None
+    #: Takes the fused levers that wrap it: LLM query rewrites (``num_queries``) and the year boost.
+    fused: bool = False
+
+    @property
+    def needs_index(self) -> bool:
+        return self.service is None
+
+    def load(self) -> type:
+        module, _, name = self.target.partition(":")
+        return getattr(importlib.import_module(module), name)
+
+
+RETRIEVERS: dict[str, RetrieverEntry] = {entry.mode: entry for entry in (
+    RetrieverEntry("dense", "rag_lab.retrieve.dense:DenseRetriever", "embeddings"),
+    RetrieverEntry("bm25", "rag_lab.retrieve.bm25:BM25Retriever"),
+    RetrieverEntry("fusion", "rag_lab.retrieve.fusion:FusionRetriever", "client-side RRF of dense and bm25", fused=True),
+    RetrieverEntry("hybrid", "rag_lab.retrieve.hybrid:HybridRetriever", "Qdrant's fused dense + sparse-vector query",
+                   fused=True),
+    RetrieverEntry("kendra", "rag_lab.retrieve.kendra:KendraRetriever", "AWS", service="Kendra"),
+)}
+
+
+def retrieval_modes() -> tuple[str, ...]:
+    """Every registered mode, in the table's order."""
+    return tuple(RETRIEVERS)
+
+
+def index_modes() -> tuple[str, ...]:
+    """The modes that search the dataset's own index."""
+    return tuple(mode for mode, entry in RETRIEVERS.items() if entry.needs_index)
+
+
+def fused_modes() -> tuple[str, ...]:
+    """The modes that take query rewrites and the year boost."""
+    return tuple(mode for mode, entry in RETRIEVERS.items() if entry.fused)
+
+
+def needs_dataset(mode: str) -> bool:
+    """False for a service mode (it indexes its documents itself), True for the rest, the modes
+    the registry does not hold too (the agent searches a dataset's index)."""
+    entry = RETRIEVERS.get(mode)
+    return entry is None or entry.needs_index
+
+
+def describe_modes() -> str:
+    """``"dense (embeddings), bm25, …"``: the modes for ``--help``."""
+    return ", ".join(f"{mode} ({entry.summary})" if entry.summary else mode for mode, entry in RETRIEVERS.items())
+
+
+def spoken_list(names: tuple[str, ...] | list[str]) -> str:
+    """``"a, b or c"``."""
+    return names[0] if len(names) == 1 else f"{', '.join(names[:-1])} or {names[-1]}"
+
+
+# The registry's modes as loaded (parsers and defaults that need a constant; the functions above
+# also see entries registered later, e.g. by a test).
+ALL_MODES = retrieval_modes()
+INDEX_MODES = index_modes()
+
+
+def registry_entry(mode: str) -> RetrieverEntry:
+    try:
+        return RETRIEVERS[mode]
+    except KeyError:
+        raise ConfigError(f"Unknown retrieval mode {mode!r}", f"use one of: {', '.join(retrieval_modes())}") from None
 
 
 def build_retriever(mode: str, settings: Settings, dataset=None, contextual: str | None = None,
                     **params: Any) -> BaseRetriever:
     """A retriever for ``mode``. Index modes open the dataset's index (``contextual``: that
-    variant of it, see ``rag-lab index --contextual``); kendra reads settings. ``params`` use the
-    levers' names (``fusion_k``, prefetch …: :mod:`rag_lab.retrieve.levers`)."""
+    variant of it, see ``rag-lab index --contextual``); service modes (kendra) read settings.
+    ``params`` use the levers' names (``fusion_k``, prefetch …: :mod:`rag_lab.retrieve.levers`)."""
+    entry = registry_entry(mode)
     params = constructor_params(params)
-    if mode == "kendra":
+    if not entry.needs_index:
         if contextual not in (None, "none"):
-            raise ConfigError("Kendra indexes its documents itself: there is no contextual Kendra variant",
-                              "use --contextual with dense, bm25, fusion or hybrid")
-        from rag_lab.retrieve.kendra import KendraRetriever
-
-        return KendraRetriever.from_settings(settings, **_accepted(KendraRetriever.from_settings, params))
-    cls = _factory(mode)
+            raise ConfigError(f"{entry.service} indexes its documents itself: there is no contextual "
+                              f"{entry.service} variant", f"use --contextual with {spoken_list(index_modes())}")
+        cls = entry.load()
+        return cls.from_settings(settings, **_accepted(cls.from_settings, params))
+    cls = entry.load()
     from rag_lab.index import CorpusIndex
 
     if dataset is None:
@@ -50,12 +123,12 @@ def build_retriever(mode: str, settings: Settings, dataset=None, contextual: str
     year_boost = params.pop("year_boost", None)
     num_queries = int(params.pop("num_queries", None) or 1)
     llm = params.pop("llm", None)
-    if mode not in ("fusion", "hybrid"):  # rewrites are the fused modes' lever, like fusion_k (eval runs every mode)
+    if not entry.fused:  # rewrites are the fused modes' lever, like fusion_k (eval runs every mode)
         num_queries = 1
-    if year_boost and mode in ("fusion", "hybrid"):  # the versions a question names (rag_lab.retrieve.year_match)
+    if year_boost and entry.fused:  # the versions a question names (rag_lab.retrieve.year_match)
         from rag_lab.retrieve.year_match import POOL, YearBoostRetriever
 
-        top_k = params.get("top_k") or 10
+        top_k = _top_k(params)
         wide = _fused(cls, index, {**params, "top_k": max(top_k, POOL)}, num_queries, llm, settings)  # re-ranked, then cut
         return YearBoostRetriever(wide, year_boost, top_k)
     return _fused(cls, index, params, num_queries, llm, settings)
@@ -73,7 +146,13 @@ def _fused(cls: type, index, params: dict[str, Any], num_queries: int, llm, sett
         from rag_lab.models.llm import get_llm
 
         llm = get_llm(settings)
-    return RewriteFusionRetriever(retriever, llm, num_queries, params.get("top_k") or 10)
+    return RewriteFusionRetriever(retriever, llm, num_queries, _top_k(params))
+
+
+def _top_k(params: dict[str, Any]) -> Any:
+    """The ``top_k`` asked for (the retrievers' default 10 when none is), checked by the retriever."""
+    top_k = params.get("top_k")
+    return 10 if top_k is None else top_k
 
 
 def _accepted(cls: type, params: dict[str, Any]) -> dict[str, Any]:

@@ -24,6 +24,7 @@ from llama_index.core.base.base_retriever import BaseRetriever
 from llama_index.core.schema import NodeWithScore, QueryBundle
 
 from rag_lab.fusion.rrf import rrf_term
+from rag_lab.retrieve.base import check_query, check_top_k
 from rag_lab.retrieve.diversity import cap_results
 
 
@@ -94,7 +95,7 @@ class RewriteFusionRetriever(BaseRetriever):
     def __init__(self, inner: BaseRetriever, llm, num_queries: int, top_k: int) -> None:
         if num_queries < 2:
             raise ValueError(f"RewriteFusionRetriever needs num_queries ≥ 2, got {num_queries}")
-        self.inner, self.llm, self.num_queries, self.top_k = inner, llm, int(num_queries), int(top_k)
+        self.inner, self.llm, self.num_queries, self.top_k = inner, llm, int(num_queries), check_top_k(top_k)
         self.mode_name = getattr(inner, "mode_name", "fused")
         self.cost = RewriteCost()
         self.last_queries: list[str] = []
@@ -115,7 +116,7 @@ class RewriteFusionRetriever(BaseRetriever):
         return dense_leg.retrieve(query), sparse_leg.retrieve(query)
 
     def _retrieve(self, query_bundle: QueryBundle) -> list[NodeWithScore]:
-        question = query_bundle.query_str
+        question = check_query(query_bundle.query_str)  # before the LLM sees it: not empty, not overlong
         self.last_queries = [question, *generate_rewrites(self.llm, question, self.num_queries, self.cost)]
         nodes: dict[str, NodeWithScore] = {}
         lists = []

@@ -22,6 +22,7 @@ from functools import lru_cache
 from llama_index.core.base.base_retriever import BaseRetriever
 from llama_index.core.schema import NodeWithScore, QueryBundle
 
+from rag_lab.retrieve.base import check_top_k
 from rag_lab.tokenizer import PROGRAM_YEAR_PREFIXES, iter_terms
 
 _VERSION_CODE = re.compile(rf"^(?:{'|'.join(PROGRAM_YEAR_PREFIXES)}|leg)\d+$")
@@ -91,7 +92,7 @@ class YearBoostRetriever(BaseRetriever):
     def __init__(self, inner: BaseRetriever, weight: float, top_k: int) -> None:
         if weight < 0:
             raise ValueError(f"--year-boost must be ≥ 0, got {weight}")
-        self.inner, self.weight, self.top_k = inner, float(weight), top_k
+        self.inner, self.weight, self.top_k = inner, float(weight), check_top_k(top_k)
         self.mode_name = getattr(inner, "mode_name", "fused")
         super().__init__()
 

@@ -5,7 +5,8 @@ from __future__ import annotations
 import pytest
 
 from rag_lab.retrieve import REQUIRED_METADATA
-from tests.contracts.conftest import NO_MATCH_QUERY
+from rag_lab.retrieve.registry import needs_dataset
+from tests.contracts.conftest import AGENT_TOOL, NO_MATCH_QUERY
 
 QUERY = "maximum parent share of cost for a family of 3"
 
@@ -52,6 +53,10 @@ def test_empty_query_is_a_clear_value_error(make_retriever, query):
 
 @pytest.mark.parametrize("top_k", [0, -3])
 def test_top_k_below_one_is_a_value_error(make_retriever, top_k):
+    if make_retriever.subject.through == AGENT_TOOL:
+        # A model's bad top_k must not end its turn: the tool clamps it to 1 (and 20 at most).
+        assert len(make_retriever(top_k=top_k).retrieve(QUERY)) == 1
+        return
     with pytest.raises(ValueError, match="top_k"):
         make_retriever(top_k=top_k)
 
@@ -71,7 +76,7 @@ def test_unicode_query(make_retriever):
     assert 1 <= len(results) <= 5
     for result in results:
         assert result.node.get_content().strip()
-    if make_retriever.mode != "kendra":  # the stubbed Kendra answers with canned passages
+    if needs_dataset(make_retriever.mode):  # a stubbed service answers with canned passages
         assert _mentions_share_of_cost(results)
 
 
@@ -79,7 +84,7 @@ def test_very_long_query(make_retriever):
     query = " ".join([QUERY] * 2000)  # ≈ 100k characters, cut by the retriever, still matching
     results = make_retriever(top_k=3).retrieve(query)
     assert len(results) == 3
-    if make_retriever.mode != "kendra":
+    if needs_dataset(make_retriever.mode):
         assert _mentions_share_of_cost(results)
 
 

@@ -80,12 +80,12 @@ def cli_levers() -> dict:
 
 def test_quickstart_parameters_are_the_cli_defaults():
     from rag_lab import api
-    from rag_lab.cli.ask import ASK_MODES
+    from rag_lab.cli.ask import ask_modes
 
     params = parameters_of(REPO / "notebooks" / "01_quickstart.ipynb")
     levers = cli_levers()
     assert {name: params[name] for name in levers} == levers
-    assert set(params["ask_modes"]) <= set(ASK_MODES) and set(params["modes"]) <= set(api.IR_MODES)
+    assert set(params["ask_modes"]) <= set(ask_modes()) and set(params["modes"]) <= set(api.IR_MODES)
 
 
 def test_every_notebooks_levers_are_the_cli_defaults():

@@ -26,6 +26,7 @@ from typing import Any
 from rag_lab.config import Settings, get_settings
 from rag_lab.datasets import Dataset, QAPair, resolve_dataset
 from rag_lab.errors import ConfigError
+from rag_lab.retrieve.registry import INDEX_MODES, retrieval_modes
 from rag_lab.evaluate.plan.answering import pending
 from rag_lab.evaluate.plan.dry_run import budget_for
 from rag_lab.evaluate.plan.run_plan import RunPlan, resolve_run
@@ -38,8 +39,12 @@ from rag_lab.splits import spread_by_source
 from rag_lab.evaluate.store.run_folder import MANIFEST, SampleLog, write_json_atomic
 from rag_lab.progress import progress_bar
 
-DEFAULT_MODES = ("dense", "bm25", "fusion", "hybrid")
-EVAL_MODES = ("dense", "bm25", "fusion", "hybrid", "kendra", "agent")
+DEFAULT_MODES = INDEX_MODES
+
+
+def eval_modes() -> tuple[str, ...]:
+    """Every retrieval mode (:mod:`rag_lab.retrieve.registry`) and the agent."""
+    return (*retrieval_modes(), "agent")
 
 
 def questions(dataset: Dataset, limit: int | None = None, split: str = "all") -> list[tuple[QAPair, dict[str, int]]]:
@@ -138,10 +143,10 @@ def run_evaluation(
     if isinstance(dataset, (str, Path)):
         dataset = resolve_dataset(dataset, settings.datasets_dir)
     modes = list(modes)
-    unknown = [m for m in modes if m not in EVAL_MODES]
+    unknown = [m for m in modes if m not in eval_modes()]
     if unknown or not modes:
         raise ConfigError(f"Unknown or missing mode(s): {', '.join(unknown) or '(none)'}",
-                          f"choose from {', '.join(EVAL_MODES)}")
+                          f"choose from {', '.join(eval_modes())}")
     if resume and force:
         raise ConfigError("--resume continues the run in the folder, --force moves it aside: not both",
                           "drop --force to continue the run, or --resume to start a new one there")

@@ -7,31 +7,98 @@ Secrets are ``SecretStr`` so they never leak through reprs, logs or reports.
 
 from __future__ import annotations
 
+import importlib
+from collections.abc import Mapping
+from dataclasses import dataclass, field
 from functools import lru_cache
 from pathlib import Path
-from typing import Literal
+from types import MappingProxyType
+from typing import Any, Callable, Literal
 
 from pydantic import AliasChoices, Field, SecretStr, ValidationError, field_validator, model_validator
+from pydantic_core import PydanticCustomError
 from pydantic_settings import BaseSettings, SettingsConfigDict
 
-from rag_lab.errors import ConfigError
+from rag_lab.errors import ConfigError, one_of
 
 EmbedProvider = Literal["local", "openai", "bedrock", "openai_compatible"]
 # How the local MiniLM runs: ONNX Runtime fp32 (default), ONNX Runtime int8, or PyTorch (sentence-transformers).
 EmbedBackend = Literal["onnx", "onnx-int8", "torch"]
-LLMProvider = Literal["local", "openai", "groq", "bedrock", "openai_compatible"]
 
 DEFAULT_EMBED_MODELS: dict[str, str] = {
     "local": "sentence-transformers/all-MiniLM-L6-v2",
     "openai": "text-embedding-3-small",
     "bedrock": "amazon.titan-embed-text-v2:0",
 }
-DEFAULT_LLM_MODELS: dict[str, str] = {
-    "local": "Qwen2.5-Coder-1.5B-Instruct-Q4_K_M",  # benchmarks/offline_models.py: see README
-    "openai": "gpt-5-mini",
-    "groq": "llama-3.3-70b-versatile",
-    "bedrock": "amazon.nova-pro-v1:0",
-}
+
+
+@dataclass(frozen=True)
+class LLMProviderSpec:
+    """One LLM provider, the one place its facts live: the factory builds it with ``builder``, the
+    identity spells its endpoint, the prices and the settings' checks read the rest. A new provider
+    is its module (a ``build(settings, model, ...)`` function) plus one row in :data:`LLM_PROVIDERS`."""
+
+    name: str  # RAG_LAB_LLM_PROVIDER's value, and the first part of its models' names (``groq:MODEL``)
+    label: str  # how its errors name it (``ErrorGuard.provider``)
+    builder: str  # ``"module:function"``, imported on first use; it takes (settings, model) and any of
+    # the transports ``get_llm`` injects (http_client, async_http_client, bedrock_client)
+    default_model: str | None = None  # None: RAG_LAB_LLM_MODEL must name one
+    agent_model: str | None = None  # the agent's default when it differs (many short tool-routing calls)
+    key_env: str | None = None  # the variable (environment or .env) holding its API key …
+    key_setting: str | None = None  # … or the Settings field that reads it, when it has one
+    key_required: bool = False
+    default_endpoint: str | None = None  # where its SDK sends requests unless told: not part of a name
+    endpoint_env: str | None = None  # a variable its SDK reads for another endpoint
+    endpoint_setting: str | None = None  # the Settings field naming its endpoint (a URL or a region)
+    region_endpoint: bool = False  # the endpoint is a region: the list prices hold there
+    window_from_settings: bool = False  # the server does not report its window: RAG_LAB_LLM_CONTEXT_WINDOW
+    free: bool = False  # costs time, not money
+    # model → list price in USD per million tokens (input, output), standard tier, no batch or
+    # prompt-caching discount; models named with one of ``regional_prefixes`` (``us.MODEL``) are
+    # priced as MODEL. Prices move: check the provider's page before relying on them.
+    prices: Mapping[str, tuple[float, float]] = field(default_factory=lambda: MappingProxyType({}))
+    regional_prefixes: tuple[str, ...] = ()
+
+    def load_builder(self) -> Callable[..., Any]:
+        module, _, name = self.builder.partition(":")
+        return getattr(importlib.import_module(module), name)
+
+
+# Prices as of PRICES_AS_OF from openai.com/api/pricing, groq.com/pricing, aws.amazon.com/bedrock/pricing
+# (us-east-1, on-demand).
+PRICES_AS_OF = "2026-11"
+LLM_PROVIDERS: dict[str, LLMProviderSpec] = {spec.name: spec for spec in (
+    LLMProviderSpec(
+        "local", "local", "rag_lab.models.llm.local_llm:build_local", free=True,
+        default_model="Qwen2.5-Coder-1.5B-Instruct-Q4_K_M"),  # benchmarks/offline_models.py: see README
+    LLMProviderSpec(
+        "openai", "OpenAI", "rag_lab.models.llm.openai_llm:build_openai", default_model="gpt-5-mini",
+        agent_model="gpt-5-nano", key_env="OPENAI_API_KEY", key_setting="openai_api_key", key_required=True,
+        default_endpoint="https://api.openai.com/v1", endpoint_env="OPENAI_BASE_URL",
+        prices=MappingProxyType({"gpt-5": (1.25, 10.00), "gpt-5-mini": (0.25, 2.00), "gpt-5-nano": (0.05, 0.40),
+                        "gpt-4.1": (2.00, 8.00), "gpt-4.1-mini": (0.40, 1.60), "gpt-4.1-nano": (0.10, 0.40),
+                        "gpt-4o": (2.50, 10.00), "gpt-4o-mini": (0.15, 0.60)})),
+    LLMProviderSpec(
+        "groq", "Groq", "rag_lab.models.llm.groq_llm:build_groq", default_model="llama-3.3-70b-versatile",
+        key_env="GROQ_API_KEY", key_setting="groq_api_key", key_required=True,
+        default_endpoint="https://api.groq.com/openai/v1",
+        prices=MappingProxyType({"llama-3.3-70b-versatile": (0.59, 0.79), "llama-3.1-8b-instant": (0.05, 0.08),
+                        "openai/gpt-oss-120b": (0.15, 0.75), "openai/gpt-oss-20b": (0.10, 0.50)})),
+    LLMProviderSpec(
+        "bedrock", "Bedrock", "rag_lab.models.llm.bedrock_llm:build_bedrock", default_model="amazon.nova-pro-v1:0",
+        endpoint_setting="aws_region", region_endpoint=True, regional_prefixes=("us", "eu", "apac", "global"),
+        prices=MappingProxyType({"amazon.nova-pro-v1:0": (0.80, 3.20), "amazon.nova-lite-v1:0": (0.06, 0.24),
+                        "amazon.nova-micro-v1:0": (0.035, 0.14),
+                        "anthropic.claude-3-haiku-20240307-v1:0": (0.25, 1.25),
+                        "anthropic.claude-3-5-haiku-20241022-v1:0": (0.80, 4.00)})),
+    LLMProviderSpec(
+        "openai_compatible", "OpenAI-compatible", "rag_lab.models.llm.openai_compatible_llm:build_openai_compatible",
+        key_env="RAG_LAB_LLM_API_KEY", key_setting="llm_api_key", endpoint_setting="llm_base_url",
+        window_from_settings=True),
+)}
+# The table's default models as loaded (the settings read the table itself).
+DEFAULT_LLM_MODELS: dict[str, str] = {name: spec.default_model for name, spec in LLM_PROVIDERS.items()
+                                      if spec.default_model}
 
 
 def _alias(*names: str) -> AliasChoices:
@@ -70,7 +137,7 @@ class Settings(BaseSettings):
     embed_base_url: str | None = None
     embed_api_key: SecretStr | None = None
 
-    llm_provider: LLMProvider = "local"
+    llm_provider: str = "local"  # a name in LLM_PROVIDERS
     llm_model: str | None = None
     agent_model: str | None = None
     llm_temperature: float = Field(0.0, ge=0.0, le=2.0)
@@ -171,6 +238,14 @@ class Settings(BaseSettings):
     def _blank_is_none(cls, value: object) -> object:
         return None if isinstance(value, str) and not value.strip() else value
 
+    @field_validator("llm_provider")
+    @classmethod
+    def _known_llm_provider(cls, value: str) -> str:
+        if value not in LLM_PROVIDERS:  # worded as pydantic words a Literal's choices
+            raise PydanticCustomError("literal_error", "Input should be {expected}",
+                                      {"expected": one_of(repr(name) for name in LLM_PROVIDERS)})
+        return value
+
     @field_validator("models_dir", mode="before")
     @classmethod
     def _models_dir_or_default(cls, value: object) -> object:
@@ -200,10 +275,11 @@ class Settings(BaseSettings):
     def llm_model_name(self) -> str:
         if self.llm_model:
             return self.llm_model
-        if self.llm_provider not in DEFAULT_LLM_MODELS:
+        spec = LLM_PROVIDERS.get(self.llm_provider)
+        if spec is None or spec.default_model is None:
             raise ConfigError(f"The {self.llm_provider} LLM provider needs a model name",
                               "set RAG_LAB_LLM_MODEL to the model as the server names it")
-        return DEFAULT_LLM_MODELS[self.llm_provider]
+        return spec.default_model
 
     @property
     def context_lines(self) -> int | None:
@@ -230,6 +306,27 @@ class Settings(BaseSettings):
     @property
     def cache_dir(self) -> Path:
         return self.data_dir / "cache"
+
+
+def llm_api_key(settings: Settings, provider: str) -> SecretStr | None:
+    """``provider``'s API key from the settings; a ConfigError naming its variable when the provider
+    requires one and it is missing or blank."""
+    spec = LLM_PROVIDERS[provider]
+    if spec.key_setting:
+        key = getattr(settings, spec.key_setting)
+    elif spec.key_env:  # read as pydantic-settings reads a field: the environment first, then .env
+        import os
+
+        from dotenv import dotenv_values
+
+        value = os.environ.get(spec.key_env) or dotenv_values(settings.model_config["env_file"]).get(spec.key_env)
+        key = SecretStr(value) if value else None
+    else:
+        key = None
+    if spec.key_required and (key is None or not key.get_secret_value().strip()):
+        raise ConfigError(f"The {provider} LLM provider needs an API key",
+                          f"set {spec.key_env} (in the environment or .env)")
+    return key
 
 
 def load_settings(**overrides: object) -> Settings:

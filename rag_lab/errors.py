@@ -15,6 +15,12 @@ class RagLabError(Exception):
         return f"{self.message}\n  → {self.hint}" if self.hint else self.message
 
 
+def one_of(names) -> str:
+    """``"a, b or c"``: the choices an error names."""
+    names = list(names)
+    return names[0] if len(names) == 1 else f"{', '.join(names[:-1])} or {names[-1]}"
+
+
 def json_error_text(msg: str) -> str:
     """A ``json.JSONDecodeError.msg`` ready to be followed by "at column N": some messages already end
     in " at" ("Invalid control character at"), which would read "at at column"."""

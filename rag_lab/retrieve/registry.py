@@ -14,7 +14,7 @@ import inspect
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
-from rag_lab.errors import ConfigError
+from rag_lab.errors import ConfigError, one_of
 from rag_lab.retrieve.levers import constructor_params
 
 if TYPE_CHECKING:
@@ -83,11 +83,6 @@ def describe_modes() -> str:
     return ", ".join(f"{mode} ({entry.summary})" if entry.summary else mode for mode, entry in RETRIEVERS.items())
 
 
-def spoken_list(names: tuple[str, ...] | list[str]) -> str:
-    """``"a, b or c"``."""
-    return names[0] if len(names) == 1 else f"{', '.join(names[:-1])} or {names[-1]}"
-
-
 # The registry's modes as loaded (parsers and defaults that need a constant; the functions above
 # also see entries registered later, e.g. by a test).
 ALL_MODES = retrieval_modes()
@@ -111,7 +106,7 @@ def build_retriever(mode: str, settings: Settings, dataset=None, contextual: str
     if not entry.needs_index:
         if contextual not in (None, "none"):
             raise ConfigError(f"{entry.service} indexes its documents itself: there is no contextual "
-                              f"{entry.service} variant", f"use --contextual with {spoken_list(index_modes())}")
+                              f"{entry.service} variant", f"use --contextual with {one_of(index_modes())}")
         cls = entry.load()
         return cls.from_settings(settings, **_accepted(cls.from_settings, params))
     cls = entry.load()

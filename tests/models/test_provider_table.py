@@ -4,6 +4,8 @@ and the prices use."""
 
 from __future__ import annotations
 
+from pathlib import Path
+
 import pytest
 
 from rag_lab.config import load_settings
@@ -93,3 +95,90 @@ def test_prices():
     assert price_for("openai", "us.gpt-5") is None  # cross-region prefixes are Bedrock's only
     assert price_for("openai_compatible", "gpt-5") is None
     assert price_for("openai", "no-such-model") is None
+
+
+class _ToyTransport:
+    """What a test hands the factory as the toy's transport."""
+
+
+def build_toy(settings, model, *, http_client=None):
+    from rag_lab.config import llm_api_key
+
+    key = llm_api_key(settings, "toy")
+    """The toy provider's module function: a LlamaIndex LLM carrying its ErrorGuard, as every provider's does."""
+    from typing import Any
+
+    from llama_index.core.bridge.pydantic import PrivateAttr
+    from llama_index.core.llms import CompletionResponse, CustomLLM, LLMMetadata
+
+    from rag_lab.config import LLM_PROVIDERS
+    from rag_lab.models.llm._guard import ErrorGuard
+    from rag_lab.models.llm.identity import configured_endpoint
+
+    class ToyLLM(CustomLLM):
+        model_name: str
+        transport: Any = None
+        _guard: ErrorGuard = PrivateAttr()
+
+        @property
+        def metadata(self) -> LLMMetadata:
+            return LLMMetadata(model_name=self.model_name)
+
+        def complete(self, prompt: str, formatted: bool = False, **kwargs: Any) -> CompletionResponse:
+            return CompletionResponse(text="toy")
+
+        def stream_complete(self, prompt: str, formatted: bool = False, **kwargs: Any):
+            raise NotImplementedError
+
+    llm = ToyLLM(model_name=model, transport=http_client)
+    endpoint = configured_endpoint(settings) or LLM_PROVIDERS["toy"].default_endpoint
+    llm._guard = ErrorGuard(LLM_PROVIDERS["toy"].label, model, 1, lambda exc, guard: None, (key,), endpoint=endpoint)
+    return llm
+
+
+@pytest.fixture
+def toy_provider(monkeypatch):
+    """The toy provider's module and its one row."""
+    import sys
+    import types
+    from types import MappingProxyType
+
+    from rag_lab.config import LLM_PROVIDERS, LLMProviderSpec
+
+    module = types.ModuleType("toy_llm")
+    module.build_toy = build_toy
+    monkeypatch.setitem(sys.modules, "toy_llm", module)
+    monkeypatch.setitem(LLM_PROVIDERS, "toy", LLMProviderSpec(
+        "toy", "Toy", "toy_llm:build_toy", default_model="toy-1", agent_model="toy-mini",
+        key_env="TOY_API_KEY", key_required=True, default_endpoint="https://toy.example/v1",
+        endpoint_setting="llm_base_url",
+        prices=MappingProxyType({"toy-1": (1.0, 2.0)})))
+
+
+def test_a_provider_is_one_row_and_its_module(clean_env, toy_provider, monkeypatch):
+    from rag_lab.evaluate.plan.cost import cost_usd
+    from rag_lab.evaluate.run.runner import parse_judge
+    from rag_lab.models.llm.identity import llm_identity
+
+    settings = load_settings(llm_provider="toy")
+    assert settings.llm_model_name == "toy-1" and resolve_model(settings, for_agent=True) == "toy-mini"
+    with pytest.raises(ConfigError, match="The toy LLM provider needs an API key") as caught:
+        get_llm(settings)
+    assert caught.value.hint == "set TOY_API_KEY (in the environment or .env)"
+    (Path.cwd() / ".env").write_text("TOY_API_KEY=from-dotenv\n")  # read as the settings read theirs
+    assert get_llm(settings)._guard.secrets[0].get_secret_value() == "from-dotenv"
+    monkeypatch.setenv("TOY_API_KEY", "toy-secret")
+    transport = _ToyTransport()
+    llm = get_llm(settings, http_client=transport, bedrock_client=object())  # given only what it takes
+    assert type(llm).__name__ == "ToyLLM" and llm.transport is transport and llm.complete("hi").text == "toy"
+    assert llm_identity(llm) == configured_name(settings, "toy-1") == "toy:toy-1"  # its default endpoint: not named
+    elsewhere = load_settings(llm_provider="toy", llm_base_url="http://127.0.0.1:9/v1")
+    assert llm_identity(get_llm(elsewhere)) == configured_name(elsewhere, "toy-1") == "toy@http://127.0.0.1:9/v1:toy-1"
+
+    assert price_for("toy", "toy-1").cost(1_000_000, 1_000_000) == pytest.approx(3.0)
+    assert cost_usd("toy:toy-1", 1_000_000, 0) == pytest.approx(1.0)
+    assert price_for("toy", "toy-2") is None
+    assert parse_judge("toy:toy-1") == ("toy", "toy-1")
+    with pytest.raises(ConfigError) as caught:
+        get_llm(load_settings().model_copy(update={"llm_provider": "nope", "llm_model": "x"}))
+    assert caught.value.hint == "set RAG_LAB_LLM_PROVIDER to local, openai, groq, bedrock, openai_compatible or toy"

@@ -23,7 +23,7 @@ from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
-from rag_lab.config import Settings, get_settings
+from rag_lab.config import LLM_PROVIDERS, Settings, get_settings
 from rag_lab.datasets import Dataset, QAPair, resolve_dataset
 from rag_lab.errors import ConfigError
 from rag_lab.retrieve.registry import INDEX_MODES, retrieval_modes
@@ -76,9 +76,9 @@ def questions(dataset: Dataset, limit: int | None = None, split: str = "all") ->
 def parse_judge(spec: str) -> tuple[str, str | None]:
     """``"openai"`` / ``"openai:gpt-5-mini"`` / ``"bedrock:amazon.nova-pro-v1:0"`` → (provider, model)."""
     provider, _, model = spec.partition(":")
-    if provider not in ("local", "openai", "groq", "bedrock", "openai_compatible"):
+    if provider not in LLM_PROVIDERS:
         raise ConfigError(f"Unknown judge provider {provider!r} in --judge {spec!r}",
-                          "use PROVIDER[:MODEL] with PROVIDER one of local, openai, groq, bedrock, openai_compatible")
+                          f"use PROVIDER[:MODEL] with PROVIDER one of {', '.join(LLM_PROVIDERS)}")
     return provider, model or None
 
 

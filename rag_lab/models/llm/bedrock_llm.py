@@ -14,7 +14,7 @@ from llama_index.core.bridge.pydantic import PrivateAttr
 from llama_index.core.llms.function_calling import FunctionCallingLLM
 from llama_index.llms.bedrock_converse import BedrockConverse
 
-from rag_lab.config import Settings
+from rag_lab.config import LLM_PROVIDERS, Settings
 from rag_lab.errors import ConfigError, ProviderError
 from rag_lab.models.llm._guard import ErrorGuard, GuardedLLMMixin, ProviderAccessError
 
@@ -138,5 +138,5 @@ def build_bedrock(settings: Settings, model: str, *, bedrock_client: Any = None)
         raise ConfigError(f"Cannot use Bedrock model {model!r}: {exc}", "check RAG_LAB_LLM_MODEL / "
                           "RAG_LAB_AGENT_MODEL (Converse model ids, e.g. amazon.nova-pro-v1:0)") from None
     region = getattr(getattr(client, "meta", None), "region_name", None) or settings.aws_region or ""
-    llm._guard = ErrorGuard("Bedrock", model, settings.max_retries + 1, _classify, endpoint=str(region))
+    llm._guard = ErrorGuard(LLM_PROVIDERS["bedrock"].label, model, settings.max_retries + 1, _classify, endpoint=str(region))
     return llm

@@ -7,13 +7,9 @@ from llama_index.core.bridge.pydantic import PrivateAttr
 from llama_index.core.llms.function_calling import FunctionCallingLLM
 from llama_index.llms.groq import Groq
 
-from rag_lab.config import Settings
-from rag_lab.errors import ConfigError
+from rag_lab.config import LLM_PROVIDERS, Settings, llm_api_key
 from rag_lab.models.llm._guard import ErrorGuard, GuardedLLMMixin
 from rag_lab.models.llm._openai_sdk import build_guarded
-
-KEY_ENV = "GROQ_API_KEY"
-GROQ_API_BASE = "https://api.groq.com/openai/v1"
 
 # OpenAILike cannot look context windows up; unknown models get a conservative 8k.
 GROQ_CONTEXT_WINDOWS: dict[str, int] = {
@@ -38,11 +34,11 @@ def build_groq(
     http_client: httpx.Client | None = None,
     async_http_client: httpx.AsyncClient | None = None,
 ) -> FunctionCallingLLM:
-    key = settings.groq_api_key
-    if key is None or not key.get_secret_value().strip():
-        raise ConfigError("The groq LLM provider needs an API key", f"set {KEY_ENV} (in the environment or .env)")
-    return build_guarded(RagLabGroq, settings, model, provider="Groq", key_env=KEY_ENV, api_key=key.get_secret_value(),
-                         secrets=(key,), base_url=GROQ_API_BASE, http_client=http_client,
-                         async_http_client=async_http_client,
+    spec = LLM_PROVIDERS["groq"]
+    key = llm_api_key(settings, spec.name)
+    return build_guarded(RagLabGroq, settings, model, provider=spec.label, key_env=spec.key_env,
+                         api_key=key.get_secret_value(), secrets=(key,), base_url=spec.default_endpoint,
+                         http_client=http_client, async_http_client=async_http_client,
                          invalid=(f"Cannot use Groq model {model!r}", "check RAG_LAB_LLM_MODEL / RAG_LAB_AGENT_MODEL"),
-                         api_base=GROQ_API_BASE, context_window=GROQ_CONTEXT_WINDOWS.get(model, DEFAULT_CONTEXT_WINDOW))
+                         api_base=spec.default_endpoint,
+                         context_window=GROQ_CONTEXT_WINDOWS.get(model, DEFAULT_CONTEXT_WINDOW))

@@ -19,12 +19,8 @@ import re
 from pathlib import Path
 from typing import Any
 
+from rag_lab.config import LLM_PROVIDERS
 from rag_lab.models.llm._guard import ErrorGuard
-
-# Where each provider's SDK sends requests when no endpoint is configured: not part of the name.
-DEFAULT_ENDPOINTS = {"openai": "https://api.openai.com/v1", "groq": "https://api.groq.com/openai/v1"}
-# ErrorGuard.provider is a display name; the settings spelling (RAG_LAB_LLM_PROVIDER) names LLMs.
-_PROVIDER_KEYS = {"openai-compatible": "openai_compatible"}
 
 # Field names whose values are credentials: never part of an identity, not even hashed.
 _SECRET_FIELD = re.compile(r"key|secret|token|password|credential", re.I)
@@ -34,7 +30,8 @@ _ADDRESS = re.compile(r" at 0x[0-9a-fA-F]+")  # reprs of functions/objects: not 
 def llm_name(provider: str, model: str, endpoint: str | None = None) -> str:
     """``provider:model``, with ``@endpoint`` when the endpoint is not the provider's default."""
     endpoint = (endpoint or "").rstrip("/")
-    if endpoint and endpoint != DEFAULT_ENDPOINTS.get(provider):
+    spec = LLM_PROVIDERS.get(provider)
+    if endpoint and endpoint != (spec.default_endpoint if spec else None):  # the SDK's default: not in the name
         return f"{provider}@{endpoint}:{model}"
     return f"{provider}:{model}"
 
@@ -46,16 +43,14 @@ def configured_name(settings: Any, model: str) -> str:
 
 def configured_endpoint(settings: Any) -> str | None:
     """Where the configured provider sends requests, as its SDK decides (None: its fixed default)."""
-    provider = settings.llm_provider
-    if provider == "openai":
+    spec = LLM_PROVIDERS.get(settings.llm_provider)
+    if spec is None:
+        return None
+    if spec.endpoint_env:
         import os
 
-        return os.environ.get("OPENAI_BASE_URL") or None  # the openai SDK's own rule
-    if provider == "openai_compatible":
-        return settings.llm_base_url
-    if provider == "bedrock":
-        return settings.aws_region
-    return None
+        return os.environ.get(spec.endpoint_env) or None  # the SDK's own rule
+    return getattr(settings, spec.endpoint_setting) if spec.endpoint_setting else None
 
 
 def llm_identity(llm: Any) -> str:
@@ -64,8 +59,9 @@ def llm_identity(llm: Any) -> str:
     model name and a hash of its configuration (fields, without credentials)."""
     guard = getattr(llm, "_guard", None)
     if isinstance(guard, ErrorGuard):
-        provider = guard.provider.lower()
-        return llm_name(_PROVIDER_KEYS.get(provider, provider), guard.model, guard.endpoint)
+        # the guard carries the provider's label; LLMs are named by its settings spelling
+        names = {spec.label: spec.name for spec in LLM_PROVIDERS.values()}
+        return llm_name(names.get(guard.provider, guard.provider.lower()), guard.model, guard.endpoint)
     if _is_local(llm):
         return llm_name("local", local_model_name(llm.model_name, llm.model_path))
     cls = type(llm)

@@ -14,12 +14,11 @@ from llama_index.core.bridge.pydantic import PrivateAttr
 from llama_index.core.llms.function_calling import FunctionCallingLLM
 from llama_index.llms.openai_like import OpenAILike
 
-from rag_lab.config import Settings
+from rag_lab.config import LLM_PROVIDERS, Settings, llm_api_key
 from rag_lab.errors import ConfigError
 from rag_lab.models.llm._guard import ErrorGuard, GuardedLLMMixin
 from rag_lab.models.llm._openai_sdk import build_guarded
 
-KEY_ENV = "RAG_LAB_LLM_API_KEY"
 NO_KEY = "not-needed"  # what the SDK sends when the server wants no key (it insists on one)
 
 
@@ -41,10 +40,11 @@ def build_openai_compatible(
         raise ConfigError("The openai_compatible LLM provider needs the server's address",
                           "set RAG_LAB_LLM_BASE_URL, e.g. http://127.0.0.1:8000/v1 (vLLM) or "
                           "http://127.0.0.1:11434/v1 (Ollama)")
-    key = settings.llm_api_key
+    spec = LLM_PROVIDERS["openai_compatible"]
+    key = llm_api_key(settings, spec.name)
     secret = key.get_secret_value().strip() if key is not None else ""
     return build_guarded(
-        RagLabOpenAILike, settings, model, provider="OpenAI-compatible", key_env=KEY_ENV, api_key=secret or NO_KEY,
+        RagLabOpenAILike, settings, model, provider=spec.label, key_env=spec.key_env, api_key=secret or NO_KEY,
         secrets=(key,) if key is not None else (), base_url=base_url, http_client=http_client,
         async_http_client=async_http_client,
         invalid=(f"Cannot use model {model!r} at {base_url}", "check RAG_LAB_LLM_MODEL and RAG_LAB_LLM_BASE_URL"),

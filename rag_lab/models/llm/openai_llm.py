@@ -9,12 +9,9 @@ from llama_index.core.bridge.pydantic import PrivateAttr
 from llama_index.core.llms.function_calling import FunctionCallingLLM
 from llama_index.llms.openai import OpenAI
 
-from rag_lab.config import Settings
-from rag_lab.errors import ConfigError
+from rag_lab.config import LLM_PROVIDERS, Settings, llm_api_key
 from rag_lab.models.llm._guard import ErrorGuard, GuardedLLMMixin
 from rag_lab.models.llm._openai_sdk import build_guarded
-
-KEY_ENV = "OPENAI_API_KEY"
 
 # gpt-5 / -mini / -nano are reasoning models: max_tokens becomes max_completion_tokens, which
 # reasoning tokens count against. With the default "medium" effort a 512-token budget is often
@@ -35,14 +32,13 @@ def build_openai(
     http_client: httpx.Client | None = None,
     async_http_client: httpx.AsyncClient | None = None,
 ) -> FunctionCallingLLM:
-    key = settings.openai_api_key
-    if key is None or not key.get_secret_value().strip():
-        raise ConfigError("The openai LLM provider needs an API key", f"set {KEY_ENV} (in the environment or .env)")
+    spec = LLM_PROVIDERS["openai"]
+    key = llm_api_key(settings, spec.name)
     extra: dict = {}
     if _MINIMAL_REASONING.fullmatch(model):
         extra["reasoning_effort"] = "minimal"
     # temperature: LlamaIndex forces 1.0 for reasoning models; base_url None: the SDK's default or OPENAI_BASE_URL
-    return build_guarded(RagLabOpenAI, settings, model, provider="OpenAI", key_env=KEY_ENV,
+    return build_guarded(RagLabOpenAI, settings, model, provider=spec.label, key_env=spec.key_env,
                          api_key=key.get_secret_value(), secrets=(key,), base_url=None, http_client=http_client,
                          async_http_client=async_http_client,
                          invalid=(f"Cannot use OpenAI model {model!r}", "check RAG_LAB_LLM_MODEL / RAG_LAB_AGENT_MODEL"),

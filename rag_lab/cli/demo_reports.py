@@ -74,7 +74,9 @@ def _mode_comparison(dataset, settings, out_root: Path, limit: int) -> Path | No
     out = out_root / f"demo-{dataset.name}-modes"
     local = settings.llm_provider == "local"
     params = {"top_n": 3} if local else {}
-    modes = ["dense", "bm25", "fusion", "hybrid"]
+    from rag_lab.retrieve import INDEX_MODES
+
+    modes = list(INDEX_MODES)
     try:  # a rerun of the demo finishes (or reuses) its earlier run
         run_evaluation(dataset, settings, modes, out, limit=limit, resume=True, rerank=not local, **params)
     except ResumeMismatchError as changed:  # the code or settings changed since: start over, the old run kept aside

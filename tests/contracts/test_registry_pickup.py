@@ -92,3 +92,22 @@ def test_an_unregistered_mode_is_refused_with_the_registered_ones(lab_settings, 
     with pytest.raises(SystemExit) as exited:
         lab_cli("search", "texas_childcare", "q", "--mode", "toy")
     assert exited.value.code == 2 and "invalid choice: 'toy'" in capsys.readouterr().err
+
+
+def test_every_mode_list_reads_the_registry(toy_registered):
+    from rag_lab.cli.ask import ask_modes
+    from rag_lab.evaluate.run.runner import eval_modes
+    from rag_lab.retrieve import index_modes, retrieval_modes
+
+    assert retrieval_modes() == ("dense", "bm25", "fusion", "hybrid", "kendra", "toy")
+    assert index_modes() == ("dense", "bm25", "fusion", "hybrid", "toy")  # Kendra indexes its documents itself
+    assert eval_modes() == ask_modes() == (*retrieval_modes(), "agent")
+
+
+def test_a_service_mode_has_no_contextual_variant(lab_settings):
+    from rag_lab.errors import ConfigError
+
+    with pytest.raises(ConfigError, match="Kendra indexes its documents itself: there is no contextual Kendra "
+                                          "variant") as caught:
+        build_retriever("kendra", lab_settings, contextual="llm")
+    assert caught.value.hint == "use --contextual with dense, bm25, fusion or hybrid"

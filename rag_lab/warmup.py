@@ -55,12 +55,11 @@ def prepare_local_embedding() -> None:
 def compile_ranx(part: str) -> None:
     """Compile (and cache on disk) the ranx kernels rag-lab calls: ``metrics`` or ``fusion``."""
     from numba.core.errors import NumbaTypeSafetyWarning
-    from ranx import Qrels, Run, evaluate, fuse
+    from ranx import Run, fuse
 
-    from rag_lab.evaluate.retrieval.ranx_ids import fixed_width_ids
+    from rag_lab.evaluate.retrieval.ranx_ids import fixed_width_ids, score_run
 
-    run_ids, qrels_ids = fixed_width_ids({"q1": {"d1": 1.0, "d2": 0.5}}, {"q1": {"d1": 1}})  # the ids rag-lab passes
-    qrels, run = Qrels(qrels_ids), Run(run_ids)
+    run_docs, qrels = {"q1": {"d1": 1.0, "d2": 0.5}}, {"q1": {"d1": 1}}
     with warnings.catch_warnings():
         # Not ours to fix: ranx 0.3.21's parallel kernels (`_ndcg_parallel` in ranx/metrics/ndcg.py, the
         # min-max normalisation before fusion) index a numba typed List with prange's uint64 counter, and
@@ -68,11 +67,12 @@ def compile_ranx(part: str) -> None:
         # Only this warning, only during this one-off compilation, is silenced.
         warnings.filterwarnings("ignore", message=r".*unsafe cast from uint64 to int64", category=NumbaTypeSafetyWarning)
         if part == "fusion":
+            run = Run(fixed_width_ids(run_docs, qrels)[0])  # the ids rag-lab passes
             fuse([run, run], method="rrf")
             return
-        evaluate(qrels, run, ["ndcg@10", "recall@100", "mrr@10"])
-        evaluate(qrels, run, ["ndcg", "recall", "precision", "mrr"])  # the ablation grid's (no cut-off: top-k lists)
-        evaluate(qrels, run, ["hit_rate@5"])  # contextual retrieval's comparison (notebook 07)
+        score_run(run_docs, qrels, ["ndcg@10", "recall@100", "mrr@10"])
+        score_run(run_docs, qrels, ["ndcg", "recall", "precision", "mrr"])  # the ablation grid's (no cut-off: top-k lists)
+        score_run(run_docs, qrels, ["hit_rate@5"])  # contextual retrieval's comparison (notebook 07)
 
 
 def main(argv: list[str] | None = None) -> None:

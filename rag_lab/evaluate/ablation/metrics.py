@@ -28,7 +28,6 @@ from rag_lab.evaluate.ablation.grid import GridResult
 IR_METRICS = ("ndcg", "recall", "precision", "mrr")
 CUTOFF = "@top_k"  # how results.csv names them: ndcg@top_k = ranx ndcg@k with k = the row's top_k
 CONTEXT_METRICS = ("id_context_precision", "id_context_recall")
-NO_RESULT = "__no_result__"  # ranx needs one entry per query; this document is never relevant
 
 PerQuery = dict[str, dict[str, dict[str, float]]]
 
@@ -48,9 +47,7 @@ def ir_per_query(docs: Mapping[str, Mapping[str, Sequence[str]]], qrels: Mapping
     Queries without judgements are left out. One ranx ``evaluate`` per distinct cut-off, over the
     distinct (question, ranking) pairs of every configuration.
     """
-    from ranx import Qrels, Run, evaluate
-
-    from rag_lab.evaluate.retrieval.ranx_ids import fixed_width_ids
+    from rag_lab.evaluate.retrieval.ranx_ids import score_run
 
     names = {m: metric_name(m) if cutoffs is not None else m for m in metrics}
     result: PerQuery = {config: {names[m]: {} for m in metrics} for config in docs}
@@ -67,15 +64,13 @@ def ir_per_query(docs: Mapping[str, Mapping[str, Sequence[str]]], qrels: Mapping
                     continue
                 ranked = tuple(ranked)
                 key = keys[(qid, ranked)] = f"r{len(keys)}"
-                run[key] = {d: float(len(ranked) - i) for i, d in enumerate(ranked)} or {NO_RESULT: 0.0}
+                run[key] = {d: float(len(ranked) - i) for i, d in enumerate(ranked)}
                 judged[key] = {d: int(g) for d, g in qrels[qid].items()}
         if not run:
             continue
         ranx_names = {m: m if cutoff is None else f"{m}@{cutoff}" for m in metrics}
-        run, judged = fixed_width_ids(run, judged)
-        ranx_run = Run(run)
-        evaluate(Qrels(judged), ranx_run, list(ranx_names.values()))  # same keys by construction
-        scores = {m: {str(k): float(v) for k, v in ranx_run.scores[ranx_names[m]].items()} for m in metrics}
+        _, by_name = score_run(run, judged, list(ranx_names.values()))
+        scores = {m: by_name[ranx_names[m]] for m in metrics}
         for config in configs:
             for qid, ranked in docs[config].items():
                 key = keys.get((qid, tuple(ranked)))

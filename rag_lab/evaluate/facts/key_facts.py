@@ -14,7 +14,8 @@ make every way of writing a year one fact:
 
 **Units and scales** are read before the terms (:func:`read_units`): "4,106 percent" is a
 percentage (never the amount $4,106), "$1.2 million" is "$1,200,000" (thousand, million, billion),
-and a fraction states the percentage it equals ("0.85" = "85%").
+and a fraction states the percentage it equals ("0.85" = "85%"); the figures are read as the judge
+reads them (:mod:`rag_lab.evaluate.facts.figures`).
 
 A **refusal** states nothing: a sentence (or a clause after "but"/"however"/";") that says the
 answer is not known or not in the documents ("I do not know the limit for a family of 5 in BCY
@@ -42,9 +43,10 @@ from __future__ import annotations
 
 import functools
 import re
-from decimal import Decimal, InvalidOperation
 
-from rag_lab.tokenizer import (PROGRAM_YEAR_PHRASES, PROGRAM_YEAR_PREFIXES, Term, amount_of, canonical_number, full_year,
+from rag_lab.evaluate.facts.figures import (NUMBER_LITERAL, PERCENT_SIGN, SCALE_WORD, YEAR, is_year, percent_share,
+                                            scaled_number, share)
+from rag_lab.tokenizer import (PROGRAM_YEAR_PHRASES, PROGRAM_YEAR_PREFIXES, Term, amount_of, full_year,
                                iter_terms)
 
 # "[Doc 2]", "[Doc 2: file.pdf, Page 3]", "[Docs 1, 2]", "(Doc 1)", "Doc 1": citation markers, removed
@@ -55,7 +57,7 @@ CITATION_MARKER = re.compile(r"[\[(]\s*docs?\b[^\])]*[\])]|\bdoc(?:ument)?s?\.?\
 # A year range: two years joined by a dash, "to", "through", "thru" or "until" (or "between … and …"),
 # each optionally written as a program year ("FFY 2025", "fiscal year 2025"); the end may be two digits
 # after a dash ("FY 2025-27"), or both may be two-digit program years ("BCY 25-27").
-_YEAR = r"(?:19|20)\d{2}"
+_YEAR = YEAR
 _PY_CODE = rf"\b(?i:{'|'.join(PROGRAM_YEAR_PREFIXES)})\s?-?\s?"
 _PY_PHRASES = "|".join(p.replace(" ", r"\s+") for p in PROGRAM_YEAR_PHRASES)
 _PY_WORDS = rf"\b(?i:{_PY_PHRASES})\s+(?i:years?)\s+(?:\([A-Za-z]{{2,3}}\)\s+)?"
@@ -94,11 +96,9 @@ _CLAUSE = re.compile(r"(?<=[.!?])\s+|\n+|;\s*|,?\s+\b(?:but|however|although|tho
 
 # Units the sparse tokenizer does not read (its terms must stay as they are for the index): a
 # thousands-separated number before "percent"/"%", and scale words after an amount.
-_SEPARATED_PERCENT = re.compile(r"(?<![\d.,])(\d{1,3}(?:,\d{3})+(?:\.\d+)?)(?=\s?(?:%|percent\b|per\s+cent\b))",
-                                re.IGNORECASE)
-_SCALES = {"thousand": 10 ** 3, "million": 10 ** 6, "billion": 10 ** 9}
-_SCALED = re.compile(r"(?<![\d.,])(?P<currency>[$€£]\s?)?(?P<amount>\d{1,3}(?:,\d{3})+(?:\.\d+)?|\d+(?:\.\d+)?)"
-                     r"\s+(?P<scale>thousand|million|billion)\b", re.IGNORECASE)
+_SEPARATED_PERCENT = re.compile(rf"(?<![\d.,])(\d{{1,3}}(?:,\d{{3}})+(?:\.\d+)?)(?={PERCENT_SIGN})", re.IGNORECASE)
+_SCALED = re.compile(rf"(?<![\d.,])(?P<currency>[$€£]\s?)?(?P<amount>{NUMBER_LITERAL})\s+(?P<scale>{SCALE_WORD})\b",
+                     re.IGNORECASE)
 
 
 def read_units(text: str) -> str:
@@ -107,29 +107,18 @@ def read_units(text: str) -> str:
     text = _SEPARATED_PERCENT.sub(lambda m: m.group(1).replace(",", ""), text or "")
 
     def scaled(match: re.Match) -> str:
-        try:
-            value = Decimal(match["amount"].replace(",", "")) * _SCALES[match["scale"].lower()]
-        except InvalidOperation:
-            return match.group(0)
-        return f"{(match['currency'] or '').strip()}{canonical_number(format(value, 'f'))}"
+        number = scaled_number(match["amount"], match["scale"])
+        return match.group(0) if number is None else f"{(match['currency'] or '').strip()}{number}"
 
     return _SCALED.sub(scaled, text)
 
 
-def _share(number: str) -> str | None:
-    """The share a fraction or a percentage states, ``share_0.85`` for "0.85" and for "85%"."""
-    try:
-        value = Decimal(number)
-    except InvalidOperation:
-        return None
-    return f"share_{canonical_number(format(value, 'f'))}" if 0 < value < 1 else None
-
-
 def _share_of(term: Term) -> str | None:
+    """The share a fraction or a percentage states, ``share_0.85`` for "0.85" and for "85%"."""
     if term.kind == "percent":
-        return _share(format(Decimal(term.text.split("_", 1)[1]) / 100, "f"))
+        return percent_share(term.text.split("_", 1)[1])
     if term.kind == "number" and "." in term.text and term.text.count(".") == 1:
-        return _share(term.text)
+        return share(term.text)
     return None
 
 
@@ -188,7 +177,7 @@ def year_of(term: Term) -> int | None:
     """The year a term states: a program-year code (``bcy26`` → 2026) or a bare year (1900–2099)."""
     if term.kind == "code" and (match := _CODE_YEAR.match(term.text)):
         return full_year(match.group(1))
-    if term.kind == "number" and term.text.isdigit() and len(term.text) == 4 and 1900 <= int(term.text) <= 2099:
+    if term.kind == "number" and is_year(term.text):
         return int(term.text)
     return None
 

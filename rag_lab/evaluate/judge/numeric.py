@@ -18,15 +18,17 @@ One value has one token however it is written, so a true restatement is never a 
 - a percentage and the fraction the evidence states ("50%" against "one half", "33%" against
   "one third": within half a point).
 
-Kept in the judge package on purpose (key_facts.py has its own rules for a different question:
-which facts of a reference an answer repeats); both spell numbers and years by the tokenizer's one
-rule (``canonical_number``, ``full_year``).
+The tokens are the judge's (key_facts.py answers a different question: which facts of a reference
+an answer repeats); the figures under them (number words, scale words and letters, percentages,
+fractions, years) are read by :mod:`rag_lab.evaluate.facts.figures`, which key facts read too.
 """
 
 from __future__ import annotations
 
 import re
 
+from rag_lab.evaluate.facts.figures import (NUMBER_LITERAL, NUMBER_WORDS, PERCENT_SIGN, SCALE_WORD, YEAR,
+                                            fractions_of, is_year, scaled_amount, words_value)
 from rag_lab.evaluate.facts.key_facts import strip_citations
 from rag_lab.tokenizer import canonical_number as _plain
 from rag_lab.tokenizer import full_year as _year
@@ -36,26 +38,17 @@ _MONTHS = {m: i for i, m in enumerate(("january", "february", "march", "april", 
 _MONTHS |= {m[:3]: i for m, i in list(_MONTHS.items())} | {"sept": 9}
 # "May" only capitalised: "a family of 4 may earn" states no date
 _MONTH = "(?i:" + "|".join(sorted(set(_MONTHS) - {"may"}, key=lambda m: (-len(m), m))) + ")|May"
-_UNITS = {w: i for i, w in enumerate(("zero", "one", "two", "three", "four", "five", "six", "seven", "eight", "nine",
-                                      "ten", "eleven", "twelve", "thirteen", "fourteen", "fifteen", "sixteen",
-                                      "seventeen", "eighteen", "nineteen"))}
-_TENS = {w: 10 * i for i, w in enumerate(("twenty", "thirty", "forty", "fifty", "sixty", "seventy", "eighty",
-                                          "ninety"), start=2)}
-_SCALE = {"thousand": 1_000, "million": 1_000_000, "billion": 1_000_000_000}
-# "$12K", "$1.2M", "$3B" / "$3bn": the scale letters money is written with
-_SCALE_LETTER = {"k": 1_000, "m": 1_000_000, "mm": 1_000_000, "b": 1_000_000_000, "bn": 1_000_000_000}
-_NUMBER_WORD = "|".join(sorted([*_UNITS, *_TENS, "hundred", *_SCALE], key=len, reverse=True))
-_WORDS = rf"(?:{_NUMBER_WORD})(?:(?:\s+and\s+|[\s-]+)(?:{_NUMBER_WORD}))*"
-_NUM = r"\d{1,3}(?:,\d{3})+(?:\.\d+)?|\d+(?:\.\d+)?"
+_WORDS = NUMBER_WORDS
+_NUM = NUMBER_LITERAL
 _DASH = r"\s*(?:-|–|—|to|through|thru)\s*"
-_SCALE_WORDS = r"\s*(thousand|million|billion)\b"
+_SCALE_WORDS = rf"\s*({SCALE_WORD})\b"
 # a program year: BCY 2026, BCY-26, BCY26, FFY 2025, SFY'24, FY 2025–2027
 _PROGRAM = re.compile(rf"\b(BCY|FFY|SFY|FY|PY)\s*[-']?\s*(\d{{4}}|\d{{2}})(?:{_DASH}(\d{{4}}|\d{{2}}))?\b", re.I)
-_ISO_DATE = re.compile(r"\b((?:19|20)\d{2})[-/.](\d{1,2})[-/.](\d{1,2})\b")
+_ISO_DATE = re.compile(rf"\b({YEAR})[-/.](\d{{1,2}})[-/.](\d{{1,2}})\b")
 _MONTH_DATE = re.compile(rf"\b({_MONTH})\.?\s+(\d{{1,2}})(?i:st|nd|rd|th)?(?:,?\s+(\d{{4}}))?\b")
 _DAY_MONTH_DATE = re.compile(rf"\b(\d{{1,2}})(?i:st|nd|rd|th)?\s+(?i:of\s+)?({_MONTH})\.?(?:,?\s+(\d{{4}}))?\b")
 _SLASH_DATE = re.compile(r"\b(\d{1,2})/(\d{1,2})/(\d{4}|\d{2})\b|\b(\d{1,2})-(\d{1,2})-(\d{4})\b")
-_YEAR_RANGE = re.compile(rf"\b((?:19|20)\d{{2}}){_DASH}((?:19|20)?\d{{2}})\b")
+_YEAR_RANGE = re.compile(rf"\b({YEAR}){_DASH}((?:19|20)?\d{{2}})\b")
 _INTERVAL_UNIT = r"(day|week|month|year)s?\b"
 _EVERY = re.compile(rf"\b(?:every|each|once\s+every)\s+(other|{_WORDS}|\d+)\s+{_INTERVAL_UNIT}", re.I)
 _NAMED_INTERVAL = {"biweekly": "2-week", "bi-weekly": "2-week", "bi weekly": "2-week", "fortnightly": "2-week",
@@ -64,38 +57,13 @@ _NAMED_INTERVAL = {"biweekly": "2-week", "bi-weekly": "2-week", "bi weekly": "2-
 _NAMED = re.compile(r"\b(" + "|".join(sorted(map(re.escape, _NAMED_INTERVAL), key=len, reverse=True)) + r")\b", re.I)
 _MONEY = re.compile(rf"\$\s?({_NUM})(?:{_SCALE_WORDS}|\s?(bn|mm|[kmb])\b)?", re.I)
 _MONEY_WORDS = re.compile(rf"\b({_NUM}|{_WORDS})(?:{_SCALE_WORDS})?\s+(?:dollars|USD)\b", re.I)
-_PERCENT = re.compile(rf"({_NUM})\s?(?:%|percent\b|per\s+cent\b)", re.I)
+_PERCENT = re.compile(rf"({_NUM}){PERCENT_SIGN}", re.I)
 _NUMBER = re.compile(rf"(?<![\w.,/$])({_NUM})(?![\d%]|,\d|\.\d)(?:{_SCALE_WORDS})?", re.I)
 _WORD_NUMBER = re.compile(rf"\b({_WORDS})\b", re.I)
-# fractions an evidence may state for a statement's percentage ("one half" for "50%")
-_FRACTION_WORDS = {"half": 2, "halves": 2, "third": 3, "thirds": 3, "quarter": 4, "quarters": 4, "fourth": 4,
-                   "fourths": 4, "fifth": 5, "fifths": 5, "tenth": 10, "tenths": 10}
-_FRACTION = re.compile(r"\b(?:(one|a|two|three|four|nine)[\s-]+)?(" + "|".join(_FRACTION_WORDS) + r")\b"
-                       r"|(?<![\d/])([1-9])/([2-9]|10)(?![\d/])", re.I)
+# A bare "2100" is a year to this rule too (key facts stop at 2099); its recorded version pins that.
+_LAST_YEAR = 2100
 # A fraction's percentage rounded to whole points still states it ("33%" for one third).
 FRACTION_TOLERANCE = 0.5
-
-
-def words_value(text: str) -> int:
-    """"twenty-four" → 24, "two hundred and five" → 205, "five thousand" → 5000."""
-    total, current = 0, 0
-    for word in re.findall(r"[a-z]+", text.lower()):
-        if word in _UNITS:
-            current += _UNITS[word]
-        elif word in _TENS:
-            current += _TENS[word]
-        elif word == "hundred":
-            current = max(current, 1) * 100
-        elif word in _SCALE:
-            total, current = total + max(current, 1) * _SCALE[word], 0
-    return total + current
-
-
-def _amount(digits_or_words: str, scale: str | None = None) -> float:
-    text = digits_or_words.replace(",", "")
-    value = float(text) if re.fullmatch(r"[\d.]+", text) else float(words_value(text))
-    scale = (scale or "").lower()
-    return value * _SCALE.get(scale, _SCALE_LETTER.get(scale, 1))
 
 
 def _number(value: float) -> str:
@@ -147,7 +115,7 @@ def values_of(text: str, named_intervals: bool = True) -> set[str]:
             found |= {f"year:{m.group(1)}", f"year:{_year(m.group(2), m.group(1))}"}
     for m in _EVERY.finditer(text):
         if take(m):
-            n = 2 if m.group(1).lower() == "other" else int(_amount(m.group(1)))
+            n = 2 if m.group(1).lower() == "other" else int(scaled_amount(m.group(1)))
             if n > 1:
                 found.add(f"every:{n}-{m.group(2).lower()}")
     for m in _NAMED.finditer(text) if named_intervals else ():
@@ -155,17 +123,17 @@ def values_of(text: str, named_intervals: bool = True) -> set[str]:
             found.add(f"every:{_NAMED_INTERVAL[m.group(1).lower()]}")
     for m in _MONEY.finditer(text):
         if take(m):
-            found.add(f"money:{_number(_amount(m.group(1), m.group(2) or m.group(3)))}")
+            found.add(f"money:{_number(scaled_amount(m.group(1), m.group(2) or m.group(3)))}")
     for m in _MONEY_WORDS.finditer(text):
         if take(m):
-            found.add(f"money:{_number(_amount(m.group(1), m.group(2)))}")
+            found.add(f"money:{_number(scaled_amount(m.group(1), m.group(2)))}")
     for m in _PERCENT.finditer(text):
         if take(m):
             found.add(f"percent:{_plain(m.group(1))}")
     for m in _NUMBER.finditer(text):
         if take(m):
-            value = _number(_amount(m.group(1), m.group(2)))
-            if value.isdigit() and len(value) == 4 and 1900 <= int(value) <= 2100 and not m.group(2):
+            value = _number(scaled_amount(m.group(1), m.group(2)))
+            if is_year(value, last=_LAST_YEAR) and not m.group(2):
                 found.add(f"year:{value}")
             elif value not in ("0", "1"):
                 found.add(f"count:{value}")
@@ -173,19 +141,6 @@ def values_of(text: str, named_intervals: bool = True) -> set[str]:
         if take(m) and (value := words_value(m.group(1))) > 1:
             found.add(f"count:{value}")
     return found
-
-
-def fractions_of(text: str) -> list[float]:
-    """The fractions ``text`` states, as percentages ("one half" and "1/2": 50.0; "two thirds": 66.67)."""
-    found = []
-    for m in _FRACTION.finditer(text):
-        if m.group(2):
-            numerator = {"one": 1, "a": 1, None: 1}.get((m.group(1) or "").lower() or None)
-            numerator = numerator if numerator is not None else _UNITS[m.group(1).lower()]
-            found.append(100 * numerator / _FRACTION_WORDS[m.group(2).lower()])
-        else:
-            found.append(100 * int(m.group(3)) / int(m.group(4)))
-    return [round(f, 2) for f in found if f <= 100]
 
 
 def _loose(value: str) -> str:

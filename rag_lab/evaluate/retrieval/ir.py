@@ -21,6 +21,7 @@ from rag_lab.config import Settings
 from rag_lab.datasets import Dataset
 from rag_lab.splits import sample_judged
 from rag_lab.evaluate.retrieval.cache_keys import question_key
+from rag_lab.evaluate.retrieval import ranx_ids
 from rag_lab.evaluate.retrieval.ranx_ids import ranked_documents
 from rag_lab.fusion import TIE_RULE
 from rag_lab.fusion.rrf import DEFAULT_RRF_K
@@ -222,21 +223,8 @@ def run_mode(
 
 def score_run(run: dict[str, dict[str, float]], qrels: dict[str, dict[str, int]],
               metrics=METRICS) -> tuple[dict[str, float], dict[str, dict[str, float]]]:
-    """ranx metrics (mean and per query). Queries with no results count as zeros."""
-    from ranx import Qrels, Run, evaluate
-
-    from rag_lab.evaluate.retrieval.ranx_ids import fixed_width_ids
-
-    filled = {q: (docs or {"__none__": 0.0}) for q, docs in run.items() if q in qrels}
-    filled, judged = fixed_width_ids(filled, {q: qrels[q] for q in filled})
-    ranx_run = Run(filled)
-    ranx_qrels = Qrels(judged)
-    means = evaluate(ranx_qrels, ranx_run, list(metrics), make_comparable=True)
-    if not isinstance(means, dict):  # ranx returns a bare number for a single metric
-        means = {metrics[0]: means}
-    # ranx keeps its own (sorted) query order: key per-query scores by ranx's ids, never by position.
-    per_query = {m: {str(q): float(v) for q, v in ranx_run.scores.get(m, {}).items()} for m in metrics}
-    return {m: float(means[m]) for m in metrics}, per_query
+    """ranx metrics (mean and per query; :func:`ranx_ids.score_run`). Queries with no results count as zeros."""
+    return ranx_ids.score_run(run, qrels, metrics)
 
 
 def evaluate_modes(

@@ -16,7 +16,7 @@ from collections.abc import Iterable, Mapping, Sequence
 
 from rag_lab.evaluate.ablation.grid import Candidates, GridResult
 from rag_lab.evaluate.ablation.metrics import ir_per_query
-from rag_lab.evaluate.retrieval.ir import CHUNK_HIT, CHUNK_HIT_K
+from rag_lab.evaluate.retrieval.ir import CHUNK_HIT, CHUNK_HIT_K, chunk_hits
 
 NDCG10 = "ndcg@10"
 SELECTION_METRICS = (CHUNK_HIT, NDCG10)
@@ -34,9 +34,9 @@ def chunk_documents(questions: Iterable[Candidates]) -> dict[str, str]:
 
 def chunk_hit_scores(grid: GridResult, doc_of: Mapping[str, str], qrels: Mapping[str, Mapping[str, int]],
                      k: int = CHUNK_HIT_K) -> dict[str, dict[str, float]]:
-    """``scores[config_id][qid]``: a relevant document among the first ``k`` chunks (judged questions)."""
-    return {cid: {q: float(any(qrels[q].get(doc_of[c], 0) > 0 for c in chunks[:k]))
-                  for q, chunks in per_q.items() if q in qrels}
+    """``scores[config_id][qid]``: a relevant document among the first ``k`` chunks (judged
+    questions; :func:`rag_lab.evaluate.retrieval.ir.chunk_hits` on each configuration's chunks)."""
+    return {cid: chunk_hits({q: [doc_of[c] for c in chunks[:k]] for q, chunks in per_q.items()}, qrels, k)
             for cid, per_q in grid.chunks.items()}
 
 

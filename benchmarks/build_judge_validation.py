@@ -1,5 +1,5 @@
 """Build ``datasets/texas_childcare_full/judge_validation.jsonl`` (the rule:
-:mod:`rag_lab.evaluate.judge.validation_set` and the dataset's PROVENANCE.md).
+:mod:`benchmarks.judge_labels.validation_set` and the dataset's PROVENANCE.md).
 
     python benchmarks/build_judge_validation.py [--check]
 
@@ -26,7 +26,7 @@ def build(root: Path, chunk_words: int, cache_dir: Path | None = None) -> list[d
     from contextlib import nullcontext
 
     from rag_lab.datasets import resolve_dataset
-    from rag_lab.evaluate.judge.validation_set import (MAX_CHUNKS, Support, build_item, eligible_pairs,
+    from benchmarks.judge_labels.validation_set import (MAX_CHUNKS, Support, build_item, eligible_pairs,
                                                        pick_contexts, reference_sentences)
     from rag_lab.ingest.chunking import chunk_documents
     from rag_lab.ingest.loaders import load_folder
@@ -55,7 +55,7 @@ def build(root: Path, chunk_words: int, cache_dir: Path | None = None) -> list[d
         if picked and (item := build_item(pair, contexts)) is not None:
             items.append(item)
     # the negated and swapped-entity answers: the swap's names come from every item's contexts
-    from rag_lab.evaluate.judge.validation_kinds import add_hard_kinds
+    from benchmarks.judge_labels.validation_kinds import add_hard_kinds
 
     return add_hard_kinds(items)
 

@@ -116,8 +116,8 @@ def _cell(a) -> str:
 def table(rows: list[dict[str, Any]], metrics: list[str], labels: dict[str, set[str]]) -> str:
     """Per metric: overall agreement (score; and the 0.5 cut of probability verdicts where recorded),
     then pairwise accuracy and AUC per perturbation kind (supported against that kind only)."""
-    from rag_lab.evaluate.judge.agreement import agreement
-    from rag_lab.evaluate.judge.validation_set import ALL_LABELS
+    from benchmarks.judge_labels.agreement import agreement
+    from benchmarks.judge_labels.validation_set import ALL_LABELS
 
     kinds = [k for k in ALL_LABELS if k != "supported"]
     lines = ["| metric | judgments | failures | pairwise acc. (ties) | ROC AUC | 0.5 cut: pairwise (ties) | 0.5 cut: AUC | "
@@ -142,7 +142,7 @@ def table(rows: list[dict[str, Any]], metrics: list[str], labels: dict[str, set[
 def own_answers(items: list[dict[str, Any]], settings, scorer, out: Path, generator=None) -> str:
     """Table 2: the generator's own answers, faithfulness beside the key-fact check (``scorer`` None:
     only what is recorded)."""
-    from rag_lab.evaluate.judge.silver import answer_with_contexts, silver_supported
+    from benchmarks.judge_labels.silver import answer_with_contexts, silver_supported
     from rag_lab.evaluate.facts.key_facts import key_fact_recall
 
     from rag_lab.evaluate.ablation.checkpoint import append_record

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from rag_lab.evaluate.judge.silver import silver_supported
+from benchmarks.judge_labels.silver import silver_supported
 
 CONTEXTS = [{"text": "Family of 4 | Monthly: $4,106 | 85% SMI", "filename": "bcy-26.pdf"},
             {"text": "Parents have 14 days to appeal.", "filename": "rights.pdf"}]

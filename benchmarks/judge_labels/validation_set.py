@@ -32,6 +32,7 @@ from typing import Any
 
 from bm25s.stopwords import STOPWORDS_EN
 
+from rag_lab.evaluate.facts.figures import NUMBER_LITERAL, is_year
 from rag_lab.evaluate.facts.key_facts import extract_key_facts
 from rag_lab.tokenizer import canonical_number, iter_terms
 
@@ -42,7 +43,7 @@ LABELS = ("supported", "changed_fact", "added_claim")
 ALL_LABELS = LABELS + ("negated", "swapped_entity")
 
 # A numeric literal as the tokenizer reads one: 4,106  4106  8.50 (never a trailing comma).
-_NUMBER = re.compile(r"(?<![\w.,])(\d{1,3}(?:,\d{3})+(?:\.\d+)?|\d+(?:\.\d+)?)(?![\d]|,\d)")
+_NUMBER = re.compile(rf"(?<![\w.,])({NUMBER_LITERAL})(?![\d]|,\d)")
 _STOPWORDS = frozenset(STOPWORDS_EN)
 _PROGRAM_YEAR = re.compile(r"\b(?:BCY|FFY|SFY|FY|PY)\s?-?\s?$", re.IGNORECASE)
 
@@ -84,7 +85,7 @@ def numbers_in(text: str) -> list[NumberSpan]:
             kind = "percent"
         elif _PROGRAM_YEAR.search(before):
             kind = "program_year"
-        elif value.isdigit() and 1900 <= int(value) <= 2100:
+        elif is_year(value, last=2100):  # the bound the built set was made with
             kind = "year"
         else:
             kind = "number"

@@ -22,42 +22,14 @@ import hashlib
 import re
 from typing import Any
 
-from rag_lab.evaluate.judge.validation_set import reference_sentences
+from benchmarks.judge_labels.validation_set import reference_sentences
+from rag_lab.evaluate.judge.rules import acronyms_in, names_in
 
 HARD_LABELS = ("negated", "swapped_entity")
 _AUX = re.compile(r"\b(is|are|was|were|will|must|can|should|may|does|do|has to|have to|would|could)\b(?! not\b)")
 _NEGATED = {"can": "cannot", "will": "will not", "does": "does not", "do": "do not"}
-_CAP = r"[A-Z][a-zA-Z'’]+(?:-[A-Za-z]+)*"
-_NAME = re.compile(rf"\b{_CAP}(?:\s+(?:of|and|for|the)\s+{_CAP}|\s+{_CAP})+")
-_ACRONYM = re.compile(r"\b[A-Z]{2,6}s?\b")
-_NOT_A_NAME_START = frozenset({"The", "A", "An", "This", "That", "These", "Those", "It", "In", "If", "For", "To",
-                               "Each", "All", "Any", "Some", "When", "Under", "Per", "Yes", "No", "Page", "Table",
-                               "At", "From", "Between", "As", "On", "Effective", "Beginning", "Not", "Getting", "By"})
-_MONTH_WORDS = frozenset({"January", "February", "March", "April", "May", "June", "July", "August", "September",
-                          "October", "November", "December"})
-# A name of the pool has 2–5 words, none repeated and no month (PDF table layouts run headers together)
-MAX_NAME_WORDS = 5
-
-
 def _stable_index(text: str, modulo: int) -> int:
     return int(hashlib.sha256(text.encode()).hexdigest(), 16) % modulo
-
-
-def names_in(text: str) -> list[str]:
-    """Multi-word proper names of ``text`` (a leading "The"/"This"… dropped), in order, unique."""
-    found = []
-    for m in _NAME.finditer(text):
-        words = m.group(0).split()
-        while words and words[0] in _NOT_A_NAME_START:
-            words = words[1:]
-        if (2 <= len(words) <= MAX_NAME_WORDS and words[-1] not in ("of", "and", "for", "the")
-                and len(set(words)) == len(words) and not _MONTH_WORDS & set(words)):
-            found.append(" ".join(words))
-    return list(dict.fromkeys(found))
-
-
-def acronyms_in(text: str) -> list[str]:
-    return list(dict.fromkeys(m.group(0) for m in _ACRONYM.finditer(text)))
 
 
 def entity_pool(items: list[dict[str, Any]]) -> dict[str, list[str]]:

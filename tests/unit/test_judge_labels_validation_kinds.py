@@ -5,9 +5,9 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
-from rag_lab.evaluate.judge.validation_kinds import (add_hard_kinds, entity_pool, negate, swap_entity,
+from benchmarks.judge_labels.validation_kinds import (add_hard_kinds, entity_pool, negate, swap_entity,
                                                      with_hard_kinds)
-from rag_lab.evaluate.judge.validation_set import ALL_LABELS, stated_numbers
+from benchmarks.judge_labels.validation_set import ALL_LABELS, stated_numbers
 
 ROOT = Path(__file__).resolve().parents[2] / "datasets" / "texas_childcare_full"
 

@@ -8,8 +8,8 @@ from pathlib import Path
 
 import pytest
 
-from rag_lab.evaluate.judge.agreement import agreement, roc_auc
-from rag_lab.evaluate.judge.validation_set import (
+from benchmarks.judge_labels.agreement import agreement, roc_auc
+from benchmarks.judge_labels.validation_set import (
     LABELS,
     MAX_CHUNKS,
     add_unsupported_sentence,
@@ -100,7 +100,7 @@ def test_only_pairs_outside_the_dev_split_with_key_facts_and_a_pdf_qualify():
 def test_committed_set_is_what_the_rule_gives_and_leaves_out_the_dev_split():
     from rag_lab.datasets import resolve_dataset
 
-    from rag_lab.evaluate.judge.validation_kinds import entity_pool, with_hard_kinds
+    from benchmarks.judge_labels.validation_kinds import entity_pool, with_hard_kinds
 
     items = _items()
     pool = entity_pool(items)

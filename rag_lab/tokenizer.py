@@ -32,7 +32,7 @@ from functools import cached_property
 import Stemmer
 from bm25s.stopwords import STOPWORDS_EN
 
-TOKENIZER_VERSION = 3  # 3: spelled-out program years, legislature sessions
+TOKENIZER_VERSION = 3  # bump when the terms change: an index built with another version is refused
 
 _AMOUNT = r"\d{1,3}(?:,\d{3})+(?:\.\d+)?(?!\d|,\d)|\d+(?:\.\d+)?"  # 4,106  4106  8.50 (never a trailing comma)
 PROGRAM_YEAR_PREFIXES = ("bcy", "ffy", "sfy", "fy", "py")

@@ -193,7 +193,7 @@ def _run_ir_locked(args, settings, dataset, modes) -> int:
 
 
 def render_chunk_hit_cis(per_query: dict) -> str:
-    """chunk_hit@5 per mode with its seeded 95 % bootstrap interval (the issue-24 goal metric)."""
+    """chunk_hit@5 per mode with its seeded 95 % bootstrap interval (the goal metric)."""
     from rag_lab.evaluate.retrieval.ir import CHUNK_HIT
     from rag_lab.evaluate.statistics.significance import bootstrap_ci
 

@@ -26,8 +26,7 @@ from rag_lab.ingest.parse_cache import ParseCache, file_hash
 from rag_lab.progress import progress_bar
 
 # Bump when extraction or chunking changes what text comes out: it invalidates built indexes.
-INGEST_VERSION = 6  # 5: tables written row by row (rag_lab.ingest.tables), PDF pages chunked by line;
-# 6: rotated (bottom-to-top) text read forwards (rag_lab.ingest.rotated)
+INGEST_VERSION = 6
 # Bump when PDF text extraction changes: it invalidates the parse cache (not chunking changes).
 PARSER_VERSION = f"pdfplumber-{INGEST_VERSION}"
 TEXT_SUFFIXES = {".txt", ".md", ".rst"}

@@ -39,7 +39,7 @@ LEGS_META = "legs.meta.json"
 KEYED_BY = "question text"
 # Questions embedded per forward pass; also how much a crash can lose (the lines are written per question).
 EMBED_BATCH = 64
-# Stated in the ranking signature: caches from before the engine's own lists were kept are recomputed.
+# Stated in the ranking signature: a cache without the engine's own lists is recomputed.
 ENGINE_LISTS = "dense@p and sparse@p: the engine's lists at each prefetch, in its order"
 Leg = list[tuple[str, str, float]]
 

@@ -140,7 +140,7 @@ def fold_to_documents(results) -> dict[str, float]:
     return docs
 
 
-CHECKPOINT_VERSION = 3  # 2: entries keyed by question text, documents by path (doc_key); 3: + first chunks' documents
+CHECKPOINT_VERSION = 3  # bump when an entry's key or content changes: older checkpoints are recomputed
 FIRST_CHUNKS = 10  # how many chunks' documents each checkpoint entry keeps (chunk-level metrics)
 
 

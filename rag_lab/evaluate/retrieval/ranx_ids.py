@@ -4,7 +4,7 @@ runs, the judged samples' MRR/nDCG, the ablation grid, contextual retrieval).
 Document ids as ranx sees them: one fixed width, so that its numba kernels compile once. ranx stores
 the document ids of a ``Run`` or ``Qrels`` as a numpy ``<U{longest id}`` array, and numba compiles
 its kernels once per array type: every new longest-id length (file names run from 10 to 100+
-characters) was a fresh compile, 2–70 s each on a loaded 2-core machine, inside the first samples'
+characters) is a fresh compile, 2–70 s each on a loaded 2-core machine, inside the first samples'
 scoring. Renaming the documents of one evaluation to ``d00000000``, ``d00000001`` … changes no score
 (ranx only compares ids) and leaves one array type for every call. A run's documents, best first,
 are :func:`ranked_documents` (used by the IR metrics and the pooled view alike).

@@ -2,7 +2,7 @@
 
 - ``chunk_hit@5`` (default for Q&A datasets): 1 when a relevant document owns one of the first five
   chunks of the configuration's fused, capped list (of its first ``min(5, top_k)`` chunks) — the
-  issue-24 goal metric and :data:`rag_lab.evaluate.retrieval.ir.CHUNK_HIT` of ``rag-lab ir``, so
+  goal metric and :data:`rag_lab.evaluate.retrieval.ir.CHUNK_HIT` of ``rag-lab ir``, so
   ``ir --config FILE`` reproduces it. A Q&A question has one source document: what matters is
   whether the generator sees it among the first chunks, not the order of the other documents.
 - ``ndcg@10`` (default for BEIR datasets, graded and several relevant documents per query: SciFact's

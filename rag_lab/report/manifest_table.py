@@ -57,7 +57,7 @@ def records_table(records: list[Mapping[str, Any]], depth: int = 0) -> str:
 def manifest_section(manifest: dict) -> Section:
     """An ablation run's manifest (its main keys), folded: what a reader opens to reproduce the run."""
     keys = ["dataset", "dataset_root", "n_queries", "n_configs", "grid", "baseline", "rrf", "metrics", "document_key",
-            "significance", "ci", "index_fingerprint", "embed_model", "created", "git_commit", "versions"]
+            "significance", "ci", "index_fingerprint", "embed_model", "models", "created", "git_commit", "versions"]
     shown = {k: manifest[k] for k in keys if k in manifest}
     return Section("Run manifest", kv_table(shown),
                    folded="manifest, grid and settings (dataset, baseline, significance, index, versions)")

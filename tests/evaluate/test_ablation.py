@@ -27,6 +27,12 @@ def run(texas, lab_settings, tmp_path_factory):
     return ablation.run_ablation(texas, lab_settings, SPEC, out, limit=10, progress=False)
 
 
+def test_the_manifest_names_the_models_resolved_once(run, texas_index):
+    """No answers: no generator; the embedding model is the index's, as eval's manifest names it."""
+    assert run.manifest["models"] == {"llm": None, "embedding": texas_index.manifest.embed_model, "judge": None}
+    assert run.manifest["index_fingerprint"] == texas_index.manifest.fingerprint
+
+
 def test_tidy_table_has_every_configuration_and_metric(run):
     results = run.results
     assert len(run.grid.configs) == 2 * 2 * 2 * 2 * 2
@@ -152,6 +158,13 @@ def test_answer_configs_generate_once_per_distinct_context(run, texas, lab_setti
     lines = (run.run_dir / "answers.jsonl").read_text().splitlines()
     assert len(lines) == len(contexts) < 12  # fusion and hybrid share contexts: generated once each
     assert result.manifest["answers"]["distinct_contexts"] == len(contexts)
+    # the models that made these numbers, by full identity (the generator as the answer cache names it)
+    from rag_lab.models.llm.identity import llm_identity
+
+    generator = llm_identity(MockLLM(max_tokens=8))
+    assert result.manifest["answers"]["llm"] == generator == result.manifest["models"]["llm"]
+    assert result.manifest["models"]["embedding"] == result.manifest["embed_model"]
+    assert result.manifest["models"]["judge"] is None
 
     def must_not_generate(*args, **kwargs):
         raise AssertionError("a cached answer was generated again")

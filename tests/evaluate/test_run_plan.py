@@ -93,3 +93,38 @@ def test_the_plan_is_plain_data_a_ray_actor_can_receive(lab_settings, texas_inde
     assert plan.models["agent_llm"] == plan.per_mode["agent"].model_id
     assert plan.per_mode["bm25"].inputs["params"] == {"top_k": 5}
     assert plan.per_mode["agent"].index == plan.per_mode["bm25"].index  # one built index, one fingerprint
+
+
+def test_the_sample_worker_builds_the_plans_models_and_resolves_none_again(lab_settings, texas_index, monkeypatch):
+    """The generator is built with the model the plan resolved (the agent's own for the agent), and the
+    scorer keys embedding metrics by the plan's embedding id: no name is resolved per worker or sample."""
+    from llama_index.core.llms import MockLLM
+
+    from rag_lab import models
+    from rag_lab.datasets import resolve_dataset
+    from rag_lab.evaluate.run.sample_worker import SampleSpec, SampleWorker
+
+    dataset = resolve_dataset("texas_childcare", lab_settings.datasets_dir)
+    plan = run_plan.resolve_run(dataset, lab_settings, ["bm25", "agent"], rerank=False, params={})
+    calls: Counter = Counter()
+    _spy(monkeypatch, calls, factory, "resolve_model")
+    _spy(monkeypatch, calls, models, "embed_model_id")
+    built: list[dict] = []
+
+    def get_llm(settings, **kwargs):
+        built.append(kwargs)
+        return MockLLM(max_tokens=8)
+
+    monkeypatch.setattr("rag_lab.models.llm.get_llm", get_llm)
+    monkeypatch.setattr("rag_lab.answer.make_answerer", lambda mode, *args, **kwargs: ("answerer", mode, kwargs["llm"]))
+    monkeypatch.setattr("rag_lab.answer.agent.RagAgent", lambda **kwargs: kwargs["llm"])
+    worker = SampleWorker(SampleSpec(plan))
+    try:
+        assert worker.answerer("bm25")._build()[:2] == ("answerer", "bm25")
+        worker.answerer("agent")._build()
+        assert worker.scorer.embedding_id == plan.models["embedding"]
+    finally:
+        worker.close()
+    assert built == [{"model": plan.generator("bm25")}, {"model": plan.generator("agent"), "for_agent": True}]
+    assert plan.models["agent_llm"].endswith(plan.generator("agent"))
+    assert calls == Counter()  # the plan resolved them; the worker and its scorer only read it

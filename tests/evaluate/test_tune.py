@@ -115,7 +115,7 @@ def test_query_rewrites_are_measured_with_their_cost_and_dropped_when_they_add_n
     assert rewrites["kept"] is False and result.config.num_queries == 1
 
 
-def test_the_answer_check_runs_on_dev_only_and_says_its_cost_first(texas, lab_settings, tmp_path):
+def test_the_answer_check_runs_on_dev_only_and_says_its_cost_first(texas, texas_index, lab_settings, tmp_path):
     from tests.answer.conftest import ScriptedLLM
     from tests.evaluate.conftest import quoting_answer
 
@@ -126,6 +126,13 @@ def test_the_answer_check_runs_on_dev_only_and_says_its_cost_first(texas, lab_se
                   on_step=heard.append)
     said = [m for m in heard if m.startswith("answers (dev only)")]
     assert len(said) == 1 and "generations" in said[0]
+    # the generator by its full identity, in the printed cost and in tune.json with the index's embedding
+    from rag_lab.models.llm.identity import llm_identity
+
+    assert said[0].endswith(f"with {llm_identity(llm)}")
+    record = json.loads((result.run_dir / "tune.json").read_text(encoding="utf-8"))
+    assert record["models"] == {"llm": llm_identity(llm), "embedding": texas_index.manifest.embed_model, "judge": None}
+    assert record["index_fingerprint"] == texas_index.manifest.fingerprint
     assert heard.index(said[0]) > next(i for i, m in enumerate(heard) if m.startswith("confirm"))
     frame = result.answers
     assert result.selection.chosen.config.id in set(frame["config"])

@@ -66,15 +66,16 @@ def context_key(question: str, chunks: Sequence[str], generator: str = "", texts
     return hashlib.sha256(json.dumps([question, list(chunks), generator, texts_hash]).encode()).hexdigest()[:20]
 
 
-def generator_id(settings, llm=None, engine_params: dict | None = None) -> str:
-    """Everything about the generator an answer depends on besides its context."""
+def generator_id(settings, llm=None, engine_params: dict | None = None, model: str | None = None) -> str:
+    """Everything about the generator an answer depends on besides its context (``model``: its
+    identity as the study's plan resolved it; else resolved here)."""
     from rag_lab.evaluate.plan.answering import answer_style_input, context_window_input, model_id, prompt_version
 
     sampling = {"max_tokens": settings.llm_max_tokens, "temperature": settings.llm_temperature,
                 **context_window_input(settings), **answer_style_input(settings)}
     if llm is not None:  # an LLM object passed in samples with its own settings (its identity holds its window)
         sampling = {"max_tokens": getattr(llm, "max_tokens", None), "temperature": getattr(llm, "temperature", None)}
-    return json.dumps([model_id(settings, llm=llm), prompt_version(), settings.context_lines, sampling,
+    return json.dumps([model or model_id(settings, llm=llm), prompt_version(), settings.context_lines, sampling,
                        engine_params or {}], sort_keys=True, default=str)
 
 
@@ -104,16 +105,17 @@ def _chunks_for(grid: GridResult, config: Config, qid: str) -> tuple[str, ...]:
 
 def generate_answers(index, settings, grid: GridResult, configs: list[Config], queries: dict[str, str],
                      run_dir: Path, qids: Sequence[str], progress: bool = True, llm=None, concurrency: int = 1,
-                     **engine_params):
+                     generator: str | None = None, **engine_params):
     """Answers for ``configs`` × ``qids``; returns one record per (config, question).
 
     ``concurrency`` answers are in flight at once (:func:`rag_lab.schedule.run_in_flight`):
     only this thread appends to ``answers.jsonl`` (one fsynced line per answer, in the order they
-    finish), so a kill loses at most those in flight and the next run generates exactly them."""
+    finish), so a kill loses at most those in flight and the next run generates exactly them.
+    ``generator``: the answering model's identity from the study's plan (:mod:`..plan.study_plan`)."""
     from rag_lab.schedule import run_in_flight
     from rag_lab.progress import progress_bar
 
-    generator = generator_id(settings, llm, engine_params)
+    generator = generator_id(settings, llm, engine_params, model=generator)
     path = Path(run_dir) / ANSWERS_FILE
     done = {r["context"]: r for r in read_records(path, "answers", ("context", "answer"))}
     contexts = {(config.id, qid): _chunks_for(grid, config, qid) for config in configs for qid in qids}

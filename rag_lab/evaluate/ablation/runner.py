@@ -125,14 +125,16 @@ def claim_ablation_folder(out_dir: Path, dataset: Dataset, spec: GridSpec, ident
 
 def _run_ablation(dataset: Dataset, settings: Settings, spec: GridSpec, out_dir: Path, *, limit, progress, seed,
                   answer_configs, answer_limit, llm, contextual, split, concurrency, force=False) -> AblationResult:
+    from rag_lab.evaluate.plan.study_plan import resolve_study
     from rag_lab.index import CorpusIndex
 
     index = CorpusIndex.open(dataset, settings, contextual)
     queries, qrels, references = load_questions(dataset, limit, split)
     answering = bool(answer_configs and dataset.has_qa and answer_limit > 0)
+    plan = resolve_study(index, settings, answering=answering, llm=llm)  # once: the models below are these
     claim_ablation_folder(out_dir, dataset, spec, {
         "grid": spec.to_dict(), "n_queries": len(queries), "split": split, "contextual": contextual,
-        "index_fingerprint": index.manifest.fingerprint, "seed": seed}, force=force)
+        "index_fingerprint": plan.index_fingerprint, "seed": seed}, force=force)
     timing: dict[str, float] = {}
 
     started = time.perf_counter()
@@ -155,7 +157,7 @@ def _run_ablation(dataset: Dataset, settings: Settings, spec: GridSpec, out_dir:
     check = spot_check(index, questions, queries, grid, spec)
     manifest = {
         "kind": "ablation", "dataset": dataset.name, "dataset_root": str(dataset.root),
-        "index_fingerprint": index.manifest.fingerprint, "embed_model": index.manifest.embed_model,
+        "index_fingerprint": plan.index_fingerprint, "embed_model": plan.embedding, "models": plan.models,
         "contextual": contextual,
         "n_queries": len(queries), "split": split, "n_configs": len(grid.configs), "grid": spec.to_dict(),
         "baseline": (f"each mode at k={spec.baseline_k} prefetch={spec.baseline_prefetch} weights="
@@ -181,13 +183,12 @@ def _run_ablation(dataset: Dataset, settings: Settings, spec: GridSpec, out_dir:
         started = time.perf_counter()
         qids = answer_questions(queries, qrels, answer_limit)
         rows = generate_answers(index, settings, grid, answer_configs, queries, out_dir, qids, progress=progress,
-                                llm=llm, concurrency=concurrency)
+                                llm=llm, concurrency=concurrency, generator=plan.generator)
         answers = answers_frame(rows, {p.id: p for p in dataset.load_qa()}, qrels)
         answers.to_csv(out_dir / ANSWERS_CSV, index=False)
         timing["answers_s"] = time.perf_counter() - started
         manifest_answers = {"configs": [c.id for c in answer_configs], "questions": len(qids),
-                            "distinct_contexts": len({r["context"] for r in rows}), "llm": settings.llm_model_name,
-                            "provider": settings.llm_provider}
+                            "distinct_contexts": len({r["context"] for r in rows}), "llm": plan.generator}
     else:
         manifest_answers = None
         # an earlier run's answers would be shown beside these results (the cache answers.jsonl stays)

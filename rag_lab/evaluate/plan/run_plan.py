@@ -58,6 +58,10 @@ class RunPlan:
         """The built index's fingerprint (Kendra's remote index does not count)."""
         return next((p.index for m, p in self.per_mode.items() if m != "kendra"), None)
 
+    def generator(self, mode: str) -> str:
+        """The model the mode's generator is built with (resolved once: the agent may have its own)."""
+        return self.per_mode[mode].priced_model[1]
+
     def answerer(self, mode: str, build: Callable[[], Any], cache: DiskCache | None) -> CachedAnswerer:
         """The mode's cached answerer (its generator built by ``build`` on the first miss)."""
         identity = self.per_mode[mode]

@@ -217,17 +217,13 @@ def _run_locked(plan: RunPlan, out: Path, pairs, previous: dict | None, *, limit
         config["conversations"] = conversations or bool((previous.get("config") or {}).get("conversations"))
         if models["agent_llm"] is None:
             models["agent_llm"] = (previous.get("models") or {}).get("agent_llm")
-    judge_cfg = plan.judge_cfg
-    # On Ray the actors load the judge; the driver needs it only to price samples (--max-cost).
-    if judge_cfg is not None and judge_llm is None and (executor is None or max_cost is not None):
-        from rag_lab.evaluate.judge import build_judge
-
-        judge_llm = build_judge(judge_cfg)
     write_json_atomic(manifest_path, manifest)
 
     spec = SampleSpec(plan, dataset.dev_split)
-    # This process's worker answers and scores the samples (without Ray), and prices them (--max-cost).
-    worker = SampleWorker(spec, llm=llm, agent_llm=agent_llm, judge_llm=judge_llm, build_judge=False)
+    # This process's worker answers and scores the samples (without Ray), and prices them (--max-cost);
+    # on Ray the actors build their own judge, and the driver builds one only to price samples.
+    worker = SampleWorker(spec, llm=llm, agent_llm=agent_llm, judge_llm=judge_llm,
+                          build_judge=executor is None or max_cost is not None)
     try:
         samples_on = executor or _here(worker)
         with samples_on(spec, plan.concurrency) as (run_sample, in_flight):

@@ -2,7 +2,8 @@
 that does it — the driver (threads, ``--concurrency``) or each Ray actor (``--ray``).
 
 A :class:`SampleWorker` is built from a :class:`SampleSpec` (plain, picklable data) and loads its
-models once: the generator on the first uncached answer, the judge at once when there is one.
+models once, as the run's plan names them: the generator on the first uncached answer, the judge at
+once when there is one (the one place a run builds its judge). Nothing here resolves a model name.
 """
 
 from __future__ import annotations
@@ -13,8 +14,7 @@ from contextlib import AbstractContextManager
 from dataclasses import dataclass, field
 from typing import Any
 
-from rag_lab.config import Settings
-from rag_lab.datasets import Dataset, QAPair
+from rag_lab.datasets import QAPair
 from rag_lab.evaluate.plan.answering import CachedAnswerer
 from rag_lab.evaluate.plan.cost import cost_usd
 from rag_lab.evaluate.plan.run_plan import RunPlan
@@ -23,11 +23,11 @@ from rag_lab.models.llm.disk_cache import DiskCache
 
 
 class _Answerers:
-    """One LLM for every engine mode (loaded once), the agent's own, built lazily."""
+    """One LLM for every engine mode (loaded once), the agent's own, built lazily: the models the plan resolved."""
 
-    def __init__(self, settings: Settings, dataset: Dataset, rerank: bool, params: dict[str, Any],
-                 llm: Any = None, agent_llm: Any = None) -> None:
-        self.settings, self.dataset, self.rerank, self.params = settings, dataset, rerank, params
+    def __init__(self, plan: RunPlan, llm: Any = None, agent_llm: Any = None) -> None:
+        self.plan, self.settings, self.dataset = plan, plan.settings, plan.dataset
+        self.rerank, self.params = plan.rerank, plan.params
         self._llm, self._agent_llm = llm, agent_llm
 
     def build(self, mode: str):
@@ -39,7 +39,7 @@ class _Answerers:
             from rag_lab.answer.agent import RagAgent
 
             if self._agent_llm is None:
-                self._agent_llm = get_llm(self.settings, for_agent=True)
+                self._agent_llm = get_llm(self.settings, model=self.plan.generator(mode), for_agent=True)
             agent = RagAgent(settings=self.settings, dataset=self.dataset, llm=self._agent_llm, **self.params)
 
             def fresh(question: str):  # every Q&A sample is a new conversation
@@ -47,7 +47,7 @@ class _Answerers:
                 return agent.chat(question)
             return AgentAnswerer(fresh)
         if self._llm is None:
-            self._llm = get_llm(self.settings)
+            self._llm = get_llm(self.settings, model=self.plan.generator(mode))
         return make_answerer(mode, self.settings, self.dataset, rerank=self.rerank, llm=self._llm, **self.params)
 
 
@@ -89,7 +89,8 @@ class SampleSpec:
 
 class SampleWorker:
     """``worker(mode, (pair, relevant)) -> record``; thread-safe (samples in flight share it).
-    ``llm`` / ``agent_llm`` / ``judge_llm`` inject models (tests); otherwise they come from settings."""
+    ``llm`` / ``agent_llm`` / ``judge_llm`` inject models (tests); otherwise they are the plan's.
+    ``build_judge``: build the plan's judge here (False: a worker that only prices samples needs none)."""
 
     def __init__(self, spec: SampleSpec, *, llm: Any = None, agent_llm: Any = None, judge_llm: Any = None,
                  build_judge: bool = True) -> None:
@@ -100,8 +101,9 @@ class SampleWorker:
         self.spec, self.llm, self.agent_llm = spec, llm, agent_llm
         plan = spec.plan
         self.cache = DiskCache(plan.settings.cache_dir / "llm.sqlite")
-        self.scorer = Scorer(plan.settings, judge_llm=judge_llm, cache=self.cache, metrics=plan.metrics)
-        self._factory = _Answerers(plan.settings, plan.dataset, plan.rerank, plan.params, llm=llm, agent_llm=agent_llm)
+        self.scorer = Scorer(plan.settings, judge_llm=judge_llm, cache=self.cache, metrics=plan.metrics,
+                             embedding_id=plan.models["embedding"])
+        self._factory = _Answerers(plan, llm=llm, agent_llm=agent_llm)
         self._answerers: dict[str, CachedAnswerer] = {}
         self._lock = threading.Lock()
 

@@ -82,8 +82,9 @@ class Scorer:
     Judged scores' cache keys name the judge by :func:`llm_identity` (see :meth:`judge_key`)."""
 
     def __init__(self, settings: Any, *, judge_llm: Any = None, cache: DiskCache | None = None,
-                 metrics: list[str] | None = None) -> None:
+                 metrics: list[str] | None = None, embedding_id: str | None = None) -> None:
         self.context = MetricContext(settings, judge_llm)
+        self._embedding_id = embedding_id  # the run plan's; else resolved once, when a metric embeds
         self.specs: list[MetricSpec] = [s for s in all_specs() if (not s.judged or judge_llm is not None)
                                         and (metrics is None or s.name in metrics)]
         self.cache = cache
@@ -100,6 +101,15 @@ class Scorer:
         self._loop = BackgroundLoop("rag-lab-metrics", owner="the scorer",
                                     hint="await the metric (single_turn_ascore) instead of calling score()")
         self._lock = threading.RLock()  # samples in flight (--concurrency) share metrics and loop
+
+    @property
+    def embedding_id(self) -> str:
+        """The embedding model's name in the cache key of a metric that embeds."""
+        if self._embedding_id is None:
+            from rag_lab.models import embed_model_id
+
+            self._embedding_id = embed_model_id(self.context.settings)
+        return self._embedding_id
 
     @property
     def metric_names(self) -> list[str]:
@@ -160,9 +170,7 @@ class Scorer:
         read = set(spec.requires) | set(getattr(metric, "required_columns", {}).get(MetricType.SINGLE_TURN.name, ()))
         inputs: dict[str, Any] = {"sample": sample.model_dump(include={f.removesuffix(":optional") for f in read})}
         if getattr(metric, "embeddings", None) is not None:
-            from rag_lab.models import embed_model_id
-
-            inputs["embedding"] = embed_model_id(self.context.settings)
+            inputs["embedding"] = self.embedding_id
         if self.judge_settings is not None:
             inputs["judge_settings"] = self.judge_settings
         if (design := getattr(getattr(metric, "llm", None), "design", None)) is not None:

@@ -178,6 +178,7 @@ def claim_tune_folder(out: Path, dataset: Dataset, identity: dict, *, force: boo
 def _tune(dataset: Dataset, settings: Settings, out: Path, spec: GridSpec, *, metric, answers, answer_top, llm,
           concurrency, seed, split_seed, write_split, config_path, progress, on_step, num_queries,
           force) -> TuneResult:
+    from rag_lab.evaluate.plan.study_plan import resolve_study
     from rag_lab.index import CorpusIndex
 
     say = on_step or (lambda message: None)
@@ -197,6 +198,8 @@ def _tune(dataset: Dataset, settings: Settings, out: Path, spec: GridSpec, *, me
     say(f"split: {split_note}; {len(dev_queries)} dev, {len(rest_queries)} rest questions")
 
     index = CorpusIndex.open(dataset, settings)
+    answering = (answers > 0 and dataset.kind == "folder" and dataset.has_qa) or num_queries > 1
+    plan = resolve_study(index, settings, answering=answering, llm=llm)  # once: the models below are these
     say(f"dev grid: {len(spec.configs()):,} configurations × {len(dev_queries)} dev questions, metric {metric}")
     started = time.perf_counter()
     # hybrid's legs at each prefetch are the engine's own lists, as in ``ablate`` (:mod:`..ablation.legs`)
@@ -264,7 +267,7 @@ def _tune(dataset: Dataset, settings: Settings, out: Path, spec: GridSpec, *, me
     if answers > 0 and dataset.kind == "folder" and dataset.has_qa:
         answer_frame, answer_cost = _answer_check(index, settings, dataset, grid, selection, defaults, dev_queries,
                                                   qrels, out / "dev", answers, answer_top, llm, concurrency,
-                                                  progress, say, timing)
+                                                  progress, say, timing, plan.generator)
 
     config = recommendation(selection, confirmation, metric, dataset.name, len(dev_queries))
     path = Path(config_path) if config_path else out / CONFIG_FILE
@@ -277,7 +280,8 @@ def _tune(dataset: Dataset, settings: Settings, out: Path, spec: GridSpec, *, me
     result = TuneResult(dataset.name, metric, split_note, len(dev_queries), len(rest_queries), selection,
                         confirmation, config, path, out, timing, answer_frame, answer_cost, rewrites,
                         split_declared=bool(dataset.dev_split), rest_looks=looks, spot_check=check)
-    record = {**result.to_dict(), "dataset_root": str(dataset.root), **identity}  # identity: what a rerun must share
+    record = {**result.to_dict(), "dataset_root": str(dataset.root), "models": plan.models,
+              "index_fingerprint": plan.index_fingerprint, **identity}  # identity: what a rerun must share
     (out / REPORT_FILE).write_text(json.dumps(record, indent=2, default=str, ensure_ascii=False))
     return result
 
@@ -327,7 +331,7 @@ def answer_configs(selection: Selection, defaults: list[Config], top: int) -> li
 
 
 def _answer_check(index, settings, dataset, grid, selection, defaults, dev_queries, qrels, run_dir, n, top, llm,
-                  concurrency, progress, say, timing):
+                  concurrency, progress, say, timing, generator):
     from rag_lab.evaluate.ablation.answers import answers_frame, generate_answers
     from rag_lab.models.concurrency import resolve_concurrency
 
@@ -336,14 +340,14 @@ def _answer_check(index, settings, dataset, grid, selection, defaults, dev_queri
     generations = len({(c.id, q) for c in configs for q in qids})
     local = settings.llm_provider == "local" and llm is None
     cost = (f"{generations} generations ({len(configs)} configurations × {len(qids)} dev questions; repeated contexts "
-            f"are generated once) with {settings.llm_provider}:{settings.llm_model_name}"
+            f"are generated once) with {generator}"
             + (f", ≈{generations * ANSWER_SECONDS_LOCAL / 60:.0f} min at ≈{ANSWER_SECONDS_LOCAL:.0f} s each on CPU"
                if local else ""))
     say(f"answers (dev only): {cost}")
     started = time.perf_counter()
     concurrency = resolve_concurrency(concurrency, settings, None, llm)
     rows = generate_answers(index, settings, grid, configs, dev_queries, run_dir, qids, progress=progress, llm=llm,
-                            concurrency=concurrency)
+                            concurrency=concurrency, generator=generator)
     frame = answers_frame(rows, {p.id: p for p in dataset.load_qa()}, qrels)
     columns = ["key_fact_recall", "key_fact_precision", "cites_relevant", "latency_s"]
     frame[columns] = frame[columns].astype(float)  # None (no reference answer) → NaN, left out of the mean

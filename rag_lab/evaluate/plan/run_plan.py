@@ -18,8 +18,10 @@ from rag_lab.config import Settings
 from rag_lab.datasets import Dataset
 from rag_lab.evaluate.plan.answering import (CachedAnswerer, answer_inputs, context_window_input,
                                              index_fingerprint, model_id, prompt_version)
+from rag_lab.evaluate.plan.cost import price_of
 from rag_lab.evaluate.plan.estimates import SampleCosts
 from rag_lab.models.llm.disk_cache import DiskCache
+from rag_lab.models.pricing import Price
 
 
 @dataclass(frozen=True)
@@ -30,6 +32,7 @@ class ModePlan:
     inputs: dict[str, Any]  # every other input of the key (rerank, params, sampling, index fingerprint …)
     index: str | None  # the index fingerprint (None: not built yet — a dry run only)
     priced_model: tuple[str, str]  # (provider, model) whose list price estimates an answer
+    price: Price | None = None  # the list price a recorded answer costs (None: unpriced, its cost NaN)
 
 
 @dataclass(frozen=True)
@@ -113,7 +116,7 @@ def resolve_run(dataset: Dataset, settings: Settings, modes: Sequence[str], *, r
         name = model_id(settings, llm=injected) if injected is not None else configured_name(settings, resolved[agent])
         index = indexes[_index_of(mode)]
         per_mode[mode] = ModePlan(name, answer_inputs(settings, rerank=rerank, params=params, index=index, window=window),
-                                  index, (settings.llm_provider, resolved[agent]))
+                                  index, (settings.llm_provider, resolved[agent]), price_of(name))
 
     def manifest_name(injected: Any, agent: bool) -> str:  # an injected LLM keeps its short object name
         if injected is not None:

@@ -16,10 +16,11 @@ from typing import Any
 
 from rag_lab.datasets import QAPair
 from rag_lab.evaluate.plan.answering import CachedAnswerer
-from rag_lab.evaluate.plan.cost import cost_usd
+from rag_lab.evaluate.plan.cost import priced_cost
 from rag_lab.evaluate.plan.run_plan import RunPlan
 from rag_lab.evaluate.run.scorer import Scorer, citation_summary, timed_score
 from rag_lab.models.llm.disk_cache import DiskCache
+from rag_lab.models.pricing import Price
 
 
 class _Answerers:
@@ -52,8 +53,9 @@ class _Answerers:
 
 
 def evaluate_sample(pair: QAPair, relevant: dict[str, int], mode: str, answerer: CachedAnswerer,
-                    scorer: Scorer) -> dict[str, Any]:
-    """One run record: the answer (or its error), its citations and its scores."""
+                    scorer: Scorer, price: Price | None) -> dict[str, Any]:
+    """One run record: the answer (or its error), its citations, its cost at ``price`` (the plan's
+    list price of the mode's generator) and its scores."""
     record: dict[str, Any] = {
         "id": pair.id, "mode": mode, "question": pair.question, "reference": pair.reference_answer,
         "source_files": list(pair.source_files), "relevant": relevant, "error": None, "cached": False,
@@ -68,8 +70,7 @@ def evaluate_sample(pair: QAPair, relevant: dict[str, int], mode: str, answerer:
         return record
     record.update(fields, cached=cached)
     usage = record.get("usage") or {}
-    record["cost_usd"] = cost_usd(answerer.model_id, int(usage.get("prompt_tokens", 0)),
-                                  int(usage.get("completion_tokens", 0)))
+    record["cost_usd"] = priced_cost(price, int(usage.get("prompt_tokens", 0)), int(usage.get("completion_tokens", 0)))
     record["citations"] = citation_summary(record)
     scores, errors, seconds = timed_score(scorer, record)
     record["scores"], record["score_errors"] = scores, errors
@@ -117,7 +118,8 @@ class SampleWorker:
     def __call__(self, mode: str, item: tuple[QAPair, dict[str, int]]) -> dict[str, Any]:
         pair, relevant = item
         # marked: a question of the declared dev split may have tuned what it scores (rag_lab.splits)
-        return (evaluate_sample(pair, relevant, mode, self.answerer(mode), self.scorer)
+        price = self.spec.plan.per_mode[mode].price
+        return (evaluate_sample(pair, relevant, mode, self.answerer(mode), self.scorer, price)
                 | {"dev_split": pair.id in self.spec.dev_ids})
 
     def close(self) -> None:

@@ -9,7 +9,7 @@ from rag_lab.evaluate.judge.constrained import JUDGE_DESIGN, ConstrainedJudge
 
 # RAGAS's prompts carry their instruction, JSON schema and worked examples (≈1–2k tokens) before the
 # input; with five retrieved chunks the NLI prompt of faithfulness reaches ≈4–6k tokens, past the
-# generator's 4,096 window (why 3 of 3 faithfulness scores failed before). 16k holds any eval sample
+# generator's 4,096 window, where the judged metrics fail. 16k holds any eval sample
 # with room for the reply; the KV cache it reserves is measured in the README (≈0.45 GB on Qwen 1.5B).
 JUDGE_N_CTX = 16384
 

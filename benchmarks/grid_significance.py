@@ -5,7 +5,7 @@ one truly better configuration — through the code the CLI runs (``summarise`` 
 Per-query scores: ``0.5 + σ·(√ρ·u_q + √(1−ρ)·e_cq)``, a question effect ``u_q`` shared by every
 configuration (correlation ρ between two configurations' scores) and independent noise. σ = 0.23 is
 fitted so that the previous rule (Holm within each axis × mode × top-k × metric family) reproduces
-the power issue 31 measured for it (0.90 / 0.60 / 0.15 at n 240 Δ 0.06, n 240 Δ 0.04, n 100 Δ 0.04,
+the power measured for it (docs/CHANGELOG.md) (0.90 / 0.60 / 0.15 at n 240 Δ 0.06, n 240 Δ 0.04, n 100 Δ 0.04,
 ρ 0.5; analytic 0.92 / 0.52 / 0.20 at σ = 0.23).
 
 - null, dense: every configuration has its own noise; sparse: every configuration equals one shared

@@ -1,4 +1,4 @@
-"""Why `--max-per-doc 1` lowers id_context_precision: a per-question decomposition (issue 31, item 5).
+"""Why `--max-per-doc 1` lowers id_context_precision: a per-question decomposition.
 
     PYTHONPATH=. python benchmarks/max_per_doc_precision.py [--split dev] [--top-k 5] [--out DIR]
 

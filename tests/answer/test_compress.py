@@ -101,7 +101,7 @@ def test_rows_without_a_caption_compete_as_one_table():
     assert node.node.get_content() == f"Limits\n{ELLIPSIS}\nFamily Size 4 | Bi-Weekly: $400\n{ELLIPSIS}"
 
 
-# --- issue 20, point 9: two chunks of one caption ("Alamo-20") are two tables, not one ---------
+# --- two chunks of one caption ("Alamo-20") are two tables, not one ---------
 RATES = Path(__file__).resolve().parents[2] / "datasets" / "texas_childcare_full" / "pdfs"
 BCY26, BCY25 = "bcy26-board-max-provider-payment-rates-twc.pdf", "bcy25-board-max-provider-payment-rates-4-age-groups-twc.pdf"
 

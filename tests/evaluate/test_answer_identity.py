@@ -77,7 +77,7 @@ def test_chunk_contexts_name_their_llm_in_the_same_spelling():
     assert context_model_id(local) == f"local:{local.llm_model_name}"
 
 
-# --- issue 31, item 5: the context window an openai_compatible server is told is part of the answer key ---
+# --- the context window an openai_compatible server is told is part of the answer key ---
 def _answer_key(settings: Settings) -> str:
     # a run's answerers are keyed by these inputs (its RunPlan resolves them: tests/evaluate/test_run_plan.py)
     from rag_lab.evaluate.plan.answering import answer_inputs

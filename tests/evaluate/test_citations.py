@@ -73,7 +73,7 @@ def test_an_answer_citing_nothing(chunks):
 
 
 def test_a_citation_of_a_missing_document_is_wrong(chunks):
-    # issue 20, point 8: [Doc 7] of 2 chunks was dropped, so this scored 1.0
+    # [Doc 7] of 2 chunks was dropped, so this scored 1.0
     check = check_citations("$4,106 [Doc 1]. $287 [Doc 7]", chunks[:1] + chunks[1:])
     assert [(c.docs, c.missing) for c in check.claims] == [([1], []), ([], [7])]
     assert (check.checked, check.correct, check.missing, check.precision) == (2, 1, 1, 0.5)

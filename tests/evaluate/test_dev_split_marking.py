@@ -1,4 +1,4 @@
-"""`rag-lab eval` marks the samples of the dataset's declared dev split (issue 20, point 10): the
+"""`rag-lab eval` marks the samples of the dataset's declared dev split: the
 runner records ``dev_split`` per sample and the tables count them per mode."""
 
 from __future__ import annotations

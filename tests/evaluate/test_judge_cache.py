@@ -1,5 +1,5 @@
-"""The judge cache never serves a score computed from other inputs or by another judge (issue 20
-point 5): faithfulness reads the question, response relevancy the embedding model, and injected
+"""The judge cache never serves a score computed from other inputs or by another judge:
+faithfulness reads the question, response relevancy the embedding model, and injected
 judges are told apart by what they are, not by a name the caller may not give."""
 
 from __future__ import annotations

@@ -151,7 +151,7 @@ def test_auto_gives_the_constrained_judge_probability_verdicts_and_leaves_provid
     from rag_lab.evaluate.judge.code_split import CodeClaimPrompt, CodeStatementPrompt
     from rag_lab.evaluate.judge.probability import ProbabilityNLIPrompt
 
-    # issue 35: the local judge's default is probability verdicts on statements split by code
+    # the local judge's default is probability verdicts on statements split by code
     assert [type(p) for p in nli_prompts(local)] == [ProbabilityNLIPrompt] * 2
     metrics = [local._metric(spec) for spec in local.specs]
     assert type(metrics[0].statement_generator_prompt) is CodeStatementPrompt

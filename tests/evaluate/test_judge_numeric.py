@@ -1,4 +1,4 @@
-"""The numeric rule of the local judge (issue 35 lever 3): values normalised, then compared."""
+"""The numeric rule of the local judge: values normalised, then compared."""
 
 from __future__ import annotations
 

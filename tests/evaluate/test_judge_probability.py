@@ -1,4 +1,4 @@
-"""Verdicts by probability (issue 35 lever 1) with evidence by code and statements by code."""
+"""Verdicts by probability with evidence by code and statements by code."""
 
 from __future__ import annotations
 

@@ -1,4 +1,4 @@
-"""Judged runs that finish what they start (issue 32), through the real openai SDK, LlamaIndex and RAGAS
+"""Judged runs that finish what they start, through the real openai SDK, LlamaIndex and RAGAS
 over real HTTP to a fake OpenAI-compatible server on 127.0.0.1 (generator ``openai_compatible``, judge
 ``--judge openai_compatible:MODEL``), on a small folder dataset with a real index:
 

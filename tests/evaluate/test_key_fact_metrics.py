@@ -1,5 +1,5 @@
 """Key-fact recall and precision through the scorer (the RAGAS metrics `rag-lab eval` reports), on the
-three degenerate answers of issue 20 (point 7) to a real texas_childcare_full question, and the echo
+three degenerate answers to a real texas_childcare_full question, and the echo
 of the question over every judged question of the dataset."""
 
 from __future__ import annotations

@@ -50,7 +50,7 @@ def test_reference_without_facts_has_no_score():
     assert key_fact_recall("anything", "Parents choose a provider.") is None
 
 
-# --- issue 20, point 7: facts the question states are not the answer's; a dump loses precision ----
+# --- facts the question states are not the answer's; a dump loses precision ----
 QUESTION = "What is the maximum bi-weekly income for a family of 5 in BCY 2026?"
 
 
@@ -63,8 +63,7 @@ def test_echoing_the_question_earns_no_recall():
 
 def test_i_do_not_know_earns_nothing():
     answer = "I do not know the bi-weekly income for a family of 5 in BCY 2026."
-    # before issue 31 the refusal's "5" and "BCY 2026" scored 2/3 without the question: a refusal
-    # names what it does not know, which is no claim
+    # a refusal names what it does not know, which is no claim (its "5" and "BCY 2026" are not facts)
     assert key_fact_recall(answer, "The maximum bi-weekly income for a family of 5 in BCY 2026 is $4,106.") == 0.0
     assert key_fact_recall(answer, "The maximum bi-weekly income for a family of 5 in BCY 2026 is $4,106.",
                            QUESTION) == 0.0
@@ -99,7 +98,7 @@ def test_a_reference_whose_facts_are_all_in_the_question_has_no_recall():
     assert key_fact_precision("Yes, and $8,897 monthly.", "Yes, $4,106 for a family of 5.", question) == 0.0
 
 
-# --- issue 31, item 5: every way of writing a year or a year range is one fact; a refusal earns nothing --
+# --- every way of writing a year or a year range is one fact; a refusal earns nothing --
 @pytest.mark.parametrize("answer", [
     "FFY 2025 to FFY 2027", "from 2025 to 2027", "2025-2027", "2025–2027", "2025 — 2027", "FY2025-FY2027",
     "FY 2025-27", "federal fiscal years 2025 through 2027", "between 2025 and 2027", "BCY 25-27",

@@ -45,7 +45,7 @@ def test_a_run_without_top_k_is_estimated_at_the_engines_defaults(lab_settings):
     assert costs({}) == costs({"top_k": DEFAULT_TOP_K, "top_n": DEFAULT_TOP_N})  # before: top_k 20, not 30
 
 
-# --- issue 31, item 5: the dry run times the local judge by its measured speed, not the remote rate ---
+# --- the dry run times the local judge by its measured speed, not the remote rate ---
 JUDGED = ["faithfulness", "response_relevancy", "llm_context_precision_with_reference", "llm_context_recall",
           "factual_correctness"]
 

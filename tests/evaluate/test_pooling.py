@@ -1,4 +1,4 @@
-"""Lever 5 of issue 24: the pooled view — unjudged top-10 documents that state every key fact of the
+"""The pooled view — unjudged top-10 documents that state every key fact of the
 reference answer, listed for review and never counted as relevant."""
 
 from __future__ import annotations

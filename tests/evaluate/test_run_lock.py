@@ -1,4 +1,4 @@
-"""One writer per run folder (issue 23): a second `eval`, `ablate` or `ir --out` on a folder another process
+"""One writer per run folder: a second `eval`, `ablate` or `ir --out` on a folder another process
 writes is refused, naming the holder's PID; the lock dies with its holder (even by SIGKILL)."""
 
 from __future__ import annotations

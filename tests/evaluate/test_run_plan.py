@@ -1,4 +1,4 @@
-"""A run is resolved once (issue 33): through a real ``run_evaluation`` on texas_childcare, the model
+"""A run is resolved once: through a real ``run_evaluation`` on texas_childcare, the model
 identity, the index fingerprint, the prompt version and the context window are each resolved once,
 into one frozen RunPlan that the answerers, the manifest and the dry run all read."""
 

@@ -1,4 +1,4 @@
-"""Lever 4 of issue 24: at most M chunks per document in the fused top-k — the cap on a worked
+"""At most M chunks per document in the fused top-k — the cap on a worked
 case, in the ablation grid, and in the real fusion/hybrid retrievers (and their --explain)."""
 
 from __future__ import annotations

@@ -1,4 +1,4 @@
-"""The validation set's answers numbers cannot catch (issue 35): negated and swapped-entity."""
+"""The validation set's answers numbers cannot catch: negated and swapped-entity."""
 
 from __future__ import annotations
 

@@ -1,4 +1,4 @@
-"""benchmarks/offline_models.py (issue 20, points 5 and 10): questions outside the dev split (or only
+"""benchmarks/offline_models.py: questions outside the dev split (or only
 in it with --dev), answers keyed by everything that shapes them, a subset file rebuilt when its inputs
 change; and the local rerank prompts are part of the answer cache's prompt version."""
 

@@ -217,14 +217,14 @@ def _run_locked(plan: RunPlan, out: Path, pairs, previous: dict | None, *, limit
         config["conversations"] = conversations or bool((previous.get("config") or {}).get("conversations"))
         if models["agent_llm"] is None:
             models["agent_llm"] = (previous.get("models") or {}).get("agent_llm")
-    write_json_atomic(manifest_path, manifest)
-
     spec = SampleSpec(plan, dataset.dev_split)
     # This process's worker answers and scores the samples (without Ray), and prices them (--max-cost);
-    # on Ray the actors build their own judge, and the driver builds one only to price samples.
+    # on Ray the actors build their own judge, and the driver builds one only to price samples. Built
+    # before the manifest is written: a judge that cannot be built leaves the folder as it was.
     worker = SampleWorker(spec, llm=llm, agent_llm=agent_llm, judge_llm=judge_llm,
                           build_judge=executor is None or max_cost is not None)
     try:
+        write_json_atomic(manifest_path, manifest)
         samples_on = executor or _here(worker)
         with samples_on(spec, plan.concurrency) as (run_sample, in_flight):
             guard = RunGuard(max_failures=settings.max_consecutive_failures, max_cost=max_cost)

@@ -22,8 +22,9 @@ from pydantic_settings import BaseSettings, SettingsConfigDict
 from rag_lab.errors import ConfigError, one_of
 
 EmbedProvider = Literal["local", "openai", "bedrock", "openai_compatible"]
-# How the local MiniLM runs: ONNX Runtime fp32 (default), ONNX Runtime int8, or PyTorch (sentence-transformers).
-EmbedBackend = Literal["onnx", "onnx-int8", "torch"]
+# How the local MiniLM runs: its exported graph on OpenVINO (default; bf16 where the CPU has it), ONNX
+# Runtime fp32 or int8, or PyTorch (sentence-transformers).
+EmbedBackend = Literal["openvino", "onnx", "onnx-int8", "torch"]
 
 DEFAULT_EMBED_MODELS: dict[str, str] = {
     "local": "sentence-transformers/all-MiniLM-L6-v2",
@@ -132,7 +133,7 @@ class Settings(BaseSettings):
     embed_model: str | None = None
     embed_batch_size: int = Field(32, ge=1)
     # The local model's numeric path; each is its own embedding id (indexes never mix them).
-    embed_backend: EmbedBackend = "onnx"
+    embed_backend: EmbedBackend = "openvino"
     # openai_compatible embeddings: the server's address and (optional) key.
     embed_base_url: str | None = None
     embed_api_key: SecretStr | None = None

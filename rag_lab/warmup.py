@@ -32,7 +32,7 @@ def prepare_local_embedding() -> None:
     from rag_lab.config import get_settings
     from rag_lab.errors import ConfigError
     from rag_lab.models.embeddings import local_minilm_path
-    from rag_lab.models.onnx_embedding import export_onnx, exported_model_path
+    from rag_lab.models.onnx_embedding import EXPORTED_GRAPH, export_onnx, exported_model_path
 
     settings = get_settings()
     if settings.embed_provider != "local" or settings.embed_backend == "torch":
@@ -42,12 +42,12 @@ def prepare_local_embedding() -> None:
     except ConfigError as exc:  # reported, not fatal: the CLI says the same when the model is used
         print(f"rag-lab set-up: local embedding model not ready: {exc}")
         return
-    target = exported_model_path(settings.models_dir, settings.embed_backend)
+    target = exported_model_path(settings.models_dir, EXPORTED_GRAPH[settings.embed_backend])
     if target.exists():
         print(f"rag-lab set-up: local embedding model ({settings.embed_backend}) at {target}")
         return
     started = time.perf_counter()
-    path = export_onnx(model_dir, settings.models_dir, settings.embed_backend)
+    path = export_onnx(model_dir, settings.models_dir, EXPORTED_GRAPH[settings.embed_backend])
     print(f"rag-lab set-up: local embedding model exported ({settings.embed_backend}, "
           f"{time.perf_counter() - started:.0f} s) to {path}")
 

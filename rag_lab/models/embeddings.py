@@ -1,5 +1,5 @@
-"""Embedding models: ``local`` (all-MiniLM-L6-v2 shipped in a wheel; on ONNX Runtime, or PyTorch with
-RAG_LAB_EMBED_BACKEND=torch), ``openai``, ``bedrock``, ``openai_compatible`` (any server with OpenAI's
+"""Embedding models: ``local`` (all-MiniLM-L6-v2 shipped in a wheel; its exported graph on OpenVINO or
+ONNX Runtime, or PyTorch: RAG_LAB_EMBED_BACKEND), ``openai``, ``bedrock``, ``openai_compatible`` (any server with OpenAI's
 embeddings API: RAG_LAB_EMBED_BASE_URL)."""
 
 from __future__ import annotations
@@ -20,6 +20,11 @@ def embed_model_id(settings: Settings) -> str:
     """Identifies the vectors: part of the embedding-cache key and of the index fingerprint."""
     if settings.embed_provider == "openai_compatible":  # a model name means nothing without its server
         return f"openai_compatible@{settings.embed_base_url}:{settings.embed_model_name}"
+    if settings.embed_provider == "local" and settings.embed_backend == "openvino":
+        from rag_lab.models.onnx_embedding import openvino_precision
+
+        # OpenVINO computes in the CPU's precision (bf16 or f32): each its own vectors.
+        return f"local:{settings.embed_model_name}+openvino-{openvino_precision()}"
     if settings.embed_provider == "local" and settings.embed_backend != "torch":
         # Another numeric path gives (slightly) other vectors: its own cache entries and index fingerprint.
         return f"local:{settings.embed_model_name}+{settings.embed_backend}"
@@ -49,12 +54,14 @@ def _local_embedding(path: str, batch_size: int) -> BaseEmbedding:
 
 
 @lru_cache(maxsize=4)
-def _local_onnx_embedding(path: str, models_dir: Path, variant: str, batch_size: int) -> BaseEmbedding:
-    from rag_lab.models.onnx_embedding import OnnxEmbedding, export_onnx
+def _local_onnx_embedding(path: str, models_dir: Path, backend: str, batch_size: int) -> BaseEmbedding:
+    from rag_lab.models.onnx_embedding import EXPORTED_GRAPH, OnnxEmbedding, export_onnx
 
     os.environ.setdefault("HF_HUB_OFFLINE", "1")
     os.environ.setdefault("TRANSFORMERS_OFFLINE", "1")
-    return OnnxEmbedding(export_onnx(Path(path), models_dir, variant), Path(path), batch_size=batch_size)
+    graph = export_onnx(Path(path), models_dir, EXPORTED_GRAPH[backend])
+    runtime = "openvino" if backend == "openvino" else "onnxruntime"
+    return OnnxEmbedding(graph, Path(path), batch_size=batch_size, runtime=runtime)
 
 
 def local_embedding(settings: Settings) -> BaseEmbedding:

@@ -1,6 +1,7 @@
-"""The local MiniLM on ONNX Runtime: its shipped weights exported once (at set-up, or on first use)
-to an ONNX graph that ends in the model's own mean pooling and L2 normalisation, run with one
-intra-op thread per core and batches bucketed by token length (less padding)."""
+"""The local MiniLM off PyTorch: its shipped weights exported once (at set-up, or on first use) to an
+ONNX graph that ends in the model's own mean pooling and L2 normalisation, run by OpenVINO (the CPU's
+own inference precision: bf16 where it has bf16 units) or ONNX Runtime (fp32, or int8 weights), one
+thread per core, batches bucketed by token length (less padding)."""
 
 from __future__ import annotations
 
@@ -8,6 +9,7 @@ import fcntl
 import json
 import os
 import warnings
+from collections.abc import Callable
 from dataclasses import dataclass
 from functools import lru_cache
 from importlib.metadata import version
@@ -23,6 +25,8 @@ from rag_lab.errors import ConfigError
 # Raised when the export's recipe changes: the file name carries it, so an old export is not reused.
 EXPORT_VERSION = 2
 ONNX_VARIANTS = ("onnx", "onnx-int8")
+# Each backend (RAG_LAB_EMBED_BACKEND) and the exported graph it runs: OpenVINO reads the fp32 file.
+EXPORTED_GRAPH = {"openvino": "onnx", "onnx": "onnx", "onnx-int8": "onnx-int8"}
 _INPUTS = ("input_ids", "attention_mask", "token_type_ids")
 # Texts sorted by length together (LlamaIndex's batch): wide enough that each pass pads little.
 BUCKET_WINDOW = 1024
@@ -151,6 +155,35 @@ def length_buckets(encodings: list[Any], batch_size: int) -> list[_Batch]:
     return batches
 
 
+@lru_cache(maxsize=1)
+def openvino_precision() -> str:
+    """The precision OpenVINO's CPU plugin computes in here: bf16 on a CPU with bf16 units (AMX,
+    AVX512-BF16), f32 elsewhere. Part of the embedding id: two machines' vectors differ with it."""
+    import openvino
+
+    capabilities = openvino.Core().get_property("CPU", "OPTIMIZATION_CAPABILITIES")
+    return "bf16" if "BF16" in capabilities else "f32"
+
+
+@lru_cache(maxsize=4)
+def _openvino_model(path: str, threads: int):
+    import openvino
+
+    return openvino.Core().compile_model(path, "CPU", {
+        "INFERENCE_PRECISION_HINT": openvino_precision(), "INFERENCE_NUM_THREADS": threads,
+        "PERFORMANCE_HINT": "LATENCY"})
+
+
+def _openvino_runner(path: str, threads: int) -> Callable[[dict[str, np.ndarray]], np.ndarray]:
+    compiled = _openvino_model(path, threads)
+
+    def run(feeds: dict[str, np.ndarray]) -> np.ndarray:
+        # An infer request serves one caller at a time; the compiled model is shared (threads, Ray).
+        return compiled.create_infer_request().infer(feeds)[0]
+
+    return run
+
+
 @lru_cache(maxsize=4)
 def _session(path: str, threads: int):
     import onnxruntime as ort
@@ -165,28 +198,41 @@ def _session(path: str, threads: int):
     return ort.InferenceSession(path, options, providers=["CPUExecutionProvider"])
 
 
+def _onnxruntime_runner(path: str, threads: int) -> Callable[[dict[str, np.ndarray]], np.ndarray]:
+    session = _session(path, threads)
+    return lambda feeds: session.run(None, feeds)[0]
+
+
+RUNTIMES = {"openvino": _openvino_runner, "onnxruntime": _onnxruntime_runner}
+
+
 class OnnxEmbedding(BaseEmbedding):
-    """MiniLM's normalised sentence embeddings from an exported graph (see :func:`export_onnx`).
-    ``batch_size`` texts per forward pass; LlamaIndex hands over up to ``embed_batch_size`` texts at
-    a time (a wider window), which are sorted by length into those passes."""
+    """MiniLM's normalised sentence embeddings from an exported graph (see :func:`export_onnx`), run by
+    ``runtime`` (openvino | onnxruntime). ``batch_size`` texts per forward pass; LlamaIndex hands over
+    up to ``embed_batch_size`` texts at a time (a wider window), which are sorted by length into those
+    passes."""
 
     batch_size: int = Field(default=32, gt=0, description="Texts per forward pass.")
-    _session: Any = PrivateAttr()
+    runtime: str = Field(default="onnxruntime", description="What runs the graph: openvino or onnxruntime.")
+    _run: Any = PrivateAttr()
     _tokenizer: Any = PrivateAttr()
     _dimension: int = PrivateAttr()
 
     def __init__(self, onnx_path: Path, model_dir: Path, batch_size: int = 32, threads: int | None = None,
-                 **kwargs: Any) -> None:
+                 runtime: str = "onnxruntime", **kwargs: Any) -> None:
         from tokenizers import Tokenizer
 
+        if runtime not in RUNTIMES:
+            raise ConfigError(f"Unknown runtime {runtime!r} for the exported embedding model",
+                              f"use one of: {', '.join(RUNTIMES)}")
         kwargs.setdefault("embed_batch_size", BUCKET_WINDOW)
-        super().__init__(model_name=str(onnx_path), batch_size=batch_size, **kwargs)
-        self._session = _session(str(onnx_path), threads or cpu_threads())
-        self._dimension = int(self._session.get_outputs()[0].shape[1])
+        super().__init__(model_name=str(onnx_path), batch_size=batch_size, runtime=runtime, **kwargs)
+        self._run = RUNTIMES[runtime](str(onnx_path), threads or cpu_threads())
         tokenizer = Tokenizer.from_file(str(Path(model_dir) / "tokenizer.json"))
         tokenizer.no_padding()  # padding is per bucket
         tokenizer.enable_truncation(_max_seq_length(Path(model_dir)))
         self._tokenizer = tokenizer
+        self._dimension = int(self._run(length_buckets(tokenizer.encode_batch(["a"]), 1)[0].feeds).shape[1])
 
     @classmethod
     def class_name(cls) -> str:
@@ -198,7 +244,7 @@ class OnnxEmbedding(BaseEmbedding):
         if not texts:
             return vectors
         for batch in length_buckets(self._tokenizer.encode_batch(list(texts)), self.batch_size):
-            vectors[batch.positions] = self._session.run(None, batch.feeds)[0]
+            vectors[batch.positions] = self._run(batch.feeds)
         return vectors
 
     def _get_query_embedding(self, query: str) -> list[float]:

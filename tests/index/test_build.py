@@ -15,6 +15,7 @@ from rag_lab.index import build as build_module
 from rag_lab.index.paths import IndexPaths
 from rag_lab.index.open import generations, remove_generations
 from rag_lab.index.store import open_qdrant
+from rag_lab.models.onnx_embedding import openvino_precision
 
 FILES = {
     "alpha.txt": "Alpha notes. The heron nests beside the quarry lake every spring.",
@@ -88,7 +89,8 @@ def test_first_build_writes_manifest_listing_loaded_and_skipped(lab):
     assert sorted(manifest.loaded) == sorted(FILES)
     assert manifest.skipped == [{"path": "slides.pptx", "reason": "unsupported file type .pptx"}]
     assert (manifest.n_documents, manifest.n_chunks) == (3, 3)
-    assert manifest.embed_model == "local:sentence-transformers/all-MiniLM-L6-v2+onnx" and manifest.embed_dim == 384
+    assert manifest.embed_model == f"local:sentence-transformers/all-MiniLM-L6-v2+openvino-{openvino_precision()}"
+    assert manifest.embed_dim == 384
     on_disk = IndexManifest.load(IndexPaths.for_dataset(settings, resolve_dataset("tiny", settings.datasets_dir)).manifest)
     assert on_disk == manifest
     assert "3 chunks" in result.summary() and "1 file(s) skipped" in result.summary()

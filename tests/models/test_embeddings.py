@@ -15,6 +15,7 @@ from rag_lab.config import load_settings
 from rag_lab.errors import ConfigError, ProviderError
 from rag_lab.models import embed_model_id, get_embed_model
 from rag_lab.models.llm._guard import ProviderAccessError
+from rag_lab.models.onnx_embedding import openvino_precision
 
 
 def test_local_model_is_the_default_and_embeds_offline():
@@ -23,7 +24,7 @@ def test_local_model_is_the_default_and_embeds_offline():
     vector = model.get_text_embedding("parent share of cost")
     assert len(vector) == 384
     assert abs(sum(v * v for v in vector) - 1.0) < 1e-4  # normalized
-    assert embed_model_id(settings) == "local:sentence-transformers/all-MiniLM-L6-v2+onnx"
+    assert embed_model_id(settings) == f"local:sentence-transformers/all-MiniLM-L6-v2+openvino-{openvino_precision()}"
 
 
 def test_openai_embeddings_over_http(monkeypatch):

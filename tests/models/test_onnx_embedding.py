@@ -1,5 +1,6 @@
-"""The local MiniLM on ONNX Runtime: the export from the shipped weights, parity with the PyTorch
-path on real SciFact passages, the embedding ids, and length bucketing keeping the caller's order."""
+"""The local MiniLM off PyTorch (OpenVINO, ONNX Runtime): the export from the shipped weights, parity
+with the PyTorch path on real SciFact passages, the embedding ids, and length bucketing keeping the
+caller's order."""
 
 from __future__ import annotations
 
@@ -14,7 +15,14 @@ import pytest
 from rag_lab.config import load_settings
 from rag_lab.models import embed_model_id, get_embed_model
 from rag_lab.models.embeddings import embed_queries, local_minilm_path
-from rag_lab.models.onnx_embedding import OnnxEmbedding, export_onnx, exported_model_path, length_buckets
+from rag_lab.errors import ConfigError
+from rag_lab.models.onnx_embedding import (
+    OnnxEmbedding,
+    export_onnx,
+    exported_model_path,
+    length_buckets,
+    openvino_precision,
+)
 
 REPO = Path(__file__).resolve().parents[2]
 
@@ -62,13 +70,14 @@ def cosines(a, b) -> np.ndarray:
     return (np.asarray(a) * np.asarray(b)).sum(axis=1)
 
 
-def test_the_export_loads_and_agrees_with_pytorch(fresh_export, passages, torch_vectors):
+@pytest.mark.parametrize("runtime", ["openvino", "onnxruntime"])
+def test_the_export_loads_and_agrees_with_pytorch(fresh_export, passages, torch_vectors, runtime):
     assert fresh_export.is_file()
     assert not list(fresh_export.parent.glob("*.partial"))  # written beside, then renamed
-    model = OnnxEmbedding(fresh_export, Path(local_minilm_path()))
+    model = OnnxEmbedding(fresh_export, Path(local_minilm_path()), runtime=runtime)
     vectors = np.asarray(model.get_text_embedding_batch(passages))
     assert vectors.shape == torch_vectors.shape == (len(passages), 384)
-    assert np.allclose(np.linalg.norm(vectors, axis=1), 1.0, atol=1e-5)
+    assert np.allclose(np.linalg.norm(vectors, axis=1), 1.0, atol=1e-3)  # bf16 inside, a unit vector out
     assert cosines(vectors, torch_vectors).min() >= 0.99
     # Asked again (another process, the set-up after a first use): the file is reused, not re-exported.
     mtime = fresh_export.stat().st_mtime_ns
@@ -87,20 +96,36 @@ def test_int8_export_is_a_quantized_graph_close_to_pytorch(fresh_export, passage
     assert cosines(vectors, torch_vectors).min() >= 0.985
 
 
-@pytest.mark.parametrize("backend", ["onnx", "onnx-int8"])
+@pytest.mark.parametrize("backend", ["openvino", "onnx", "onnx-int8"])
 def test_each_numeric_path_is_its_own_embedding_id(backend):
     torch_id = embed_model_id(load_settings(_env_file=None, embed_backend="torch"))
     assert torch_id == "local:sentence-transformers/all-MiniLM-L6-v2"
-    assert embed_model_id(load_settings(_env_file=None, embed_backend=backend)) == f"{torch_id}+{backend}"
+    # OpenVINO's id names the precision it computes in on this CPU (bf16 and f32 vectors differ).
+    path = f"openvino-{openvino_precision()}" if backend == "openvino" else backend
+    assert embed_model_id(load_settings(_env_file=None, embed_backend=backend)) == f"{torch_id}+{path}"
     # The backend belongs to the local model only: a server's vectors keep their id.
     openai = load_settings(_env_file=None, embed_provider="openai", embed_backend=backend)
     assert embed_model_id(openai) == "openai:text-embedding-3-small"
 
 
+def test_openvino_computes_in_bf16_exactly_where_the_cpu_has_bf16_units():
+    flags = set()
+    for line in Path("/proc/cpuinfo").read_text().splitlines():
+        if line.startswith("flags"):
+            flags = set(line.split(":", 1)[1].split())
+            break
+    assert openvino_precision() == ("bf16" if flags & {"avx512_bf16", "amx_bf16"} else "f32")
+
+
+def test_an_unknown_runtime_is_one_clear_error(fresh_export):
+    with pytest.raises(ConfigError, match="openvino, onnxruntime"):
+        OnnxEmbedding(fresh_export, Path(local_minilm_path()), runtime="tensorrt")
+
+
 def test_the_default_path_matches_pytorch_for_passages_and_queries(lab_settings, passages, torch_vectors):
-    assert lab_settings.embed_backend == "onnx"
+    assert lab_settings.embed_backend == "openvino"
     model = get_embed_model(lab_settings)
-    assert isinstance(model, OnnxEmbedding)
+    assert isinstance(model, OnnxEmbedding) and model.runtime == "openvino"
     assert cosines(model.get_text_embedding_batch(passages), torch_vectors).min() >= 0.999
     single = np.asarray([model.get_query_embedding(p) for p in passages])
     assert cosines(single, torch_vectors).min() >= 0.999

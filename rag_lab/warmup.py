@@ -32,7 +32,13 @@ def prepare_local_embedding() -> None:
     from rag_lab.config import get_settings
     from rag_lab.errors import ConfigError
     from rag_lab.models.embeddings import local_minilm_path
-    from rag_lab.models.onnx_embedding import EXPORTED_GRAPH, export_onnx, exported_model_path
+    from rag_lab.models.onnx_embedding import (
+        EXPORTED_GRAPH,
+        cpu_threads,
+        export_onnx,
+        exported_model_path,
+        openvino_model,
+    )
 
     settings = get_settings()
     if settings.embed_provider != "local" or settings.embed_backend == "torch":
@@ -45,11 +51,13 @@ def prepare_local_embedding() -> None:
     target = exported_model_path(settings.models_dir, EXPORTED_GRAPH[settings.embed_backend])
     if target.exists():
         print(f"rag-lab set-up: local embedding model ({settings.embed_backend}) at {target}")
-        return
-    started = time.perf_counter()
-    path = export_onnx(model_dir, settings.models_dir, EXPORTED_GRAPH[settings.embed_backend])
-    print(f"rag-lab set-up: local embedding model exported ({settings.embed_backend}, "
-          f"{time.perf_counter() - started:.0f} s) to {path}")
+    else:
+        started = time.perf_counter()
+        target = export_onnx(model_dir, settings.models_dir, EXPORTED_GRAPH[settings.embed_backend])
+        print(f"rag-lab set-up: local embedding model exported ({settings.embed_backend}, "
+              f"{time.perf_counter() - started:.0f} s) to {target}")
+    if settings.embed_backend == "openvino":  # fills OpenVINO's compiled-model cache: the first query loads it
+        openvino_model(str(target), cpu_threads())
 
 
 def compile_ranx(part: str) -> None:

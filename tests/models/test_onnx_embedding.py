@@ -117,6 +117,11 @@ def test_openvino_computes_in_bf16_exactly_where_the_cpu_has_bf16_units():
     assert openvino_precision() == ("bf16" if flags & {"avx512_bf16", "amx_bf16"} else "f32")
 
 
+def test_the_set_up_fills_openvinos_compiled_model_cache(fresh_export):
+    blobs = list((fresh_export.parent / "openvino-cache").glob("*.blob"))
+    assert len(blobs) == 1 and blobs[0].stat().st_size > 1_000_000  # the compiled graph, weights included
+
+
 def test_an_unknown_runtime_is_one_clear_error(fresh_export):
     with pytest.raises(ConfigError, match="openvino, onnxruntime"):
         OnnxEmbedding(fresh_export, Path(local_minilm_path()), runtime="tensorrt")

@@ -94,7 +94,8 @@ def main() -> None:
     baseline = next(iter(runs))
     print(f"{datetime.now(timezone.utc):%Y-%m-%d %H:%M} UTC; {len(texts)} SciFact passages "
           f"(chunks of {settings.chunk_words} words, truncated at 256 tokens); {args.repeats} interleaved rounds; "
-          f"torch threads {torch.get_num_threads()}, OpenVINO/ONNX Runtime threads {cpu_threads()}, cores {os.cpu_count()}; "
+          f"torch threads {torch.get_num_threads()}, OpenVINO/ONNX Runtime threads {cpu_threads()}, "
+          f"cores {os.cpu_count()}; "
           f"load average (1 min) {load_before[0]:.1f} before, {os.getloadavg()[0]:.1f} after")
     print(f"{'path':<40}{'passages/s (best)':>19}{'median':>9}{'ratio (median)':>16}{'cos min':>10}{'cos mean':>10}")
     for name in runs:

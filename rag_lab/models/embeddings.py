@@ -1,6 +1,6 @@
 """Embedding models: ``local`` (all-MiniLM-L6-v2 shipped in a wheel; its exported graph on OpenVINO or
-ONNX Runtime, or PyTorch: RAG_LAB_EMBED_BACKEND), ``openai``, ``bedrock``, ``openai_compatible`` (any server with OpenAI's
-embeddings API: RAG_LAB_EMBED_BASE_URL)."""
+ONNX Runtime, or PyTorch: RAG_LAB_EMBED_BACKEND), ``openai``, ``bedrock``, ``openai_compatible`` (any
+server with OpenAI's embeddings API: RAG_LAB_EMBED_BASE_URL)."""
 
 from __future__ import annotations
 

@@ -5,7 +5,7 @@ from __future__ import annotations
 import sys
 from pathlib import Path
 
-from rag_lab.cli.options import add_dataset_argument, add_force_option, add_split_option, parse_numbers, parse_weights
+from rag_lab.cli.options import add_axis_options, add_dataset_argument, add_force_option, add_split_option
 from rag_lab.cli.settings import get_settings, positive_int  # lazy: --help must not load pydantic-settings
 from rag_lab.errors import ConfigError
 
@@ -14,17 +14,10 @@ def add_ablate(sub, common) -> None:
     p = sub.add_parser("ablate", help="fusion/hybrid ablation grid from cached candidate lists (ranx, RAGAS, significance)")
     add_dataset_argument(p, " with judgements")
     p.add_argument("--grid", default=None, metavar="FILE",
-                   help="the grid as a YAML or TOML file (keys: modes, fusion_k, prefetch, top_k, weights, "
+                   help="the grid as a YAML or TOML file (keys: modes and the axes' flags' names, e.g. fusion_k, "
                         "max_per_doc; see rag_lab/evaluate/ablation/grid_file.py); a flag below overrides its key")
     p.add_argument("--modes", default=None, help="fused modes to ablate (default fusion,hybrid)")
-    p.add_argument("--fusion-k", default=None, help="RRF k values, ranks from 1 (default 1,2,5,10,20,60,100)")
-    p.add_argument("--prefetch", default=None, help="candidates per leg (default 10,25,50,100)")
-    p.add_argument("--top-k", default=None,
-                   help="top-k values: chunks the fused retriever returns, the depth the metrics read (default 3,5,7,10)")
-    p.add_argument("--weights", default=None,
-                   help="dense:sparse leg weight pairs, e.g. 0.7:1.3,1:1,1.3:0.7 (default 1:1)")
-    p.add_argument("--max-per-doc", default=None,
-                   help="caps of chunks per document in the top-k (0 = no cap, the baseline), e.g. 0,1,2,3 (default 0)")
+    add_axis_options(p)  # --fusion-k, --prefetch, --weights, --max-per-doc, --top-k (rag_lab.retrieve.configuration)
     p.add_argument("--config", metavar="FILE", default=None,
                    help="a tuned configuration (TOML written by `rag-lab tune`): each axis neither --grid nor a flag "
                         "gives takes the file's one value, to vary one lever around it")
@@ -57,17 +50,12 @@ def add_ablate(sub, common) -> None:
 def grid_from_args(args):
     """The grid of ``--grid FILE`` and the axis flags (a flag given wins over the file's key; an axis
     neither names takes the ``--config`` file's value, else the default): the same :class:`GridSpec` either way."""
+    from rag_lab.cli.options import axis_flags
     from rag_lab.cli.settings import tuned_config
     from rag_lab.evaluate.ablation.grid_file import config_axes, grid_spec
 
-    flags = {
-        "modes": tuple(m.strip() for m in args.modes.split(",") if m.strip()) if args.modes is not None else None,
-        "fusion_k": parse_numbers(args.fusion_k, "--fusion-k") if args.fusion_k is not None else None,
-        "prefetch": parse_numbers(args.prefetch, "--prefetch") if args.prefetch is not None else None,
-        "top_k": parse_numbers(args.top_k, "--top-k") if args.top_k is not None else None,
-        "weights": parse_weights(args.weights) if args.weights is not None else None,
-        "max_per_doc": parse_numbers(args.max_per_doc, "--max-per-doc") if args.max_per_doc is not None else None,
-    }
+    flags = {"modes": tuple(m.strip() for m in args.modes.split(",") if m.strip()) if args.modes is not None else None,
+             **axis_flags(args)}
     config = tuned_config(args)
     return grid_spec(args.grid, base=config_axes(config) if config else None, **flags)
 

@@ -76,7 +76,10 @@ def run_demo(args) -> int:
     beir = [d for d in datasets if d.kind == "beir" and d.qrels_file is not None]
     if beir and not args.skip_ir:
         dataset = beir[0]
-        _banner(f"3. IR evaluation on {dataset.name} (ranx; depth 100; fusion k=60, prefetch 100)")
+        from rag_lab.retrieve.configuration import DEFAULTS
+
+        _banner(f"3. IR evaluation on {dataset.name} (ranx; depth 100; fusion k={DEFAULTS.fusion_k}, "
+                f"prefetch {DEFAULTS.prefetch})")
         report = evaluate_modes(dataset, settings, list(INDEX_MODES), limit=args.ir_limit)
         print(render_ir_table(report.results, title=report.describe(),
                               anchors=SCIFACT_ANCHORS if dataset.name == "scifact" else None))

@@ -24,13 +24,18 @@ def add_retrieval_options(p) -> None:
 def add_fusion_options(p) -> None:
     """The fused modes' parameters and ``--config``, shared by ``search``, ``ir``, ``ask`` and ``eval``
     (read back by :func:`fusion_params`)."""
-    p.add_argument("--fusion-k", type=int, default=None, help="RRF k, ranks from 1 (default 60)")
-    p.add_argument("--prefetch", type=positive_int, default=None, help="candidates per leg for fusion/hybrid (default 100)")
-    p.add_argument("--dense-weight", type=float, default=None, help="fusion/hybrid: the dense leg's weight (default 1)")
-    p.add_argument("--sparse-weight", type=float, default=None, help="fusion/hybrid: the sparse leg's weight (default 1)")
+    from rag_lab.retrieve.configuration import DEFAULTS as d
+
+    p.add_argument("--fusion-k", type=int, default=None, help=f"RRF k, ranks from 1 (default {d.fusion_k:g})")
+    p.add_argument("--prefetch", type=positive_int, default=None,
+                   help=f"candidates per leg for fusion/hybrid (default {d.prefetch})")
+    p.add_argument("--dense-weight", type=float, default=None,
+                   help=f"fusion/hybrid: the dense leg's weight (default {d.dense_weight:g})")
+    p.add_argument("--sparse-weight", type=float, default=None,
+                   help=f"fusion/hybrid: the sparse leg's weight (default {d.sparse_weight:g})")
     p.add_argument("--max-per-doc", type=non_negative_int, default=None, metavar="M",
                    help="fusion/hybrid: at most M chunks per document in the top-k, the next-best chunks filling "
-                        "the gaps (default 0 = no cap)")
+                        f"the gaps (default {d.max_per_doc} = no cap)")
     p.add_argument("--year-boost", type=non_negative_float, default=None, metavar="W",
                    help="fusion/hybrid: a result whose document (file name) carries a program year or legislature "
                         "the question names gains W × the first result's score (default off)")

@@ -140,3 +140,29 @@ def parse_weights(text: str) -> tuple[tuple[float, float], ...]:
     if not pairs:
         raise ConfigError("--weights is empty", "e.g. --weights 0.7:1.3,1:1,1.3:0.7")
     return tuple(dict.fromkeys(pairs))
+
+
+def add_axis_options(p, defaults: dict[str, str] | None = None, helps: dict[str, str] | None = None) -> None:
+    """One flag per axis of the lever table (``--fusion-k``, ``--prefetch`` …: comma-separated values,
+    read by :func:`axis_flags`). ``defaults`` / ``helps``: a command's own default text / help by axis key
+    (else the table's grid values and help)."""
+    from rag_lab.retrieve.configuration import axes
+
+    for axis in axes():
+        default = (defaults or {}).get(axis.key) or ",".join(axis.text(v) for v in axis.grid_values)
+        p.add_argument(f"--{axis.key.replace('_', '-')}", default=None,
+                       help=f"{(helps or {}).get(axis.key, axis.help)} (default {default})")
+
+
+def axis_flags(args, empty_is_default: bool = False) -> dict[str, tuple]:
+    """The axis flags given (axis key → values; one clear error for a malformed value). ``empty_is_default``:
+    an empty flag counts as not given (else it is refused)."""
+    from rag_lab.retrieve.configuration import axes
+
+    given = {}
+    for axis in axes():
+        text = getattr(args, axis.key, None)
+        if text is None or (empty_is_default and not text):
+            continue
+        given[axis.key] = parse_weights(text) if axis.pair else parse_numbers(text, f"--{axis.key.replace('_', '-')}")
+    return given

@@ -18,11 +18,12 @@ def add_tune(sub, common) -> None:
                    help="selection metric (default chunk_hit@5 for Q&A datasets: the source document among the "
                         "first five chunks; nDCG@10 for BEIR qrels)")
     p.add_argument("--modes", default=None, help="fused modes (default fusion,hybrid)")
-    p.add_argument("--fusion-k", default=None, help="RRF k values, ranks from 1 (default 1,2,5,10,20,60,100)")
-    p.add_argument("--prefetch", default=None, help="candidates per leg (default 10,25,50,100)")
-    p.add_argument("--top-k", default=None, help="chunks the fused retriever returns, the generator's context: values to try (default 3,5,7,10)")
-    p.add_argument("--weights", default=None, help="dense:sparse leg weight pairs (default 1:1,0.7:1.3,1.3:0.7)")
-    p.add_argument("--max-per-doc", default=None, help="per-document caps in the top-k, 0 = no cap (default 0,1,2)")
+    from rag_lab.cli.options import add_axis_options
+
+    add_axis_options(p, defaults={"weights": "1:1,0.7:1.3,1.3:0.7", "max_per_doc": "0,1,2"},
+                     helps={"top_k": "chunks the fused retriever returns, the generator's context: values to try",
+                            "weights": "dense:sparse leg weight pairs",
+                            "max_per_doc": "per-document caps in the top-k, 0 = no cap"})
     p.add_argument("--out", default=None,
                    help="run folder (default runs/tune-<dataset>); a rerun of the same tune reuses its leg caches, "
                         "one holding another run (another dataset, metric, grid or seed) is refused unless --force")
@@ -52,9 +53,10 @@ def add_tune(sub, common) -> None:
 
 
 def run_tune(args) -> int:
-    from rag_lab.cli.options import parse_numbers, parse_weights
+    from dataclasses import replace
+
+    from rag_lab.cli.options import axis_flags
     from rag_lab.datasets import resolve_dataset
-    from rag_lab.evaluate.ablation.grid import GridSpec
     from rag_lab.evaluate.tune import tune
     from rag_lab.evaluate.tune.report import render_tune
     from rag_lab.index import build_index
@@ -63,13 +65,8 @@ def run_tune(args) -> int:
 
     settings = get_settings()
     try:
-        spec = GridSpec(
-            modes=tuple(m.strip() for m in args.modes.split(",") if m.strip()) if args.modes else s.modes,
-            fusion_k=parse_numbers(args.fusion_k, "--fusion-k") if args.fusion_k else s.fusion_k,
-            prefetch=parse_numbers(args.prefetch, "--prefetch") if args.prefetch else s.prefetch,
-            top_k=parse_numbers(args.top_k, "--top-k") if args.top_k else s.top_k,
-            weights=parse_weights(args.weights) if args.weights else s.weights,
-            max_per_doc=parse_numbers(args.max_per_doc, "--max-per-doc") if args.max_per_doc else s.max_per_doc)
+        spec = replace(s, modes=tuple(m.strip() for m in args.modes.split(",") if m.strip()) if args.modes else s.modes,
+                       **axis_flags(args, empty_is_default=True))
     except ValueError as exc:
         raise ConfigError(str(exc), "fix the grid options (see rag-lab tune --help)") from None
     dataset = resolve_dataset(args.dataset, settings.datasets_dir)

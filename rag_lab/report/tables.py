@@ -102,9 +102,11 @@ def best_configs(results, metric: str | None = None):
 
 def baseline_rows(results):
     """Each mode at the default k and prefetch (equal weights), every top-k and metric."""
+    from rag_lab.retrieve.configuration import DEFAULTS
+
     frame = results
-    spec_k = 60 if 60 in set(frame["k"]) else frame["k"].max()
-    spec_p = 100 if 100 in set(frame["prefetch"]) else frame["prefetch"].max()
+    spec_k = DEFAULTS.fusion_k if DEFAULTS.fusion_k in set(frame["k"]) else frame["k"].max()
+    spec_p = DEFAULTS.prefetch if DEFAULTS.prefetch in set(frame["prefetch"]) else frame["prefetch"].max()
     rows = frame[(frame["k"] == spec_k) & (frame["prefetch"] == spec_p)
                  & (frame["dense_weight"] == 1.0) & (frame["sparse_weight"] == 1.0)]
     if rows.empty:

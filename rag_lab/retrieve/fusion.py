@@ -19,11 +19,12 @@ from llama_index.core.retrievers import QueryFusionRetriever
 from llama_index.core.retrievers.fusion_retriever import FUSION_MODES
 from llama_index.core.schema import NodeWithScore, QueryBundle
 
-from rag_lab.fusion import DEFAULT_RRF_K, Explanation, explain_fusion, rank_fused
+from rag_lab.fusion import Explanation, explain_fusion, rank_fused
 from rag_lab.fusion.score import leg_contributions
 from rag_lab.index import CorpusIndex
 from rag_lab.retrieve.base import check_query, check_top_k, finalize_results
 from rag_lab.retrieve.bm25 import BM25Retriever
+from rag_lab.retrieve.configuration import DEFAULTS
 from rag_lab.retrieve.dense import DenseRetriever
 from rag_lab.retrieve.diversity import cap_results, check_max_per_doc
 
@@ -43,13 +44,13 @@ class FusionRetriever(QueryFusionRetriever):
         self,
         index: CorpusIndex,
         top_k: int = 10,
-        prefetch: int = 100,
-        rrf_k: float = DEFAULT_RRF_K,
-        dense_weight: float = 1.0,
-        sparse_weight: float = 1.0,
+        prefetch: int = DEFAULTS.prefetch,
+        rrf_k: float = DEFAULTS.fusion_k,
+        dense_weight: float = DEFAULTS.dense_weight,
+        sparse_weight: float = DEFAULTS.sparse_weight,
         fusion_mode: FusionMode = "reciprocal_rerank",
         score_threshold: float | None = None,
-        max_per_doc: int = 0,
+        max_per_doc: int = DEFAULTS.max_per_doc,
     ) -> None:
         if rrf_k < 0:
             raise ValueError(f"fusion k (RRF k) must be ≥ 0, got {rrf_k}")

@@ -17,10 +17,11 @@ from collections import Counter
 from llama_index.core.schema import NodeWithScore
 from llama_index.core.vector_stores.utils import metadata_dict_to_node
 
-from rag_lab.fusion import DEFAULT_RRF_K, explain_fusion, qdrant_rrf_k, rank_fused
+from rag_lab.fusion import explain_fusion, qdrant_rrf_k, rank_fused
 from rag_lab.index import CorpusIndex
 from rag_lab.index.backend import Hit, SparseQuery
 from rag_lab.retrieve.base import LabRetriever, check_query, check_top_k
+from rag_lab.retrieve.configuration import DEFAULTS
 from rag_lab.retrieve.diversity import cap_results, check_max_per_doc
 from rag_lab.retrieve.ties import TIE_MARGIN, stable_legs
 from rag_lab.tokenizer import sparse_query_vector
@@ -33,13 +34,13 @@ class HybridRetriever(LabRetriever):
         self,
         index: CorpusIndex,
         top_k: int = 10,
-        prefetch: int = 100,
-        rrf_k: int = DEFAULT_RRF_K,
-        dense_weight: float = 1.0,
-        sparse_weight: float = 1.0,
+        prefetch: int = DEFAULTS.prefetch,
+        rrf_k: int = DEFAULTS.fusion_k,
+        dense_weight: float = DEFAULTS.dense_weight,
+        sparse_weight: float = DEFAULTS.sparse_weight,
         explain: bool = False,
         score_threshold: float | None = None,
-        max_per_doc: int = 0,
+        max_per_doc: int = DEFAULTS.max_per_doc,
         **kwargs,
     ) -> None:
         if rrf_k < 0:

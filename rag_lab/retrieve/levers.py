@@ -9,8 +9,11 @@ from __future__ import annotations
 
 from typing import Any
 
-# The fused modes' levers (fusion, hybrid), as every entry point names them.
-FUSED_LEVERS = ("fusion_k", "prefetch", "dense_weight", "sparse_weight", "max_per_doc", "year_boost")
+from rag_lab.retrieve.configuration import fused_defaults
+
+# The fused modes' levers (fusion, hybrid), as every entry point names them: the ablation axes'
+# (:mod:`rag_lab.retrieve.configuration`) and the year boost.
+FUSED_LEVERS = (*fused_defaults(), "year_boost")
 # Names that meant a lever before and are refused with the name to use.
 RENAMED = {"rrf_k": "fusion_k"}
 

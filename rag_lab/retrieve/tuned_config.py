@@ -18,7 +18,8 @@ file's keys are the command line's names, with the same meaning everywhere::
     [provenance]           # what chose it (free-form; read back as a dict; ``dataset`` is checked)
 
 So one file gives ``search`` and ``ask`` the same chunks: ``ask`` retrieves what ``search`` shows and
-gives the first ``top_n`` of them to the LLM.
+gives the first ``top_n`` of them to the LLM. The keys and their defaults are
+:class:`~rag_lab.retrieve.configuration.RetrievalConfig`'s.
 """
 
 from __future__ import annotations
@@ -30,22 +31,16 @@ from dataclasses import asdict, dataclass, field
 from pathlib import Path
 
 from rag_lab.errors import ConfigError, RagLabWarning
+from rag_lab.retrieve.configuration import RetrievalConfig, fused_defaults
 from rag_lab.retrieve.levers import renamed_hint
 
 FUSED_MODES = ("fusion", "hybrid")
 
 
 @dataclass(frozen=True)
-class TunedConfig:
-    mode: str = "hybrid"
-    fusion_k: float = 60
-    prefetch: int = 100
-    dense_weight: float = 1.0
-    sparse_weight: float = 1.0
-    max_per_doc: int = 0
-    top_k: int = 5
-    top_n: int | None = None
-    num_queries: int = 1
+class TunedConfig(RetrievalConfig):
+    """A :class:`RetrievalConfig` with what chose it (``provenance``), checked as a file's must be."""
+
     provenance: dict = field(default_factory=dict, compare=False)
 
     def __post_init__(self) -> None:
@@ -60,8 +55,8 @@ class TunedConfig:
 
     def retrieval_params(self) -> dict:
         """The fused levers (``build_retriever``'s parameters besides ``top_k``)."""
-        params = {"fusion_k": self.fusion_k, "prefetch": self.prefetch, "dense_weight": self.dense_weight,
-                  "sparse_weight": self.sparse_weight, "max_per_doc": self.max_per_doc or None}
+        params = {lever: getattr(self, lever, default) for lever, default in fused_defaults().items()}
+        params["max_per_doc"] = self.max_per_doc or None
         if self.num_queries > 1:  # the live retrievers search with LLM rewrites too (rag_lab.retrieve.rewrites)
             params["num_queries"] = self.num_queries
         return params

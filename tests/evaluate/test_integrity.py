@@ -176,17 +176,20 @@ def test_ir_checkpoint_misses_when_a_questions_text_changes_under_the_same_id(st
 
 
 def test_ir_checkpoint_is_keyed_by_the_effective_parameters(stand_in_ir, monkeypatch):
-    from rag_lab.evaluate.retrieval import ir
+    import dataclasses
+
+    from rag_lab.retrieve import configuration
 
     queries = {"q": "cats?"}
     assert stand_in_ir(queries)[1] == ["cats?"]
-    assert stand_in_ir(queries, {"fusion_k": ir.DEFAULT_PARAMS["fusion_k"]})[1] == []  # the default, said out loud
+    assert stand_in_ir(queries, {"fusion_k": configuration.DEFAULTS.fusion_k})[1] == []  # the default, said out loud
     assert stand_in_ir(queries, {"fusion_k": None, "prefetch": 100})[1] == []  # None = not given
     assert stand_in_ir(queries, {"fusion_k": 1})[1] == ["cats?"]  # another parameter value
     assert stand_in_ir(queries, {"fusion_k": 1})[1] == []
     assert stand_in_ir(queries, {"dense_weight": 0.5})[1] == ["cats?"]
     # a changed default changes what an omitted parameter means: the old checkpoint is not served
-    monkeypatch.setattr(ir, "DEFAULT_PARAMS", {**ir.DEFAULT_PARAMS, "prefetch": 50})
+    # (the one place the default is written: the lab's RetrievalConfig)
+    monkeypatch.setattr(configuration, "DEFAULTS", dataclasses.replace(configuration.DEFAULTS, prefetch=50))
     assert stand_in_ir(queries)[1] == ["cats?"]
 
 

@@ -69,10 +69,7 @@ QUESTION = Candidates("q", _legs("q", ["a#1", "a#2", "b#1", "c#1"], ["b#1", "a#1
 @pytest.mark.parametrize("config", [Config("fusion", 60, 4, 1.0, 1.0, 3), Config("hybrid", 1, 2, 1.0, 1.0, 3),
                                     Config("fusion", 5, 4, 0.7, 1.3, 4, 1), Config("fusion", 60, 4, 1.0, 0.0, 2)])
 def test_one_query_is_exactly_the_grids_ranking(config):
-    spec = GridSpec(modes=(config.mode,), fusion_k=(config.k,), prefetch=(config.prefetch,), top_k=(config.top_k,),
-                    weights=((config.dense_weight, config.sparse_weight),), max_per_doc=(config.max_per_doc,),
-                    default_k=config.k, default_prefetch=config.prefetch)
-    grid = compute_grid([QUESTION], spec)
+    grid = compute_grid([QUESTION], GridSpec.single(config))
     doc_of = {c: c.split("#")[0] for leg in QUESTION.legs.values() for c, _, _ in leg}
     assert fuse_queries([QUESTION], config, doc_of) == grid.chunks[config.id]["q"]
 

@@ -14,7 +14,8 @@ it the live retriever's top-p) and, for ``hybrid``, the engine's own top-p lists
 them (:func:`leg_at`; Qdrant's top-p is not a prefix of its top-P where leg scores tie). A top-k is
 a prefix of the top-max(k) ranking, so one array pass per question set covers the whole grid. A cap of M chunks per
 document (:func:`rag_lab.retrieve.diversity.cap_per_document`, the function the retrievers use) is
-applied to the whole fused list before the top-k cut.
+applied to the whole fused list before the top-k cut, as is any axis the lever table
+(:mod:`rag_lab.retrieve.configuration`) adds with a kernel.
 """
 
 from __future__ import annotations
@@ -22,88 +23,119 @@ from __future__ import annotations
 import itertools
 from collections.abc import Sequence
 from dataclasses import dataclass, field
+from functools import cached_property
+from typing import Any
 
 import numpy as np
 
-from rag_lab.fusion.rrf import DEFAULT_RRF_K, rrf_terms
-from rag_lab.retrieve.diversity import cap_per_document, check_max_per_doc
+from rag_lab.fusion.rrf import rrf_terms
+from rag_lab.retrieve.configuration import Axis, axes, compared_axes
 
 # The mode → (dense leg, sparse leg) each fused mode fuses.
 MODE_LEGS = {"fusion": ("dense", "bm25"), "hybrid": ("dense", "sparse")}
 GRID_MODES = tuple(MODE_LEGS)
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, init=False)
 class GridSpec:
-    modes: tuple[str, ...] = ("fusion", "hybrid")
-    fusion_k: tuple[int, ...] = (1, 2, 5, 10, 20, 60, 100)
-    prefetch: tuple[int, ...] = (10, 25, 50, 100)
-    top_k: tuple[int, ...] = (3, 5, 7, 10)
-    weights: tuple[tuple[float, float], ...] = ((1.0, 1.0),)
-    max_per_doc: tuple[int, ...] = (0,)  # chunks per document in the top-k; 0 = no cap
-    default_k: int = DEFAULT_RRF_K
-    default_prefetch: int = 100
+    """The modes and, for every axis of the lever table (:func:`rag_lab.retrieve.configuration.axes`),
+    its values: ``GridSpec(fusion_k=(1, 60), top_k=(5,))``, an axis not given keeping the table's
+    ``grid_values``. ``default_<axis name>=`` (``default_k``, ``default_prefetch``) names the grid's own
+    baseline value of an axis that allows one; every other baseline is the lab's default when the
+    grid holds it (else the axis's fallback). Each axis's values read as an attribute (``spec.prefetch``)."""
 
-    def __post_init__(self) -> None:
-        for name in ("modes", "fusion_k", "prefetch", "top_k", "weights", "max_per_doc"):
-            if not getattr(self, name):
+    modes: tuple[str, ...]
+    values: tuple[tuple[str, tuple], ...]  # (axis key, its values), in the table's order
+    defaults: tuple[tuple[str, Any], ...]  # (axis name, the grid's own baseline value)
+
+    def __init__(self, modes: Sequence[str] = GRID_MODES, values: Sequence[tuple[str, tuple]] = (),
+                 defaults: Sequence[tuple[str, Any]] = (), **axis_values: Any) -> None:
+        table = axes()
+        given, own = dict(values), dict(defaults)
+        keys = {a.key for a in table}
+        settable = {a.name for a in table if a.grid_default}
+        for name, value in axis_values.items():
+            if name in keys:
+                given[name] = tuple(value)
+            elif name.startswith("default_") and name.removeprefix("default_") in settable:
+                own[name.removeprefix("default_")] = value
+            else:
+                raise TypeError(f"GridSpec has no axis {name!r} (axes: {', '.join(sorted(keys))})")
+        object.__setattr__(self, "modes", tuple(modes))
+        object.__setattr__(self, "values", tuple((a.key, tuple(given.get(a.key, a.grid_values))) for a in table))
+        object.__setattr__(self, "defaults", tuple((a.name, own.get(a.name, a.lab_default()))
+                                                   for a in table if a.grid_default))
+        self._check()
+
+    def __getattr__(self, name: str) -> Any:
+        if name.startswith("__") or name in ("values", "defaults", "modes"):
+            raise AttributeError(name)
+        for key, values in self.values:
+            if key == name:
+                return values
+        for axis_name, value in self.defaults:
+            if name == f"default_{axis_name}":
+                return value
+        raise AttributeError(f"{type(self).__name__!r} object has no attribute {name!r}")
+
+    def _check(self) -> None:
+        for name in ("modes", *(key for key, _ in self.values)):
+            if not (self.modes if name == "modes" else getattr(self, name)):
                 raise ValueError(f"the ablation grid needs at least one value of {name}")
         unknown = [m for m in self.modes if m not in MODE_LEGS]
         if unknown:
             raise ValueError(f"ablation modes must be among {', '.join(GRID_MODES)}, got {', '.join(unknown)}")
-        for name in ("prefetch", "top_k"):
-            bad = [v for v in getattr(self, name) if not isinstance(v, int) or v < 1]
-            if bad:
-                raise ValueError(f"{name} values must be whole numbers ≥ 1, got {bad}")
-        for cap in self.max_per_doc:
-            check_max_per_doc(cap)  # the retrievers' own rule
-        if any(k < 0 for k in self.fusion_k):
-            raise ValueError(f"fusion k values must be ≥ 0, got {list(self.fusion_k)}")
-        if any(wd <= 0 and ws <= 0 for wd, ws in self.weights):
-            raise ValueError("at least one leg weight must be > 0 in every weight pair")
+        for axis in axes():
+            if axis.check:
+                axis.check(self.axis_values(axis))
+
+    @classmethod
+    def single(cls, config: "Config") -> "GridSpec":
+        """A grid of exactly ``config`` (its values as the grid's defaults)."""
+        table = axes()
+        return cls(modes=(config.mode,), **{a.key: (a.value_of(config),) for a in table},
+                   **{f"default_{a.name}": a.value_of(config) for a in table if a.grid_default})
+
+    def axis_values(self, axis: Axis) -> tuple:
+        return dict(self.values)[axis.key]
 
     @property
     def depth(self) -> int:
         """How deep each leg is retrieved (once): the largest prefetch."""
         return max(self.prefetch)
 
-    @property
-    def baseline_k(self) -> int:
-        return self.default_k if self.default_k in self.fusion_k else self.fusion_k[-1]
+    def baseline_value(self, axis: Axis) -> Any:
+        """The axis's value in every baseline: the grid's own default, else the lab's, when the grid
+        holds it, else the axis's fallback (k: the last, prefetch: the largest, others: the first)."""
+        return axis.baseline(self.axis_values(axis), dict(self.defaults).get(axis.name, axis.lab_default()))
 
-    @property
-    def baseline_prefetch(self) -> int:
-        return self.default_prefetch if self.default_prefetch in self.prefetch else self.depth
-
-    @property
-    def baseline_weights(self) -> tuple[float, float]:
-        """Equal weights when the grid has them, else its first pair."""
-        return (1.0, 1.0) if (1.0, 1.0) in self.weights else self.weights[0]
-
-    @property
-    def baseline_max_per_doc(self) -> int:
-        """No cap when the grid has it, else its first value."""
-        return 0 if 0 in self.max_per_doc else self.max_per_doc[0]
+    def baseline_text(self) -> str:
+        """The baseline's values, e.g. ``k=60 prefetch=100 weights=1:1 max_per_doc=0``."""
+        return " ".join(f"{a.name}={a.text(self.baseline_value(a))}" for a in compared_axes())
 
     def baseline(self, mode: str, top_k: int) -> "Config":
-        """``mode`` at the default k, prefetch, weights and cap, at ``top_k``."""
-        return Config(mode, self.baseline_k, self.baseline_prefetch, *self.baseline_weights, top_k,
-                      self.baseline_max_per_doc)
+        """``mode`` at every compared axis's baseline value, at ``top_k``."""
+        settings: dict[str, Any] = {"top_k": top_k}
+        for axis in compared_axes():
+            settings.update(axis.setting(self.baseline_value(axis)))
+        return Config.of(mode, settings)
 
     def configs(self) -> list["Config"]:
-        return [Config(mode, k, p, wd, ws, t, m) for mode in self.modes
-                for k, p, (wd, ws), m, t in itertools.product(self.fusion_k, self.prefetch, self.weights,
-                                                              self.max_per_doc, self.top_k)]
+        table = axes()
+        return [Config.of(mode, {f: v for axis, value in zip(table, point) for f, v in axis.setting(value).items()})
+                for mode in self.modes for point in itertools.product(*(self.axis_values(a) for a in table))]
 
     def to_dict(self) -> dict:
-        return {"modes": list(self.modes), "fusion_k": list(self.fusion_k), "prefetch": list(self.prefetch),
-                "top_k": list(self.top_k), "weights": [list(w) for w in self.weights],
-                "max_per_doc": list(self.max_per_doc),
-                "default_k": self.default_k, "default_prefetch": self.default_prefetch}
+        return {"modes": list(self.modes),
+                **{key: [list(v) if isinstance(v, tuple) else v for v in values] for key, values in self.values},
+                **{f"default_{name}": value for name, value in self.defaults}}
 
 
 @dataclass(frozen=True)
 class Config:
+    """One configuration of the grid. Axes the table adds beyond these attributes keep their values
+    in ``more`` (field → value, left out at the axis's default, so equal configurations are equal)."""
+
     mode: str
     k: int
     prefetch: int
@@ -111,17 +143,57 @@ class Config:
     sparse_weight: float
     top_k: int
     max_per_doc: int = 0  # 0 = no cap
+    more: tuple[tuple[str, Any], ...] = ()
 
-    @property
+    @classmethod
+    def of(cls, mode: str, settings: dict[str, Any]) -> "Config":
+        """``mode`` with ``settings`` (attribute or table field → value)."""
+        own = {name: value for name, value in settings.items() if name in _ATTRIBUTES}
+        defaults = {f: v for a in axes() for f, v in a.setting(a.lab_default()).items()}
+        more = tuple((name, value) for name, value in settings.items()
+                     if name not in _ATTRIBUTES and value != defaults.get(name))
+        return cls(mode, **own, more=more)
+
+    def value(self, field_name: str) -> Any:
+        """The value of one field of the lever table (an attribute, or an added axis's)."""
+        if field_name in _ATTRIBUTES:
+            return getattr(self, field_name)
+        extra = dict(self.more)
+        if field_name in extra:
+            return extra[field_name]
+        for axis in axes():
+            if field_name in axis.fields:
+                return axis.setting(axis.lab_default())[field_name]
+        raise KeyError(field_name)
+
+    def moved(self, settings: dict[str, Any]) -> "Config":
+        """This configuration with ``settings`` changed."""
+        current = {name: getattr(self, name) for name in _ATTRIBUTES} | dict(self.more)
+        return Config.of(self.mode, current | settings)
+
+    def levers(self) -> dict[str, Any]:
+        """The configuration in lever names (``fusion_k`` …), the cut (``top_k``) included."""
+        return {lever: value for a in axes()
+                for lever, value in zip(a.lever_names, (a.value_of(self),) if not a.pair else a.value_of(self))}
+
+    @cached_property
     def id(self) -> str:
-        # "|cap=M" only when capped: uncapped ids stay those of earlier runs (answer caches, config ids)
-        return (f"{self.mode}|k={self.k}|p={self.prefetch}|w={self.dense_weight:g}:{self.sparse_weight:g}"
-                f"|top={self.top_k}" + (f"|cap={self.max_per_doc}" if self.max_per_doc else ""))
+        # axes whose token is left out at their default come last: adding one keeps every earlier id
+        parts = [self.mode]
+        for axis in sorted(axes(), key=lambda a: not a.token_at_default):
+            value = axis.value_of(self)
+            if axis.token_at_default or value != axis.lab_default():
+                parts.append(f"{axis.token}={axis.text(value)}")
+        return "|".join(parts)
 
     def to_dict(self) -> dict:
+        extra = {f: self.value(f) for a in axes() for f in a.fields if f not in _ATTRIBUTES}
         return {"config": self.id, "mode": self.mode, "k": self.k, "prefetch": self.prefetch,
                 "dense_weight": self.dense_weight, "sparse_weight": self.sparse_weight, "top_k": self.top_k,
-                "max_per_doc": self.max_per_doc}
+                "max_per_doc": self.max_per_doc, **extra}
+
+
+_ATTRIBUTES = ("k", "prefetch", "dense_weight", "sparse_weight", "top_k", "max_per_doc")
 
 
 @dataclass
@@ -213,31 +285,53 @@ def fused_order(dense_ranks: np.ndarray, sparse_ranks: np.ndarray, ks: Sequence[
     return order, count
 
 
+FORMULA_AXES = ("k", "prefetch", "weights")  # applied inside the fusion formula (:func:`fused_order`)
+
+
+def kernel_axes() -> tuple[Axis, ...]:
+    """The axes applied to the fused ranking, in the table's order (the cap, and any axis added)."""
+    table = axes()
+    lacking = [a.name for a in table if a.kernel is None and a.name not in (*FORMULA_AXES, "top_k")]
+    if lacking:
+        raise ValueError(f"ablation axes without a kernel: {', '.join(lacking)} (give each Axis a kernel)")
+    return tuple(a for a in table if a.kernel is not None)
+
+
 def compute_grid(questions: Sequence[Candidates], spec: GridSpec) -> GridResult:
     """Fused chunk and document rankings of every configuration of ``spec`` for every question."""
     configs = spec.configs()
     result = GridResult(spec, configs, {c.id: {} for c in configs}, {c.id: {} for c in configs})
     max_top = max(spec.top_k)
-    capped = any(spec.max_per_doc)
+    kernels = kernel_axes()
+    points = list(itertools.product(*(spec.axis_values(a) for a in kernels)))
+    # a kernel off its default (a cap refilling the top-k from further down) needs the whole fused list
+    whole = any(value != a.lab_default() for a in kernels for value in spec.axis_values(a))
     for mode in spec.modes:
         dense, sparse = MODE_LEGS[mode]
         order, doc_of, dense_ranks, sparse_ranks = _rank_matrix(questions, dense, sparse, spec.prefetch,
                                                                 engine_lists=mode == "hybrid")
-        # a cap refills the top-k from further down: it needs the whole fused list
-        depth = dense_ranks.shape[-1] if capped else max_top
+        depth = dense_ranks.shape[-1] if whole else max_top
         ranked, count = fused_order(dense_ranks, sparse_ranks, spec.fusion_k, spec.prefetch, spec.weights, depth)
+        cells = list(itertools.product(enumerate(spec.fusion_k), enumerate(spec.prefetch), enumerate(spec.weights)))
+        ids = {(ki, pi, wi, point, top): Config.of(mode, {"k": k, "prefetch": p, "dense_weight": wd, "sparse_weight": ws,
+                                                          "top_k": top, **_settings(kernels, point)}).id
+               for (ki, k), (pi, p), (wi, (wd, ws)) in cells for point in points for top in spec.top_k}
         for qi, q in enumerate(questions):
-            ids = order[qi]
-            for (ki, k), (pi, p), (wi, (wd, ws)) in itertools.product(
-                    enumerate(spec.fusion_k), enumerate(spec.prefetch), enumerate(spec.weights)):
+            chunk_ids = order[qi]
+            for (ki, _), (pi, _), (wi, _) in cells:
                 n = int(count[qi, pi])
-                fused = [ids[c] for c in ranked[qi, ki, pi, wi, : min(n, depth)]]
-                for cap in spec.max_per_doc:
-                    kept, _ = cap_per_document(fused, doc_of.__getitem__, cap, max_top)
-                    best = [chunk for _, chunk in kept]
+                fused = [chunk_ids[c] for c in ranked[qi, ki, pi, wi, : min(n, depth)]]
+                for point in points:
+                    best = fused
+                    for axis, value in zip(kernels, point):
+                        best = axis.kernel(best, value, doc_of.__getitem__, max_top)
                     for top in spec.top_k:
                         chunks = tuple(best[:top])
-                        cid = Config(mode, k, p, wd, ws, top, cap).id
+                        cid = ids[ki, pi, wi, point, top]
                         result.chunks[cid][q.qid] = chunks
                         result.docs[cid][q.qid] = tuple(dict.fromkeys(doc_of[c] for c in chunks))
     return result
+
+
+def _settings(kernels: Sequence[Axis], point: tuple) -> dict[str, Any]:
+    return {f: v for axis, value in zip(kernels, point) for f, v in axis.setting(value).items()}

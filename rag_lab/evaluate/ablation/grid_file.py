@@ -8,26 +8,30 @@
     weights: ["1:1", "0.7:1.3"]     # dense:sparse, or [[1, 1], [0.7, 1.3]]
     max_per_doc: [0, 2]
 
-Keys are the flags' names (``fusion-k`` or ``fusion_k``); a value may be a list, one value, or the
-flag's comma-separated text. A key left out keeps the command's default; an unknown key is an error
-(a typo must not silently run the default grid).
+Keys are ``modes`` and the lever table's axes (:func:`rag_lab.retrieve.configuration.axes`), spelt as
+the flags (``fusion-k`` or ``fusion_k``); a value may be a list, one value, or the flag's
+comma-separated text. A key left out keeps the command's default; an unknown key is an error (a
+typo must not silently run the default grid).
 """
 
 from __future__ import annotations
 
-import dataclasses
 from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
 from rag_lab.errors import ConfigError
 from rag_lab.evaluate.ablation.grid import GridSpec
+from rag_lab.retrieve.configuration import axes
 
-AXES = ("modes", "fusion_k", "prefetch", "top_k", "weights", "max_per_doc")
+
+def grid_keys() -> tuple[str, ...]:
+    """A grid's keys: ``modes`` and every axis of the lever table."""
+    return ("modes", *(a.key for a in axes()))
 
 
 def read_grid_file(path: str | Path) -> dict[str, Any]:
-    """The file's mapping (YAML for .yaml/.yml, TOML for .toml), keys as in :data:`AXES`."""
+    """The file's mapping (YAML for .yaml/.yml, TOML for .toml), keys as in :func:`grid_keys`."""
     path = Path(path)
     try:
         text = path.read_text(encoding="utf-8")
@@ -56,14 +60,15 @@ def read_grid_file(path: str | Path) -> dict[str, Any]:
 def normalise_axes(data: Mapping[str, Any], where: str = "grid") -> dict[str, Any]:
     """Axis name → tuple of values, from a file's or a caller's mapping."""
     out: dict[str, Any] = {}
+    keys = grid_keys()
     for key, value in data.items():
         name = str(key).replace("-", "_")
-        if name not in AXES:
+        if name not in keys:
             from rag_lab.retrieve.levers import renamed_hint
 
             hint = renamed_hint(name)
             raise ConfigError(f"{where}: {hint}" if hint else f"{where}: unknown grid axis {key!r}",
-                              f"axes: {', '.join(AXES)}")
+                              f"axes: {', '.join(keys)}")
         if value is None:
             continue
         out[name] = _values(name, value, where)
@@ -73,47 +78,36 @@ def normalise_axes(data: Mapping[str, Any], where: str = "grid") -> dict[str, An
 def _values(name: str, value: Any, where: str) -> tuple:
     items = [v.strip() for v in value.split(",") if v.strip()] if isinstance(value, str) else (
         list(value) if isinstance(value, (list, tuple)) else [value])
+    axis = next((a for a in axes() if a.key == name), None)
     try:
-        if name == "modes":
-            values = tuple(str(v) for v in items)
-        elif name == "weights":
-            values = tuple(_pair(v) for v in items)
-        elif name == "fusion_k":
-            values = tuple(int(v) for v in items)
-        else:
-            values = tuple(_whole(v) for v in items)
+        values = tuple(str(v) for v in items) if axis is None else tuple(axis.read(v) for v in items)
     except (TypeError, ValueError):
         raise ConfigError(f"{where}: {name} {value!r} is not a list of "
-                          + ("DENSE:SPARSE pairs" if name == "weights" else "names" if name == "modes" else "numbers"),
+                          + ("names" if axis is None else "DENSE:SPARSE pairs" if axis.pair else "numbers"),
                           "e.g. fusion_k: [1, 10, 60]; weights: [\"1:1\", \"0.7:1.3\"]") from None
     return tuple(dict.fromkeys(values))
 
 
-def _whole(value: Any) -> int:
-    if isinstance(value, bool) or (isinstance(value, float) and not value.is_integer()):
-        raise ValueError(value)
-    return int(value)
-
-
-def _pair(value: Any) -> tuple[float, float]:
-    if isinstance(value, str):
-        dense, sparse = (float(v) for v in value.split(":"))
-    else:
-        dense, sparse = (float(v) for v in value)
-    return dense, sparse
-
-
 def config_axes(config) -> dict[str, tuple]:
     """A tuned configuration (:class:`~rag_lab.retrieve.tuned_config.TunedConfig`, ``--config``) as
-    one-value axes: its mode, fusion k, prefetch, weights, cap and top-k. Its LLM query rewrites are
-    not a grid axis: a file with ``num_queries`` > 1 is refused rather than ablated without them."""
+    one-value axes: its mode and its value of every axis (fusion k, prefetch, weights, cap, top-k …).
+    Its LLM query rewrites are not a grid axis: a file with ``num_queries`` > 1 is refused rather
+    than ablated without them."""
     if config.num_queries > 1:
         raise ConfigError(f"the config's num_queries = {config.num_queries} (LLM query rewrites) is not an ablation "
                           "axis: the grid fuses each question's own legs", "use a config with num_queries = 1, "
                           "or compare rewrites with `rag-lab tune`")
-    return {"modes": (config.mode,), "fusion_k": (int(config.fusion_k),), "prefetch": (config.prefetch,),
-            "top_k": (config.top_k,), "weights": ((config.dense_weight, config.sparse_weight),),
-            "max_per_doc": (config.max_per_doc,)}
+    out: dict[str, tuple] = {"modes": (config.mode,)}
+    for axis in axes():
+        values = tuple(getattr(config, lever, default) for lever, default in
+                       zip(axis.lever_names, axis.lab_default() if axis.pair else (axis.lab_default(),)))
+        value = values if axis.pair else values[0]
+        try:
+            out[axis.key] = (axis.read(value),)
+        except (TypeError, ValueError):
+            raise ConfigError(f"the config's {axis.key} {value!r} is not a value of the grid's {axis.key} axis",
+                              "fix the [retrieval] table") from None
+    return out
 
 
 def grid_spec(grid: str | Path | Mapping[str, Any] | None = None, base: Mapping[str, Any] | None = None,
@@ -126,6 +120,6 @@ def grid_spec(grid: str | Path | Mapping[str, Any] | None = None, base: Mapping[
         values.update(normalise_axes(grid) if isinstance(grid, Mapping) else read_grid_file(grid))
     values.update(normalise_axes({k: v for k, v in axes.items() if v is not None}, "axes"))
     try:
-        return dataclasses.replace(GridSpec(), **values)
+        return GridSpec(**values)
     except ValueError as exc:
         raise ConfigError(str(exc), "fix the grid (see rag-lab ablate --help)") from None

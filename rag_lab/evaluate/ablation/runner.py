@@ -160,9 +160,7 @@ def _run_ablation(dataset: Dataset, settings: Settings, spec: GridSpec, out_dir:
         "index_fingerprint": plan.index_fingerprint, "embed_model": plan.embedding, "models": plan.models,
         "contextual": contextual,
         "n_queries": len(queries), "split": split, "n_configs": len(grid.configs), "grid": spec.to_dict(),
-        "baseline": (f"each mode at k={spec.baseline_k} prefetch={spec.baseline_prefetch} weights="
-                     f"{spec.baseline_weights[0]:g}:{spec.baseline_weights[1]:g} max_per_doc="
-                     f"{spec.baseline_max_per_doc}, at each top-k; "
+        "baseline": (f"each mode at {spec.baseline_text()}, at each top-k; "
                      f"other modes' baselines against {spec.modes[0]}'s"),
         "rrf": "1/(k + rank/weight), ranks from 1 (rag_lab.fusion.rrf)",
         "metrics": sorted({m for per_metric in per_query.values() for m in per_metric}),

@@ -48,34 +48,31 @@ from rag_lab.evaluate.ablation.grid import Config, GridSpec
 from rag_lab.evaluate.statistics import policy
 from rag_lab.evaluate.statistics.significance import (DEFAULT_ALPHA, bootstrap_ci, bootstrap_matrix, holm_within,
                                                       paired_test, paired_tests_many)
+from rag_lab.retrieve.configuration import compared_axes
 
-FAMILY_QUESTIONS = {
-    "k": "does RRF k matter? each k against the default k, at the default prefetch and weights",
-    "prefetch": "does the prefetch depth matter? each prefetch against the default, at the default k and weights",
-    "weights": "do the leg weights matter? each weight pair against the default pair, at the default k and prefetch",
-    "max_per_doc": "does a cap of chunks per document matter? each cap against no cap, at the default k, prefetch "
-                   "and weights",
+# The families besides one per compared axis of the lever table (:func:`family_questions`).
+OTHER_FAMILIES = {
     "mode": "does the fused mode matter? each mode's baseline against the first mode's",
     "interactions": "configurations moving two or more settings at once, against their mode's baseline",
 }
 DECISION_TEST = "student"  # the exploratory view's test; the marked set's is the policy's
 CHECK_TEST = "wilcoxon"
 HEADLINE_METRICS = ("ndcg@top_k", "ndcg")  # the metric the marked set is drawn from (first present)
-ONE_SETTING_AXES = ("k", "prefetch", "weights", "max_per_doc", "mode")
 ERROR_RATE = policy.ERROR_RATE
 
 
+def family_questions() -> dict[str, str]:
+    """Family axis → the question its comparisons answer: one per compared axis, then mode and interactions."""
+    return {**{a.name: a.question for a in compared_axes()}, **OTHER_FAMILIES}
+
+
+def one_setting_axes() -> tuple[str, ...]:
+    """The families whose comparisons move one setting (the marked set is drawn from them)."""
+    return (*(a.name for a in compared_axes()), "mode")
+
+
 def _moved(config: Config, base: Config) -> list[str]:
-    moved = []
-    if config.k != base.k:
-        moved.append("k")
-    if config.prefetch != base.prefetch:
-        moved.append("prefetch")
-    if (config.dense_weight, config.sparse_weight) != (base.dense_weight, base.sparse_weight):
-        moved.append("weights")
-    if config.max_per_doc != base.max_per_doc:
-        moved.append("max_per_doc")
-    return moved
+    return [a.name for a in compared_axes() if a.value_of(config) != a.value_of(base)]
 
 
 def comparison_for(config: Config, spec: GridSpec) -> tuple[str, str] | None:
@@ -240,7 +237,7 @@ def correct_over_marked_set(table: "pandas.DataFrame", spec: GridSpec, per_query
     as an exploratory column and is never significant."""
     metric = headline_metric(table["metric"])
     marked = ((table["metric"] == metric) & (table["top_k"] == max(spec.top_k))
-              & table["family_axis"].isin(ONE_SETTING_AXES) & table[f"p_{DECISION_TEST}"].notna())
+              & table["family_axis"].isin(one_setting_axes()) & table[f"p_{DECISION_TEST}"].notna())
     return correct_over_rows(table, marked, lambda row: pair_arrays(
         per_query, table.at[row, "config"], table.at[row, "baseline"], table.at[row, "metric"]), alpha, seed)
 
@@ -279,8 +276,8 @@ def tested_cut_off(results) -> str:
 def marked_set_text(results, alpha: float = DEFAULT_ALPHA) -> str:
     """What the marks control, for the CLI, the report and the manifest."""
     size = int(results["marked_set"].sum()) if "marked_set" in getattr(results, "columns", ()) else 0
-    return (policy.family_text(size, f"{tested_cut_off(results)} only, one setting moved: k, prefetch, weights, "
-                                     "cap, mode", alpha)
+    moved = ", ".join([a.short for a in compared_axes()] + ["mode"])
+    return (policy.family_text(size, f"{tested_cut_off(results)} only, one setting moved: {moved}", alpha)
             + "; every other row (other metrics, other top-k, interactions) carries only an exploratory "
               "per-family Holm p and is never called significant")
 
@@ -304,7 +301,7 @@ def significance_manifest(results, alpha: float = DEFAULT_ALPHA) -> dict:
     if "family_axis" in getattr(results, "columns", ()):
         for axis, group in results[results["family"].notna()].groupby("family_axis", sort=False):
             sizes = group.groupby("family").size()
-            families[axis] = {"question": FAMILY_QUESTIONS[axis], "families": int(len(sizes)),
+            families[axis] = {"question": family_questions()[axis], "families": int(len(sizes)),
                               "comparisons_per_family": sorted({int(v) for v in sizes}),
                               "significant": int(group["significant"].sum()),
                               "exploratory_below_alpha": int((group[f"p_{DECISION_TEST}_holm"] < alpha).sum())}

@@ -14,48 +14,49 @@ from the cached candidate lists, not what the engine returns.
 
 from __future__ import annotations
 
-import dataclasses
 from collections.abc import Mapping
 
 from rag_lab.evaluate.ablation.grid import Config, GridResult, GridSpec
+from rag_lab.retrieve.configuration import axes, axis as axis_named
 
 SPOT_QUESTIONS = 3  # questions checked per axis value (and mode)
-AXES = ("k", "prefetch", "weights", "max_per_doc", "top_k")
 WHAT = {"hybrid": "Qdrant's own RRF (query_points with prefetch + RrfQuery)", "fusion": "the fusion retriever"}
 
 
+def checked_axes() -> list[str]:
+    """The axes the spot check moves, in the lever table's order."""
+    return [a.name for a in axes()]
+
+
 def axis_value(config: Config | Mapping, axis: str) -> str:
-    """The value of ``axis`` in a configuration (a :class:`Config` or a results row), as a label."""
-    get = (lambda name: getattr(config, name)) if isinstance(config, Config) else config.__getitem__
-    if axis == "weights":
-        return f"{float(get('dense_weight')):g}:{float(get('sparse_weight')):g}"
-    return str(int(get(axis)))
+    """The value of ``axis`` in a configuration (a :class:`Config` or a results row), as a label
+    (KeyError: a row without its column, or an axis the table does not know)."""
+    found = axis_named(axis)
+    get = config.value if isinstance(config, Config) else config.__getitem__
+    values = tuple(get(name) for name in found.fields)
+    return found.label(values if found.pair else values[0])
 
 
 def check_points(spec: GridSpec, mode: str) -> list[tuple[Config, list[tuple[str, str]]]]:
     """The configurations to check for ``mode`` and, for each, the (axis, value) points it stands
     for: the baseline stands for every axis's baseline value, a moved configuration for its value."""
     base = spec.baseline(mode, max(spec.top_k))
-    moves = {"k": [{"k": k} for k in spec.fusion_k], "prefetch": [{"prefetch": p} for p in spec.prefetch],
-             "weights": [{"dense_weight": wd, "sparse_weight": ws} for wd, ws in spec.weights],
-             "max_per_doc": [{"max_per_doc": m} for m in spec.max_per_doc], "top_k": [{"top_k": t} for t in spec.top_k]}
     points: dict[str, tuple[Config, list[tuple[str, str]]]] = {base.id: (base, [])}
-    for axis in AXES:
-        for change in moves[axis]:
-            config = dataclasses.replace(base, **change)
+    for axis in axes():
+        for value in spec.axis_values(axis):
+            config = base.moved(axis.setting(value))
             entry = points.setdefault(config.id, (config, []))
-            entry[1].append((axis, axis_value(config, axis)))
+            entry[1].append((axis.name, axis.label(value)))
     return list(points.values())
 
 
 def _live_ranking(index, config: Config, query: str) -> list[str]:
     from rag_lab.retrieve.fusion import FusionRetriever
     from rag_lab.retrieve.hybrid import HybridRetriever
+    from rag_lab.retrieve.levers import constructor_params
 
     cls = HybridRetriever if config.mode == "hybrid" else FusionRetriever
-    retriever = cls(index, top_k=config.top_k, prefetch=config.prefetch, rrf_k=config.k,
-                    dense_weight=config.dense_weight, sparse_weight=config.sparse_weight,
-                    max_per_doc=config.max_per_doc)
+    retriever = cls(index, **constructor_params(config.levers()))
     return [r.node.node_id for r in retriever.retrieve(query)]
 
 
@@ -84,7 +85,7 @@ def spot_check(index, questions, queries: dict[str, str], grid: GridResult, spec
     modes = list(spec.modes)
     return {**shown, "equal": all(c["equal"] for c in checks), "checks": checks,
             "modes": modes, "prefetch_values": sorted(spec.prefetch), "questions_per_value": n_questions,
-            "axes_checked": list(AXES), "unconfirmed": unconfirmed_values({"checks": checks}),
+            "axes_checked": checked_axes(), "unconfirmed": unconfirmed_values({"checks": checks}),
             "what": "; ".join(f"{m}: {WHAT[m]}" for m in modes)}
 
 
@@ -122,7 +123,7 @@ def is_unconfirmed(row: Mapping, unconfirmed: Mapping[str, Mapping[str, list[str
 
 def unconfirmed_text(unconfirmed: Mapping[str, Mapping[str, list[str]]]) -> str:
     """``hybrid prefetch 10, 25; fusion weights 0:1`` — for messages."""
-    names = {"k": "k", "prefetch": "prefetch", "weights": "weights", "max_per_doc": "max-per-doc", "top_k": "top-k"}
+    names = {a.name: a.shown for a in axes()}
     return "; ".join(f"{mode} " + ", ".join(f"{names.get(axis, axis)} {' '.join(values)}"
                                            for axis, values in axes.items())
                      for mode, axes in unconfirmed.items())
@@ -151,7 +152,8 @@ def spot_check_lines(check: Mapping, dataset: str) -> list[str]:
     checks = check.get("checks") or [check]
     modes = check.get("modes") or [check["mode"]]
     if "axes_checked" in check:
-        scope = (f"{len(checks)} live queries: every RRF k, prefetch, weight pair, cap and top-k of the grid, "
+        nouns = [a.noun for a in axes()]
+        scope = (f"{len(checks)} live queries: every {', '.join(nouns[:-1])} and {nouns[-1]} of the grid, "
                  f"{check.get('questions_per_value', SPOT_QUESTIONS)} questions each")
     else:  # an older manifest: prefetch values only
         scope = f"{len(checks)} live queries at prefetch {', '.join(str(p) for p in check.get('prefetch_values', []))}"

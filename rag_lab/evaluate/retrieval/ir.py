@@ -24,10 +24,10 @@ from rag_lab.evaluate.retrieval.cache_keys import question_key
 from rag_lab.evaluate.retrieval import ranx_ids
 from rag_lab.evaluate.retrieval.ranx_ids import ranked_documents
 from rag_lab.fusion import TIE_RULE
-from rag_lab.fusion.rrf import DEFAULT_RRF_K
 from rag_lab.index import CorpusIndex
 from rag_lab.progress import progress_bar
 from rag_lab.retrieve import build_retriever
+from rag_lab.retrieve.configuration import fused_defaults
 from rag_lab.retrieve.records import doc_key
 
 METRICS = ("ndcg@10", "recall@100", "mrr@10")
@@ -45,8 +45,6 @@ SCIFACT_ANCHORS = {
     "hybrid": "MiniLM + BM25 RRF 0.7175 (Qdrant article)",
 }
 DEPTH = 100
-# What fusion/hybrid use when a parameter is not given (shown in every report).
-DEFAULT_PARAMS = {"fusion_k": DEFAULT_RRF_K, "prefetch": 100, "dense_weight": 1.0, "sparse_weight": 1.0, "max_per_doc": 0}
 
 
 @dataclass
@@ -174,7 +172,7 @@ def _checkpoint_path(settings: Settings, index: CorpusIndex, mode: str, params: 
     # differently), the mode and its effective parameters (defaults filled in: a changed default
     # misses, a default given explicitly hits), the depth and the tie rule.
     key = json.dumps({"v": CHECKPOINT_VERSION, "fp": index.manifest.fingerprint, "backend": index.paths.backend,
-                      "mode": mode, "params": {**DEFAULT_PARAMS, **params}, "depth": DEPTH, "ties": TIE_RULE},
+                      "mode": mode, "params": {**fused_defaults(), **params}, "depth": DEPTH, "ties": TIE_RULE},
                      sort_keys=True)
     digest = hashlib.sha256(key.encode()).hexdigest()[:16]
     return Path(settings.data_dir) / "runs" / index.paths.root.name / f"{mode}-{digest}.json"
@@ -248,7 +246,7 @@ def evaluate_modes(
     report = IRReport(
         dataset.name, query_ids=list(queries), n_available=n_available,
         n_unjudgeable=len(dataset.unjudgeable_questions()),
-        params={"depth": DEPTH, **DEFAULT_PARAMS, **{k: v for k, v in (params or {}).items() if v is not None}},
+        params={"depth": DEPTH, **fused_defaults(), **{k: v for k, v in (params or {}).items() if v is not None}},
         models={"embedding": manifest.embed_model, "sparse_tokenizer": manifest.tokenizer,
                 "bm25_k1": manifest.bm25_k1, "bm25_b": manifest.bm25_b, "index_fingerprint": manifest.fingerprint,
                 "index_built_at": manifest.built_at, "contextual": manifest.contextual},

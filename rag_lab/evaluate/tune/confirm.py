@@ -65,13 +65,6 @@ class Confirmation:
                 "p_wilcoxon": self.p_wilcoxon, "significant": self.significant, "alpha": self.alpha}
 
 
-def single_config_spec(config: Config) -> GridSpec:
-    """A grid of exactly ``config`` (its values as the spec's defaults)."""
-    return GridSpec(modes=(config.mode,), fusion_k=(config.k,), prefetch=(config.prefetch,), top_k=(config.top_k,),
-                    weights=((config.dense_weight, config.sparse_weight),), max_per_doc=(config.max_per_doc,),
-                    default_k=config.k, default_prefetch=config.prefetch)
-
-
 def confirm_on_rest(index, rest_queries: Mapping[str, str], dev: frozenset[str], qrels, run_dir: Path,
                     chosen: Config, defaults: Sequence[Config], metric: str, depth: int,
                     progress: bool = True, seed: int = 42, num_queries: int = 1, llm=None) -> Confirmation:
@@ -94,7 +87,7 @@ def confirm_on_rest(index, rest_queries: Mapping[str, str], dev: frozenset[str],
             per_q = rewrite_scores(index, llm, rest_queries, questions, [config], queries_per_question, run_dir,
                                    metric, qrels, depth, progress=progress)[0][config]
         else:
-            grid = compute_grid(questions, single_config_spec(config))
+            grid = compute_grid(questions, GridSpec.single(config))
             per_q = selection_scores(metric, grid, questions, qrels)[config.id]
         values = np.array([per_q.get(q, 0.0) for q in qids], dtype=float)
         ci = bootstrap_ci(values, seed=seed)

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from rag_lab.evaluate.tune.select import COST_ORDER
+from rag_lab.evaluate.tune.select import cost_order
 
 STEP_NAMES = {"split_s": "split", "dev_legs_s": "dev legs (retrieval)", "dev_grid_s": "dev grid + metric",
               "select_s": "selection", "confirm_s": "rest legs + confirmation", "answers_s": "answers (dev)"}
@@ -17,7 +17,7 @@ def render_tune(result) -> str:
              f"  best       {sel.best.config.id}: {sel.best.mean:.4f} (SE {sel.best.standard_error:.4f})",
              f"  threshold  best − 1 SE = {sel.threshold:.4f}: {len(sel.within):,} configuration(s) within",
              f"  chosen     {sel.chosen.config.id}: {sel.chosen.mean:.4f} (the cheapest within one SE)",
-             f"  cost order (cheapest first): {'; '.join(COST_ORDER)}",
+             f"  cost order (cheapest first): {'; '.join(cost_order())}",
              *([f"  note: {note}"] if (note := sel.separation(result.metric)) else []),
              "",
              f"confirmation (rest, {conf.n} questions never seen by the selection; {conf.metric}, 95 % bootstrap CI):",

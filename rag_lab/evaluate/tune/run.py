@@ -39,9 +39,9 @@ from rag_lab.evaluate.tune.select import Selection, candidates_from, select_one_
 from rag_lab.splits import choose_dev_split, read_dev_split, read_id_file, split_ids, write_dev_split
 from rag_lab.retrieve.tuned_config import TunedConfig, write_tuned_config
 
-# The levers as axes: RRF k, prefetch, leg weights, per-document cap (none/1/2), top-k, both modes.
-TUNE_SPEC = GridSpec(modes=("fusion", "hybrid"), fusion_k=(1, 2, 5, 10, 20, 60, 100), prefetch=(10, 25, 50, 100),
-                     top_k=(3, 5, 7, 10), weights=((1.0, 1.0), (0.7, 1.3), (1.3, 0.7)), max_per_doc=(0, 1, 2))
+# The levers as axes: the grid's values of every axis (RRF k, prefetch, top-k, both modes), with three
+# leg weight pairs and per-document caps none/1/2.
+TUNE_SPEC = GridSpec(weights=((1.0, 1.0), (0.7, 1.3), (1.3, 0.7)), max_per_doc=(0, 1, 2))
 CONFIG_FILE, REPORT_FILE, SPLIT_FILE = "recommended.toml", "tune.json", "dev_split.txt"
 NDCG_CUTOFF = 10  # the list nDCG@10 reads
 ANSWER_SECONDS_LOCAL = 25.0  # a rough per-generation estimate for the local model on 2 CPU cores (printed as ≈)
@@ -124,7 +124,7 @@ def default_top_k(metric: str) -> int:
 
 
 def default_config(spec: GridSpec, mode: str, metric: str) -> Config:
-    """The lab's default for ``mode`` — k 60, prefetch 100, weights 1:1, no cap, whatever the user's
+    """The lab's default for ``mode`` (:data:`rag_lab.retrieve.configuration.DEFAULTS`), whatever the user's
     grid holds — at the top-k tune writes for it (:func:`default_top_k`): the confirmation's control
     is the configuration "KEEP THE DEFAULT" would write, so its rest mean is the file's."""
     return GridSpec().baseline(mode, default_top_k(metric))
@@ -304,9 +304,8 @@ def recommendation(selection: Selection, confirmation: Confirmation, metric: str
                   "grid_config": (chosen if adopted else confirmation.against.config).id}
     # the grid's top-k is the list its metric read and the context its answers got: the retriever
     # returns it (top_k) and the LLM reads all of it (top_n), in search, ask and eval alike
-    return TunedConfig(mode=written.mode, fusion_k=written.k, prefetch=written.prefetch,
-                       dense_weight=written.dense_weight, sparse_weight=written.sparse_weight,
-                       max_per_doc=written.max_per_doc, top_k=written.top_k, top_n=written.top_k,
+    levers = {name: value for name, value in written.levers().items() if name in TunedConfig.__dataclass_fields__}
+    return TunedConfig(mode=written.mode, **levers, top_n=written.top_k,
                        num_queries=selection.chosen.num_queries if adopted else 1, provenance=provenance)
 
 

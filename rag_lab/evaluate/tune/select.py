@@ -25,10 +25,26 @@ from dataclasses import dataclass
 import numpy as np
 
 from rag_lab.evaluate.ablation.grid import Config
+from rag_lab.retrieve.configuration import Axis, compared_axes, axes
 
 MODE_COST = {"fusion": 0, "hybrid": 1}
-COST_ORDER = ("LLM query rewrites (num_queries)", "top-k (generator context)", "prefetch (candidates per leg)",
-              "settings moved from the default (k, weights, cap)", "mode (fusion before hybrid)")
+
+
+def priced_axes() -> list[Axis]:
+    """The axes with a rank of their own in the cost order, cheapest first (top-k, prefetch)."""
+    return sorted((a for a in axes() if a.cost is not None), key=lambda a: a.cost)
+
+
+def moved_axes() -> list[Axis]:
+    """The axes counted as "settings moved from the default" (RRF k, leg weights, cap)."""
+    return [a for a in compared_axes() if a.cost is None]
+
+
+def cost_order() -> tuple[str, ...]:
+    """The cost order as tune prints and records it (see the module doc)."""
+    return ("LLM query rewrites (num_queries)", *(a.cost_text for a in priced_axes()),
+            f"settings moved from the default ({', '.join(a.short for a in moved_axes())})",
+            "mode (fusion before hybrid)")
 
 
 @dataclass(frozen=True)
@@ -50,15 +66,14 @@ class Candidate:
 
 
 def moved_settings(config: Config, default: Config) -> int:
-    """How many of RRF k, leg weights and cap differ from ``default``."""
-    return sum((config.k != default.k,
-                (config.dense_weight, config.sparse_weight) != (default.dense_weight, default.sparse_weight),
-                config.max_per_doc != default.max_per_doc))
+    """How many of the :func:`moved_axes` (RRF k, leg weights, cap) differ from ``default``."""
+    return sum(a.value_of(config) != a.value_of(default) for a in moved_axes())
 
 
 def cost_key(candidate: Candidate, default: Config) -> tuple:
     c = candidate.config
-    return (candidate.num_queries, c.top_k, c.prefetch, moved_settings(c, default), MODE_COST.get(c.mode, 9), c.id)
+    return (candidate.num_queries, *(a.value_of(c) for a in priced_axes()), moved_settings(c, default),
+            MODE_COST.get(c.mode, 9), c.id)
 
 
 @dataclass(frozen=True)
@@ -87,7 +102,7 @@ class Selection:
         return {"best": self.best.config.id, "best_mean": self.best.mean, "best_se": self.best.standard_error,
                 "threshold": self.threshold, "chosen": self.chosen.config.id, "chosen_mean": self.chosen.mean,
                 "within_one_se": len(self.within), "tried": self.tried, "lowest_mean": self.lowest,
-                "cost_order": list(COST_ORDER)}
+                "cost_order": list(cost_order())}
 
 
 def select_one_se(candidates: Sequence[Candidate], default: Config) -> Selection:

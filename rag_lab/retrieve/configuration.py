@@ -1,0 +1,211 @@
+"""The retrieval levers in one place: :class:`RetrievalConfig` holds every lever and its default,
+:data:`AXES` the levers an ablation grid varies and what each axis means to the rest of the lab.
+
+Everything else derives from these two: the retrievers' constructor defaults, ``ir``'s checkpoint
+key (:func:`fused_defaults`), the tuned configuration file (:class:`~rag_lab.retrieve.tuned_config.TunedConfig`
+is a ``RetrievalConfig`` with provenance), and, through :func:`axes`, the ablation grid
+(``GridSpec``: its axes, default values, baselines and configuration ids), ``--grid`` files and
+``ablate``'s axis flags, the spot check's axes, the significance families and their questions, and
+tune's cost order.
+
+Adding an axis is one field on :class:`RetrievalConfig` plus one :class:`Axis` row whose ``kernel``
+applies a value to a fused ranking (as the per-document cap does). RRF k, prefetch and the leg
+weights have no list kernel: they act inside the fusion formula, which the grid computes for all of
+their values at once (:func:`rag_lab.evaluate.ablation.grid.fused_order`).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+from typing import Any
+
+from rag_lab.fusion.rrf import DEFAULT_RRF_K
+
+
+@dataclass(frozen=True)
+class RetrievalConfig:
+    """Every retrieval lever with the lab's default, in the command line's names."""
+
+    mode: str = "hybrid"
+    fusion_k: float = DEFAULT_RRF_K  # RRF k, ranks from 1
+    prefetch: int = 100  # candidates per leg
+    dense_weight: float = 1.0
+    sparse_weight: float = 1.0
+    max_per_doc: int = 0  # chunks per document in the top-k; 0 = no cap
+    top_k: int = 5  # chunks the retriever returns
+    top_n: int | None = None  # chunks the LLM reads (None: the command's default)
+    num_queries: int = 1  # > 1: the LLM writes num_queries - 1 rewrites, fused by RRF
+
+
+DEFAULTS = RetrievalConfig()
+
+# A list kernel: (fused chunk ids best first, the axis's value, chunk id → document, how many the
+# grid reads at most) → the ranking at that value.
+Kernel = Callable[[Sequence[str], Any, Callable[[str], str], int], list[str]]
+
+
+def whole_number(value: Any) -> int:
+    """A grid value that must be a whole number (``2.0`` yes, ``2.5`` and ``True`` no)."""
+    if isinstance(value, bool) or (isinstance(value, float) and not value.is_integer()):
+        raise ValueError(value)
+    return int(value)
+
+
+def weight_pair(value: Any) -> tuple[float, float]:
+    """``"0.7:1.3"`` or ``[0.7, 1.3]`` → ``(0.7, 1.3)`` (dense, sparse)."""
+    if isinstance(value, str):
+        dense, sparse = (float(v) for v in value.split(":"))
+    else:
+        dense, sparse = (float(v) for v in value)
+    return dense, sparse
+
+
+def capped(ranked: Sequence[str], cap: int, document_of: Callable[[str], str], depth: int) -> list[str]:
+    """The per-document cap's kernel: the retrievers' own rule (:func:`~rag_lab.retrieve.diversity.cap_per_document`)."""
+    from rag_lab.retrieve.diversity import cap_per_document  # LlamaIndex: not for the CLI's --help
+
+    kept, _ = cap_per_document(ranked, document_of, cap, depth)
+    return [chunk for _, chunk in kept]
+
+
+def check_caps(values: Sequence) -> None:
+    from rag_lab.retrieve.diversity import check_max_per_doc
+
+    for cap in values:
+        check_max_per_doc(cap)  # the retrievers' own rule
+
+
+def check_ks(values: Sequence) -> None:
+    if any(k < 0 for k in values):
+        raise ValueError(f"fusion k values must be ≥ 0, got {list(values)}")
+
+
+def check_weights(values: Sequence) -> None:
+    if any(wd <= 0 and ws <= 0 for wd, ws in values):
+        raise ValueError("at least one leg weight must be > 0 in every weight pair")
+
+
+def positive_whole(key: str) -> Callable[[Sequence], None]:
+    def check(values: Sequence) -> None:
+        bad = [v for v in values if not isinstance(v, int) or v < 1]
+        if bad:
+            raise ValueError(f"{key} values must be whole numbers ≥ 1, got {bad}")
+    return check
+
+
+@dataclass(frozen=True)
+class Axis:
+    """One ablation axis and everything the lab knows of it."""
+
+    name: str  # the spot check's and the significance families' name (results.csv ``family_axis``)
+    key: str  # GridSpec's keyword, the --grid file's key and ablate's flag (``--fusion-k``)
+    fields: tuple[str, ...]  # the grid configuration's attributes it sets (two: a pair, e.g. the weights)
+    token: str  # its part of a configuration id: ``p`` in ``p=100``
+    grid_values: tuple  # the grid's values when none are given
+    question: str  # what its significance family asks
+    noun: str  # in the spot check's summary: "every RRF k, prefetch, …"
+    shown: str  # in messages naming a value: "hybrid max-per-doc 2"
+    short: str  # in lists of moved settings: "k, weights, cap"
+    help: str  # ablate's flag
+    levers: tuple[str, ...] = ()  # the RetrievalConfig fields it moves (default: ``fields``)
+    fallback: str = "first"  # the baseline when the lab's default is not in the grid: first | last | largest
+    token_at_default: bool = True  # False: an id leaves the token out at the default (earlier ids stay valid)
+    grid_default: bool = False  # a grid may name its own baseline value (``GridSpec(default_k=…)``)
+    cost: int | None = None  # rank in tune's cost order (cheapest first); None: a "setting moved from the default"
+    cost_text: str = ""
+    parse: Callable[[Any], Any] = whole_number  # one value of a --grid file (a pair: each element)
+    kernel: Kernel | None = None  # applied to the fused ranking; None: inside the fusion formula or the cut
+    check: Callable[[Sequence], None] | None = None  # refuses a grid's values (ValueError, one line)
+    default: Any = None  # the lab's default when its lever is not a RetrievalConfig field
+
+    @property
+    def pair(self) -> bool:
+        return len(self.fields) == 2
+
+    @property
+    def lever_names(self) -> tuple[str, ...]:
+        return self.levers or self.fields
+
+    def lab_default(self) -> Any:
+        """The lab's default value (a pair for a two-field axis), from :data:`DEFAULTS`."""
+        values = tuple(getattr(DEFAULTS, lever, self.default) for lever in self.lever_names)
+        return values if self.pair else values[0]
+
+    def value_of(self, config: Any) -> Any:
+        """The axis's value in a grid configuration (a pair for a two-field axis)."""
+        values = tuple(config.value(f) for f in self.fields)
+        return values if self.pair else values[0]
+
+    def setting(self, value: Any) -> dict[str, Any]:
+        """``value`` as the grid configuration's attributes."""
+        return dict(zip(self.fields, value if self.pair else (value,)))
+
+    def text(self, value: Any) -> str:
+        """The value as a configuration id writes it."""
+        return f"{value[0]:g}:{value[1]:g}" if self.pair else f"{value}"
+
+    def label(self, value: Any) -> str:
+        """The value as the spot check and results tables name it (``1:1``, ``60``)."""
+        return f"{float(value[0]):g}:{float(value[1]):g}" if self.pair else str(int(value))
+
+    def read(self, value: Any) -> Any:
+        """One --grid file value."""
+        return weight_pair(value) if self.pair else self.parse(value)
+
+    def baseline(self, values: Sequence, default: Any) -> Any:
+        """The grid's baseline value: ``default`` when the grid holds it, else the fallback."""
+        if default in values:
+            return default
+        return {"first": values[0], "last": values[-1], "largest": max(values)}[self.fallback]
+
+
+AXES: tuple[Axis, ...] = (
+    Axis("k", "fusion_k", ("k",), "k", (1, 2, 5, 10, 20, 60, 100),
+         "does RRF k matter? each k against the default k, at the default prefetch and weights",
+         "RRF k", "k", "k", "RRF k values, ranks from 1", levers=("fusion_k",), fallback="last", grid_default=True,
+         parse=int, check=check_ks),
+    Axis("prefetch", "prefetch", ("prefetch",), "p", (10, 25, 50, 100),
+         "does the prefetch depth matter? each prefetch against the default, at the default k and weights",
+         "prefetch", "prefetch", "prefetch", "candidates per leg", fallback="largest", grid_default=True, cost=2,
+         cost_text="prefetch (candidates per leg)", check=positive_whole("prefetch")),
+    Axis("weights", "weights", ("dense_weight", "sparse_weight"), "w", ((1.0, 1.0),),
+         "do the leg weights matter? each weight pair against the default pair, at the default k and prefetch",
+         "weight pair", "weights", "weights", "dense:sparse leg weight pairs, e.g. 0.7:1.3,1:1,1.3:0.7", check=check_weights),
+    Axis("max_per_doc", "max_per_doc", ("max_per_doc",), "cap", (0,),
+         "does a cap of chunks per document matter? each cap against no cap, at the default k, prefetch and weights",
+         "cap", "max-per-doc", "cap", "caps of chunks per document in the top-k (0 = no cap, the baseline), e.g. 0,1,2,3",
+         token_at_default=False, kernel=capped, check=check_caps),
+    Axis("top_k", "top_k", ("top_k",), "top", (3, 5, 7, 10),
+         "",  # not compared: metrics at different cut-offs are not comparable
+         "top-k", "top-k", "top-k",
+         "top-k values: chunks the fused retriever returns, the depth the metrics read", cost=1,
+         cost_text="top-k (generator context)",
+         check=positive_whole("top_k")),
+)
+CUT = "top_k"  # the axis that cuts the ranking: every other axis is compared at one top-k
+
+
+def axes() -> tuple[Axis, ...]:
+    """The ablation axes, read at call time (a test may add one)."""
+    return AXES
+
+
+def axis(name: str) -> Axis:
+    """The axis called ``name`` (KeyError when the table has none)."""
+    for a in axes():
+        if a.name == name:
+            return a
+    raise KeyError(name)
+
+
+def compared_axes() -> tuple[Axis, ...]:
+    """The axes a grid compares at one top-k (every axis but the cut)."""
+    return tuple(a for a in axes() if a.name != CUT)
+
+
+def fused_defaults() -> dict[str, Any]:
+    """The fused levers' defaults, in lever names (``fusion_k``, ``prefetch``, …): what fusion and
+    hybrid use when a lever is not given. The cut is left out: ``ir`` reads its own depth."""
+    return {lever: value for a in compared_axes()
+            for lever, value in zip(a.lever_names, a.lab_default() if a.pair else (a.lab_default(),))}

@@ -1,0 +1,164 @@
+"""One retrieval configuration type: every lever's default written once, the ids and texts derived
+from it pinned, and a new axis added in the one place reaching the grid, the spot check, the
+significance families, tune's cost order, grid files and the CLI."""
+
+from __future__ import annotations
+
+import dataclasses
+import inspect
+
+import pytest
+
+from rag_lab.evaluate.ablation.grid import Candidates, Config, GridSpec, compute_grid
+from rag_lab.retrieve import configuration
+from rag_lab.retrieve.configuration import DEFAULTS, Axis, RetrievalConfig, fused_defaults
+
+
+# -- defaults written once --------------------------------------------------------------------------
+
+def test_the_lab_defaults():
+    assert (DEFAULTS.mode, DEFAULTS.fusion_k, DEFAULTS.prefetch, DEFAULTS.dense_weight, DEFAULTS.sparse_weight,
+            DEFAULTS.max_per_doc, DEFAULTS.top_k, DEFAULTS.top_n, DEFAULTS.num_queries) == (
+        "hybrid", 60, 100, 1.0, 1.0, 0, 5, None, 1)
+    assert fused_defaults() == {"fusion_k": 60, "prefetch": 100, "dense_weight": 1.0, "sparse_weight": 1.0,
+                                "max_per_doc": 0}
+
+
+def test_every_place_reads_the_one_default():
+    from rag_lab.evaluate.tune.run import default_config
+    from rag_lab.retrieve.fusion import FusionRetriever
+    from rag_lab.retrieve.hybrid import HybridRetriever
+    from rag_lab.retrieve.levers import FUSED_LEVERS
+    from rag_lab.retrieve.tuned_config import TunedConfig
+
+    for cls in (FusionRetriever, HybridRetriever):
+        params = inspect.signature(cls).parameters
+        assert {name: params[name].default for name in ("prefetch", "rrf_k", "dense_weight", "sparse_weight",
+                                                         "max_per_doc")} == {
+            "prefetch": DEFAULTS.prefetch, "rrf_k": DEFAULTS.fusion_k, "dense_weight": DEFAULTS.dense_weight,
+            "sparse_weight": DEFAULTS.sparse_weight, "max_per_doc": DEFAULTS.max_per_doc}
+    tuned = TunedConfig()
+    assert isinstance(tuned, RetrievalConfig)
+    assert {f.name: getattr(tuned, f.name) for f in dataclasses.fields(RetrievalConfig)} == dataclasses.asdict(DEFAULTS)
+    spec = GridSpec()
+    assert (spec.default_k, spec.default_prefetch) == (DEFAULTS.fusion_k, DEFAULTS.prefetch)
+    assert default_config(spec, "hybrid", "chunk_hit@5").id == "hybrid|k=60|p=100|w=1:1|top=7"
+    assert FUSED_LEVERS == ("fusion_k", "prefetch", "dense_weight", "sparse_weight", "max_per_doc", "year_boost")
+
+
+def test_a_changed_default_reaches_the_grid_baseline_and_the_ir_key(monkeypatch):
+    monkeypatch.setattr(configuration, "DEFAULTS", dataclasses.replace(DEFAULTS, prefetch=50))
+    assert fused_defaults()["prefetch"] == 50
+    assert GridSpec().baseline("fusion", 5).id == "fusion|k=60|p=50|w=1:1|top=5"
+
+
+# -- ids and texts derived from the table, pinned ---------------------------------------------------
+
+def test_configuration_ids_and_columns_are_those_of_earlier_runs():
+    assert Config("hybrid", 60, 100, 1.0, 1.0, 7, 1).id == "hybrid|k=60|p=100|w=1:1|top=7|cap=1"
+    assert Config("hybrid", 60, 100, 1.0, 1.0, 7).id == "hybrid|k=60|p=100|w=1:1|top=7"
+    assert Config("fusion", 5, 25, 0.7, 1.3, 3, 0).id == "fusion|k=5|p=25|w=0.7:1.3|top=3"
+    assert list(Config("fusion", 5, 25, 0.7, 1.3, 3, 2).to_dict()) == [
+        "config", "mode", "k", "prefetch", "dense_weight", "sparse_weight", "top_k", "max_per_doc"]
+
+
+def test_the_default_grid_and_its_record():
+    spec = GridSpec()
+    assert spec.to_dict() == {"modes": ["fusion", "hybrid"], "fusion_k": [1, 2, 5, 10, 20, 60, 100],
+                              "prefetch": [10, 25, 50, 100], "top_k": [3, 5, 7, 10], "weights": [[1.0, 1.0]],
+                              "max_per_doc": [0], "default_k": 60, "default_prefetch": 100}
+    configs = spec.configs()
+    assert len(configs) == 2 * 7 * 4 * 4
+    assert [c.id for c in configs[:2]] == ["fusion|k=1|p=10|w=1:1|top=3", "fusion|k=1|p=10|w=1:1|top=5"]
+    assert spec.baseline_text() == "k=60 prefetch=100 weights=1:1 max_per_doc=0"
+    other = GridSpec(fusion_k=(1, 10), prefetch=(10, 25), weights=((0.7, 1.3), (1.3, 0.7)), max_per_doc=(2, 1))
+    assert other.baseline("hybrid", 3).id == "hybrid|k=10|p=25|w=0.7:1.3|top=3|cap=2"  # last k, deepest p, first
+
+
+def test_texts_derived_from_the_table():
+    from rag_lab.evaluate.ablation.significance import family_questions, one_setting_axes
+    from rag_lab.evaluate.ablation.spot_check import checked_axes, spot_check_lines, unconfirmed_text
+    from rag_lab.evaluate.tune.select import cost_order
+
+    assert cost_order() == ("LLM query rewrites (num_queries)", "top-k (generator context)",
+                            "prefetch (candidates per leg)", "settings moved from the default (k, weights, cap)",
+                            "mode (fusion before hybrid)")
+    assert list(family_questions()) == ["k", "prefetch", "weights", "max_per_doc", "mode", "interactions"]
+    assert family_questions()["prefetch"] == ("does the prefetch depth matter? each prefetch against the default, at "
+                                              "the default k and weights")
+    assert one_setting_axes() == ("k", "prefetch", "weights", "max_per_doc", "mode")
+    assert checked_axes() == ["k", "prefetch", "weights", "max_per_doc", "top_k"]
+    assert unconfirmed_text({"hybrid": {"prefetch": ["10", "25"], "max_per_doc": ["2"]}}) == (
+        "hybrid prefetch 10 25, max-per-doc 2")
+    check = {"equal": True, "checks": [{"equal": True}] * 4, "modes": ["fusion"], "axes_checked": checked_axes(),
+             "questions_per_value": 3}
+    assert spot_check_lines(check, "d") == [
+        "spot check (fusion; 4 live queries: every RRF k, prefetch, weight pair, cap and top-k of the grid, 3 "
+        "questions each): live rankings equal the grid's"]
+
+
+# -- a new axis: one field plus its kernel, in the one place ---------------------------------------
+
+def _skip_first(ranked, n, document_of, depth):
+    """A toy kernel: drop the first ``n`` fused results."""
+    return list(ranked[n:])
+
+
+SKIP = Axis("skip", "skip", ("skip",), "skip", (0,), "does skipping the first results matter?", "skip", "skip",
+            "skip", "fused results skipped at the top", token_at_default=False, kernel=_skip_first, default=0)
+
+
+@pytest.fixture
+def skip_axis(monkeypatch):
+    """The lever table with the toy axis added (monkeypatch restores it)."""
+    monkeypatch.setattr(configuration, "AXES", (*configuration.AXES, SKIP))
+    return SKIP
+
+
+def _legs(ids: list[str]) -> list[tuple[str, str, float]]:
+    return [(chunk, chunk.split("#")[0], 1.0 / rank) for rank, chunk in enumerate(ids, start=1)]
+
+
+QUESTION = Candidates("q", {"dense": _legs(["a#1", "b#1", "c#1", "d#1"]),
+                            "bm25": _legs(["b#1", "a#1", "e#1", "c#1"])})
+
+
+def test_the_grid_picks_a_new_axis_up(skip_axis):
+    spec = GridSpec(modes=("fusion",), fusion_k=(60,), prefetch=(4,), top_k=(2, 3), skip=(0, 1))
+    ids = [c.id for c in spec.configs()]
+    assert ids == ["fusion|k=60|p=4|w=1:1|top=2", "fusion|k=60|p=4|w=1:1|top=2|skip=1",
+                   "fusion|k=60|p=4|w=1:1|top=3", "fusion|k=60|p=4|w=1:1|top=3|skip=1"]
+    assert spec.to_dict()["skip"] == [0, 1]
+    grid = compute_grid([QUESTION], spec)
+    plain = grid.chunks["fusion|k=60|p=4|w=1:1|top=3"]["q"]
+    assert grid.chunks["fusion|k=60|p=4|w=1:1|top=2|skip=1"]["q"] == plain[1:3]
+    # a configuration at the axis's default is the one of earlier runs
+    assert Config.of("fusion", {"k": 60, "prefetch": 4, "dense_weight": 1.0, "sparse_weight": 1.0, "top_k": 3,
+                                "skip": 0}) == Config("fusion", 60, 4, 1.0, 1.0, 3)
+
+
+def test_the_spot_check_families_and_cost_order_pick_a_new_axis_up(skip_axis):
+    from rag_lab.evaluate.ablation.significance import comparison_for, family_questions
+    from rag_lab.evaluate.ablation.spot_check import check_points
+    from rag_lab.evaluate.tune.select import moved_settings
+
+    spec = GridSpec(modes=("fusion",), fusion_k=(60,), prefetch=(4,), top_k=(3,), skip=(0, 2))
+    points = {axis_value for _, stands_for in check_points(spec, "fusion") for axis_value in stands_for}
+    assert ("skip", "2") in points and ("skip", "0") in points
+    moved = next(c for c in spec.configs() if c.value("skip") == 2)
+    assert comparison_for(moved, spec) == ("skip", "fusion|k=60|p=4|w=1:1|top=3")
+    assert family_questions()["skip"] == "does skipping the first results matter?"
+    assert moved_settings(moved, spec.baseline("fusion", 3)) == 1
+    assert fused_defaults()["skip"] == 0
+
+
+def test_grid_files_and_the_cli_pick_a_new_axis_up(skip_axis, tmp_path):
+    from rag_lab.cli.ablate import grid_from_args
+    from rag_lab.cli.main import build_parser
+    from rag_lab.evaluate.ablation.grid_file import grid_spec
+
+    path = tmp_path / "grid.yaml"
+    path.write_text("modes: [fusion]\nskip: [0, 3]\n", encoding="utf-8")
+    assert grid_spec(path).skip == (0, 3)
+    args = build_parser().parse_args(["ablate", "texas_childcare", "--skip", "0,1"])
+    assert grid_from_args(args).skip == (0, 1)

@@ -67,15 +67,16 @@ def prefetch_topk_heatmap(results, mode: str, metric: str = "ndcg@top_k", k: int
     it). ``unconfirmed`` (axis → values the live spot check could not confirm, for this mode): those
     cells get a † after their value."""
     from rag_lab.evaluate.ablation.spot_check import is_unconfirmed
+    from rag_lab.retrieve.configuration import DEFAULTS
 
     frame = results[(results["metric"] == metric) & (results["mode"] == mode)
                     & (results["dense_weight"] == weights[0]) & (results["sparse_weight"] == weights[1])]
-    cap = 0
+    cap = DEFAULTS.max_per_doc
     if "max_per_doc" in frame:  # one cap per cell, not the mean over caps
-        cap = 0 if 0 in set(frame["max_per_doc"]) else int(frame["max_per_doc"].min())
+        cap = cap if cap in set(frame["max_per_doc"]) else int(frame["max_per_doc"].min())
         frame = frame[frame["max_per_doc"] == cap]
     if k is None:
-        k = 60 if 60 in set(frame["k"]) else int(frame["k"].iloc[0])
+        k = DEFAULTS.fusion_k if DEFAULTS.fusion_k in set(frame["k"]) else int(frame["k"].iloc[0])
     frame = frame[frame["k"] == k]
     table = frame.pivot_table(index="prefetch", columns="top_k", values="mean")
     fig, ax = plt.subplots(figsize=(5, 3.6))

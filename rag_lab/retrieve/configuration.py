@@ -40,8 +40,9 @@ class RetrievalConfig:
 
 DEFAULTS = RetrievalConfig()
 
-# A list kernel: (fused chunk ids best first, the axis's value, chunk id → document, how many the
-# grid reads at most) → the ranking at that value.
+# A list kernel: (fused chunk ids best first, the axis's value, chunk id → document, how many results
+# are read at most) → the ranking at that value. Its first ``depth`` results must not depend on
+# ``depth`` (every top-k is cut from them); it may stop there, as the cap does.
 Kernel = Callable[[Sequence[str], Any, Callable[[str], str], int], list[str]]
 
 

@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import dataclasses
 import inspect
+import json
 
 import pytest
 
@@ -20,8 +21,9 @@ def test_the_lab_defaults():
     assert (DEFAULTS.mode, DEFAULTS.fusion_k, DEFAULTS.prefetch, DEFAULTS.dense_weight, DEFAULTS.sparse_weight,
             DEFAULTS.max_per_doc, DEFAULTS.top_k, DEFAULTS.top_n, DEFAULTS.num_queries) == (
         "hybrid", 60, 100, 1.0, 1.0, 0, 5, None, 1)
-    assert fused_defaults() == {"fusion_k": 60, "prefetch": 100, "dense_weight": 1.0, "sparse_weight": 1.0,
-                                "max_per_doc": 0}
+    # ir's checkpoint key holds them as JSON: the same text as before, so its checkpoints stay valid
+    assert json.dumps(fused_defaults()) == '{"fusion_k": 60, "prefetch": 100, "dense_weight": 1.0, ' \
+                                           '"sparse_weight": 1.0, "max_per_doc": 0}'
 
 
 def test_every_place_reads_the_one_default():
@@ -99,20 +101,22 @@ def test_texts_derived_from_the_table():
 
 # -- a new axis: one field plus its kernel, in the one place ---------------------------------------
 
-def _skip_first(ranked, n, document_of, depth):
-    """A toy kernel: drop the first ``n`` fused results."""
-    return list(ranked[n:])
+def _promote(ranked, n, document_of, depth):
+    """A toy kernel: the result at rank ``n + 1`` moves to the top (0: unchanged)."""
+    ranked = list(ranked)
+    return [ranked[n], *ranked[:n], *ranked[n + 1:]] if 0 < n < len(ranked) else ranked
 
 
-SKIP = Axis("skip", "skip", ("skip",), "skip", (0,), "does skipping the first results matter?", "skip", "skip",
-            "skip", "fused results skipped at the top", token_at_default=False, kernel=_skip_first, default=0)
+PROMOTE = Axis("promote", "promote", ("promote",), "promote", (0,), "does promoting a lower result matter?",
+               "promotion", "promote", "promote", "the rank below the top moved to the top",
+               token_at_default=False, kernel=_promote, default=0)
 
 
 @pytest.fixture
-def skip_axis(monkeypatch):
+def promote_axis(monkeypatch):
     """The lever table with the toy axis added (monkeypatch restores it)."""
-    monkeypatch.setattr(configuration, "AXES", (*configuration.AXES, SKIP))
-    return SKIP
+    monkeypatch.setattr(configuration, "AXES", (*configuration.AXES, PROMOTE))
+    return PROMOTE
 
 
 def _legs(ids: list[str]) -> list[tuple[str, str, float]]:
@@ -123,42 +127,48 @@ QUESTION = Candidates("q", {"dense": _legs(["a#1", "b#1", "c#1", "d#1"]),
                             "bm25": _legs(["b#1", "a#1", "e#1", "c#1"])})
 
 
-def test_the_grid_picks_a_new_axis_up(skip_axis):
-    spec = GridSpec(modes=("fusion",), fusion_k=(60,), prefetch=(4,), top_k=(2, 3), skip=(0, 1))
+def test_the_grid_picks_a_new_axis_up(promote_axis):
+    spec = GridSpec(modes=("fusion",), fusion_k=(60,), prefetch=(4,), top_k=(2, 3), promote=(0, 1))
     ids = [c.id for c in spec.configs()]
-    assert ids == ["fusion|k=60|p=4|w=1:1|top=2", "fusion|k=60|p=4|w=1:1|top=2|skip=1",
-                   "fusion|k=60|p=4|w=1:1|top=3", "fusion|k=60|p=4|w=1:1|top=3|skip=1"]
-    assert spec.to_dict()["skip"] == [0, 1]
+    assert ids == ["fusion|k=60|p=4|w=1:1|top=2", "fusion|k=60|p=4|w=1:1|top=2|promote=1",
+                   "fusion|k=60|p=4|w=1:1|top=3", "fusion|k=60|p=4|w=1:1|top=3|promote=1"]
+    assert spec.to_dict()["promote"] == [0, 1]
     grid = compute_grid([QUESTION], spec)
     plain = grid.chunks["fusion|k=60|p=4|w=1:1|top=3"]["q"]
-    assert grid.chunks["fusion|k=60|p=4|w=1:1|top=2|skip=1"]["q"] == plain[1:3]
+    assert grid.chunks["fusion|k=60|p=4|w=1:1|top=2|promote=1"]["q"] == (plain[1], plain[0])
+    # tune's fusion of a question with its rewrites applies the same kernels
+    from rag_lab.evaluate.tune.query_gen import fuse_queries
+
+    promoted = next(c for c in grid.configs if c.id == "fusion|k=60|p=4|w=1:1|top=2|promote=1")
+    doc_of = {chunk: doc for leg in QUESTION.legs.values() for chunk, doc, _ in leg}
+    assert fuse_queries([QUESTION], promoted, doc_of) == (plain[1], plain[0])
     # a configuration at the axis's default is the one of earlier runs
     assert Config.of("fusion", {"k": 60, "prefetch": 4, "dense_weight": 1.0, "sparse_weight": 1.0, "top_k": 3,
-                                "skip": 0}) == Config("fusion", 60, 4, 1.0, 1.0, 3)
+                                "promote": 0}) == Config("fusion", 60, 4, 1.0, 1.0, 3)
 
 
-def test_the_spot_check_families_and_cost_order_pick_a_new_axis_up(skip_axis):
+def test_the_spot_check_families_and_cost_order_pick_a_new_axis_up(promote_axis):
     from rag_lab.evaluate.ablation.significance import comparison_for, family_questions
     from rag_lab.evaluate.ablation.spot_check import check_points
     from rag_lab.evaluate.tune.select import moved_settings
 
-    spec = GridSpec(modes=("fusion",), fusion_k=(60,), prefetch=(4,), top_k=(3,), skip=(0, 2))
+    spec = GridSpec(modes=("fusion",), fusion_k=(60,), prefetch=(4,), top_k=(3,), promote=(0, 2))
     points = {axis_value for _, stands_for in check_points(spec, "fusion") for axis_value in stands_for}
-    assert ("skip", "2") in points and ("skip", "0") in points
-    moved = next(c for c in spec.configs() if c.value("skip") == 2)
-    assert comparison_for(moved, spec) == ("skip", "fusion|k=60|p=4|w=1:1|top=3")
-    assert family_questions()["skip"] == "does skipping the first results matter?"
+    assert ("promote", "2") in points and ("promote", "0") in points
+    moved = next(c for c in spec.configs() if c.value("promote") == 2)
+    assert comparison_for(moved, spec) == ("promote", "fusion|k=60|p=4|w=1:1|top=3")
+    assert family_questions()["promote"] == "does promoting a lower result matter?"
     assert moved_settings(moved, spec.baseline("fusion", 3)) == 1
-    assert fused_defaults()["skip"] == 0
+    assert fused_defaults()["promote"] == 0
 
 
-def test_grid_files_and_the_cli_pick_a_new_axis_up(skip_axis, tmp_path):
+def test_grid_files_and_the_cli_pick_a_new_axis_up(promote_axis, tmp_path):
     from rag_lab.cli.ablate import grid_from_args
     from rag_lab.cli.main import build_parser
     from rag_lab.evaluate.ablation.grid_file import grid_spec
 
     path = tmp_path / "grid.yaml"
-    path.write_text("modes: [fusion]\nskip: [0, 3]\n", encoding="utf-8")
-    assert grid_spec(path).skip == (0, 3)
-    args = build_parser().parse_args(["ablate", "texas_childcare", "--skip", "0,1"])
-    assert grid_from_args(args).skip == (0, 1)
+    path.write_text("modes: [fusion]\npromote: [0, 3]\n", encoding="utf-8")
+    assert grid_spec(path).promote == (0, 3)
+    args = build_parser().parse_args(["ablate", "texas_childcare", "--promote", "0,1"])
+    assert grid_from_args(args).promote == (0, 1)

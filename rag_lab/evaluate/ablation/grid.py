@@ -297,6 +297,15 @@ def kernel_axes() -> tuple[Axis, ...]:
     return tuple(a for a in table if a.kernel is not None)
 
 
+def through_kernels(ranked: Sequence[str], values: Sequence[tuple[Axis, Any]], document_of, depth: int) -> list[str]:
+    """``ranked`` (fused chunk ids, best first) through each (kernel axis, value) in turn, ``depth``
+    results read at most (the per-document cap refills them from further down)."""
+    out = list(ranked)
+    for axis, value in values:
+        out = axis.kernel(out, value, document_of, depth)
+    return out
+
+
 def compute_grid(questions: Sequence[Candidates], spec: GridSpec) -> GridResult:
     """Fused chunk and document rankings of every configuration of ``spec`` for every question."""
     configs = spec.configs()
@@ -322,9 +331,7 @@ def compute_grid(questions: Sequence[Candidates], spec: GridSpec) -> GridResult:
                 n = int(count[qi, pi])
                 fused = [chunk_ids[c] for c in ranked[qi, ki, pi, wi, : min(n, depth)]]
                 for point in points:
-                    best = fused
-                    for axis, value in zip(kernels, point):
-                        best = axis.kernel(best, value, doc_of.__getitem__, max_top)
+                    best = through_kernels(fused, list(zip(kernels, point)), doc_of.__getitem__, max_top)
                     for top in spec.top_k:
                         chunks = tuple(best[:top])
                         cid = ids[ki, pi, wi, point, top]

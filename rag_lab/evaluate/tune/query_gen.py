@@ -20,8 +20,7 @@ import json
 from collections.abc import Mapping, Sequence
 from pathlib import Path
 
-from rag_lab.evaluate.ablation.grid import MODE_LEGS, Candidates, Config, leg_at
-from rag_lab.retrieve.diversity import cap_per_document
+from rag_lab.evaluate.ablation.grid import MODE_LEGS, Candidates, Config, kernel_axes, leg_at, through_kernels
 from rag_lab.retrieve.rewrites import RewriteCost, fuse_ranked_lists, generate_rewrites
 
 __all__ = ["RewriteCost", "fuse_queries", "generate_rewrites", "group_rewrites", "rewrite_queries", "rewrite_scores"]
@@ -80,8 +79,8 @@ def fuse_queries(lists: Sequence[Candidates], config: Config, doc_of: Mapping[st
                    for leg in (dense, sparse))
              for candidates in lists]
     ranked = [chunk for chunk, _ in fuse_ranked_lists(lists, config.k, config.dense_weight, config.sparse_weight)]
-    kept, _ = cap_per_document(ranked, doc_of.__getitem__, config.max_per_doc, config.top_k)
-    return tuple(chunk for _, chunk in kept)
+    kept = through_kernels(ranked, [(a, a.value_of(config)) for a in kernel_axes()], doc_of.__getitem__, config.top_k)
+    return tuple(kept[: config.top_k])
 
 
 def group_rewrites(questions: Sequence[Candidates], rewrites: Sequence[Candidates]) -> dict[str, list[Candidates]]:

@@ -43,7 +43,10 @@ def score(record: dict) -> dict:
     context = stated_values("\n".join(record["contexts"]))
     invented = [name for name, fact in answer_facts(answer, question).items() if not _is_stated(fact, context)]
     evidence = "\n".join(item["text"] for item in record["evidence"])
+    sentence = model_sentence(answer)
     return {"recall": key_fact_recall(answer, reference, question),
+            "sentence_recall": key_fact_recall(sentence, reference, question),
+            "sentence_precision": key_fact_precision(sentence, reference, question),
             "precision": key_fact_precision(answer, reference, question),
             "coverage": key_fact_recall(evidence, reference, question),
             "invented": bool(invented), "invented_facts": invented}
@@ -59,8 +62,11 @@ def summarize(records: list[dict]) -> str:
 
     lines += ["| measure | mean | 95 % CI | n |", "|---|---|---|---|"]
     row("evidence coverage (key facts in the selected evidence)", [s["coverage"] or 0.0 for s in scores])
-    row("key-fact recall", [s["recall"] or 0.0 for s in scores])
+    row("key-fact recall (the whole answer: sentence + quoted lines)", [s["recall"] or 0.0 for s in scores])
+    row("key-fact recall of the model's sentence alone", [s["sentence_recall"] or 0.0 for s in scores])
     row("key-fact precision (answers stating a fact)", [s["precision"] for s in scores if s["precision"] is not None])
+    row("key-fact precision of the sentence alone (sentences stating a fact)",
+        [s["sentence_precision"] for s in scores if s["sentence_precision"] is not None])
     row("answers stating a figure no context states", [float(s["invented"]) for s in scores])
     row("answers rebuilt from evidence (figure check)", [float(r.get("rebuilt", False)) for r in records])
     seconds = [r["seconds"] for r in records]
@@ -72,6 +78,12 @@ def summarize(records: list[dict]) -> str:
     if invented:
         lines.append("invented: " + "; ".join(f"{qid.split('/')[-1]} {facts}" for qid, facts in invented))
     return "\n".join(lines)
+
+
+def model_sentence(answer: str) -> str:
+    """The model's own sentence of a rendered evidence answer: its lines before the quoted ones
+    (:func:`rag_lab.answer.evidence_answer.render` puts each quoted unit on a line starting with “)."""
+    return "\n".join(line for line in answer.splitlines() if not line.startswith("“"))
 
 
 def questions(dataset, split: str, limit: int | None) -> list:

@@ -1,7 +1,7 @@
 """Evidence selection designs on one split, without an LLM: coverage@k of the selected evidence.
 
     PYTHONPATH=. python benchmarks/evidence_coverage.py [--split dev] [--config configs/texas_childcare_full.toml]
-        [--k 3,5,6,8] [--items items.json]
+        [--k 3,5,6,8] [--items items.json] [--embeddings vectors.npz]
 
 For every question of the split whose reference states a key fact the question does not, the chunks
 the answer path reads (the recommended configuration's retriever and its first top_k chunks, as
@@ -12,8 +12,12 @@ key-fact recall — beside the ceiling (all lines of the chunks) and the shipped
 and the evidence's mean length in characters (the prompt's size).
 
 Designs: the units (``lines``: every line alone; ``units``: table rows with headers and sentence
-windows) × the scorer (``bm25``; ``dense``: the retriever's MiniLM; ``rrf``: both fused by
+windows, a text already selected from another chunk skipped; ``units, repeats``: not skipped) × the scorer (``bm25``; ``dense``: the retriever's MiniLM; ``rrf``: both fused by
 reciprocal rank, k 10 or 60; ``sum``: min-max scaled scores added).
+
+Every distinct unit text is embedded once (the questions' chunks overlap), in batches, and with
+``--embeddings`` the vectors are kept in a file written after each batch: a rerun, or an interrupted
+run, embeds only what is missing.
 """
 
 from __future__ import annotations
@@ -30,7 +34,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 from compression_sweep import compressed_text, load_items  # noqa: E402
 
 from rag_lab.answer.compress import line_scores  # noqa: E402
-from rag_lab.answer.evidence import Unit, dense_scores, line_units  # noqa: E402
+from rag_lab.answer.evidence import Unit, line_units, pick_units  # noqa: E402
 from rag_lab.fusion.rrf import rrf_fuse  # noqa: E402
 from rag_lab.tokenizer import DomainTokenizer  # noqa: E402
 
@@ -62,19 +66,47 @@ def ranking(scorer: str, sparse: np.ndarray, dense: np.ndarray) -> list[int]:
     return [int(i) for i, _ in rrf_fuse(legs, k=float(scorer.removeprefix("rrf")))]
 
 
-def select(units: list[Unit], order: list[int], k: int) -> list[Unit]:
-    taken: set[tuple[int, int]] = set()
-    chosen: list[Unit] = []
-    for index in order:
-        unit = units[index]
-        span = {(unit.doc, j) for j in range(unit.first, unit.last + 1)}
-        if span & taken:
-            continue
-        taken |= span
-        chosen.append(unit)
-        if len(chosen) == k:
-            break
-    return chosen
+EMBED_BATCH = 256
+
+
+def load_vectors(path: Path | None) -> dict[str, np.ndarray]:
+    if path is None or not path.exists():
+        return {}
+    data = np.load(path, allow_pickle=False)
+    return dict(zip(data["texts"].tolist(), data["vectors"]))
+
+
+def save_vectors(path: Path, vectors: dict[str, np.ndarray]) -> None:
+    texts = list(vectors)
+    with path.open("wb") as handle:  # np.savez would append .npz to a name without it
+        np.savez(handle, texts=np.array(texts), vectors=np.stack([vectors[t] for t in texts]))
+
+
+def embed_missing(texts: set[str], vectors: dict[str, np.ndarray], embed_model, path: Path | None) -> None:
+    """Embed the texts ``vectors`` lacks (unit-normalised), batch by batch, saving after each batch."""
+    missing = sorted(texts - vectors.keys())
+    for start in range(0, len(missing), EMBED_BATCH):
+        batch = missing[start:start + EMBED_BATCH]
+        rows = embed_model.get_text_embedding_batch(batch)
+        for text, row in zip(batch, rows):
+            row = np.asarray(row, dtype=np.float32)
+            vectors[text] = row / (np.linalg.norm(row) or 1.0)
+        if path is not None:
+            save_vectors(path, vectors)
+        print(f"embedded {min(start + EMBED_BATCH, len(missing))}/{len(missing)}", file=sys.stderr, flush=True)
+
+
+QUERY_PREFIX = "\x00query\x00"
+
+
+class _Query:
+    """``embed_model`` embedding question texts (stored under :data:`QUERY_PREFIX`) as queries."""
+
+    def __init__(self, embed_model):
+        self.embed_model = embed_model
+
+    def get_text_embedding_batch(self, texts: list[str]) -> list:
+        return [self.embed_model.get_query_embedding(text.removeprefix(QUERY_PREFIX)) for text in texts]
 
 
 def main() -> None:
@@ -83,6 +115,8 @@ def main() -> None:
     parser.add_argument("--split", default="dev", choices=("all", "dev", "rest"))
     parser.add_argument("--config", type=Path, default=Path("configs/texas_childcare_full.toml"))
     parser.add_argument("--k", default="3,5,6,8")
+    parser.add_argument("--embeddings", type=Path, default=None,
+                        help="an .npz file of unit and question vectors: read when it exists, extended as units are embedded")
     parser.add_argument("--items", type=Path, default=None,
                         help="a JSON file of the retrieved chunks: read when it exists, else written (reruns skip retrieval)")
     args = parser.parse_args()
@@ -106,17 +140,27 @@ def main() -> None:
     ceiling = np.mean([coverage("\n".join("\n".join(c) for c in item["chunks"]), item) for item in items])
     shipped = np.mean([coverage(compressed_text(item["chunks"], item["question"], 12, "chunk", tokenizer), item)
                        for item in items])
+    # "units, repeats": the units without skipping a text already selected from another chunk
+    designs = [{"lines": plain_units(item["chunks"]), "units": window_units(item["chunks"])} for item in items]
+    designs = [by_kind | {"units, repeats": by_kind["units"]} for by_kind in designs]
+    vectors = load_vectors(args.embeddings)
+    # questions under a prefix of their own: a question and a unit may share a text but not an embedding
+    embed_missing({QUERY_PREFIX + item["question"] for item in items}, vectors, _Query(embed_model), args.embeddings)
+    embed_missing({unit.text for units in designs for kind in units.values() for unit in kind},
+                  vectors, embed_model, args.embeddings)
     table: dict[tuple[str, str], dict[int, list[float]]] = {}
     lengths: dict[tuple[str, str], list[int]] = {}
-    for item in items:
-        for kind, units in (("lines", plain_units(item["chunks"])), ("units", window_units(item["chunks"]))):
+    for item, by_kind in zip(items, designs):
+        query_vector = vectors[QUERY_PREFIX + item["question"]]
+        for kind, units in by_kind.items():
+            distinct = kind != "units, repeats"
             texts = [unit.text for unit in units]
             sparse = line_scores(item["question"], texts, tokenizer)
-            dense = dense_scores(item["question"], texts, embed_model)
+            dense = np.stack([vectors[text] for text in texts]) @ query_vector if texts else np.zeros(0)
             for scorer in SCORERS:
                 order = ranking(scorer, sparse, dense)
                 for k in ks:
-                    chosen = select(units, order, k)
+                    chosen = [units[i] for i in pick_units(units, order, k, distinct)]
                     table.setdefault((kind, scorer), {}).setdefault(k, []).append(
                         coverage("\n".join(u.text for u in chosen), item))
                     if k == max(ks):

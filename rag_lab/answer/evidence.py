@@ -34,6 +34,9 @@ from rag_lab.fusion.rrf import rrf_fuse
 from rag_lab.ingest.tables import parse_row
 from rag_lab.tokenizer import DomainTokenizer
 
+# Six units (~1,300 characters): on the dev split ten covered more key facts (0.45 against 0.40) but the
+# answers' recall was the same and an answer took a quarter longer (benchmarks/evidence_coverage.py,
+# benchmarks/evidence_answers.py, docs/answering.md).
 DEFAULT_EVIDENCE_UNITS = 6
 EVIDENCE_RRF_K = 10
 # Lines a sentence window reaches back (to the sentence's start) and ahead (to its end): a PDF line
@@ -44,7 +47,7 @@ MAX_UNIT_CHARS = 600
 _SENTENCE_END = re.compile(r"[.!?:;)\]\"”]\s*$")
 _DIGIT_TOKEN = re.compile(r"\S*\d\S*")
 # Part of cached answers' keys (rag_lab.evaluate.plan.answering): change it with the selection rule.
-EVIDENCE_RULE = f"rows+header, sentence windows -{WINDOW_BACK}/+{WINDOW_AHEAD}; bm25 ⊕ dense rrf k={EVIDENCE_RRF_K}; e1"
+EVIDENCE_RULE = f"rows+header, sentence windows -{WINDOW_BACK}/+{WINDOW_AHEAD}; bm25 ⊕ dense rrf k={EVIDENCE_RRF_K}; {DEFAULT_EVIDENCE_UNITS} units, distinct texts"
 
 
 @dataclass(frozen=True)
@@ -135,20 +138,32 @@ def rank_units(query: str, units: Sequence[Unit], embed_model=None, tokenizer: D
     return [(int(i), score) for i, score in rrf_fuse(legs, k=rrf_k)]
 
 
+def pick_units(units: Sequence[Unit], order: Sequence[int], max_units: int, distinct_texts: bool = True) -> list[int]:
+    """The first ``max_units`` of ``order`` (indices into ``units``) that repeat no line already taken
+    and (``distinct_texts``) no text already taken: two PDFs, or two pages of one, often print the same
+    sentence or row."""
+    taken: set[tuple[int, int]] = set()
+    texts: set[str] = set()
+    picked: list[int] = []
+    for index in order:
+        unit = units[index]
+        span = {(unit.doc, j) for j in range(unit.first, unit.last + 1)}
+        if span & taken or (distinct_texts and unit.text in texts):
+            continue
+        taken |= span
+        texts.add(unit.text)
+        picked.append(index)
+        if len(picked) == max_units:
+            break
+    return picked
+
+
 def select_evidence(nodes: Sequence[NodeWithScore], query: str, max_units: int = DEFAULT_EVIDENCE_UNITS,
                     embed_model=None, tokenizer: DomainTokenizer | None = None,
                     rrf_k: float = EVIDENCE_RRF_K) -> list[Evidence]:
-    """The best ``max_units`` units of ``nodes`` for ``query``, best first, none repeating a line taken."""
+    """The best ``max_units`` units of ``nodes`` for ``query``, best first, none repeating a line or a text."""
     units = [unit for doc, node in enumerate(nodes, start=1) for unit in line_units(chunk_lines(node), doc)]
-    taken: set[tuple[int, int]] = set()
-    chosen: list[Evidence] = []
-    for index, score in rank_units(query, units, embed_model, tokenizer, rrf_k):
-        unit = units[index]
-        span = {(unit.doc, j) for j in range(unit.first, unit.last + 1)}
-        if span & taken:
-            continue
-        taken |= span
-        chosen.append(Evidence(unit.doc, unit.first + 1, unit.last + 1, unit.text, score))
-        if len(chosen) == max_units:
-            break
-    return chosen
+    ranked = rank_units(query, units, embed_model, tokenizer, rrf_k)
+    scores = dict(ranked)
+    return [Evidence(units[i].doc, units[i].first + 1, units[i].last + 1, units[i].text, scores[i])
+            for i in pick_units(units, [i for i, _ in ranked], max_units)]

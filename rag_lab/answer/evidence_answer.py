@@ -28,10 +28,11 @@ from rag_lab.answer.prompt import NO_ANSWER
 
 EVIDENCE_PROMPT_TMPL = (
     "Answer the question using only the numbered evidence lines below.\n"
-    "Copy every figure (amount, count, date, percentage, year) exactly as a line writes it and state no "
-    "other figure. If the question asks for several items, name each line's item.\n"
-    'Reply in JSON with two fields: "answer", one or two full sentences that restate what the question '
-    'asks about, and "lines", the numbers of the evidence lines the answer comes from.\n'
+    "State the figures that answer it (amounts, counts, dates, percentages, years), each copied exactly as "
+    "a line writes it, and no other figure. If the question asks for several items, list every matching "
+    "line's item with its figure.\n"
+    'Reply in JSON with two fields: "answer", one full sentence that restates what the question '
+    'asks about and gives its figures, and "lines", the numbers of the evidence lines those figures come from.\n'
     f"If the lines do not contain the answer, the answer is: {NO_ANSWER}.\n\n"
     "{evidence}\n\n"
     "Question: {question}\n"

@@ -141,3 +141,28 @@ def test_dense_scores_are_cosines():
 
     scores = dense_scores("q", ["a 2025", "b"], PreferringEmbedding("2025"))
     assert np.allclose(scores, [1.0, 0.0])
+
+
+def test_citing_every_line_quotes_no_more_than_max_quoted_lines_and_scores_no_free_precision():
+    """The quoted part under the sentence is the lines the model cited (or that state its figures), at
+    most MAX_QUOTED: a reply citing every figure-rich line cannot turn the answer into a dump of the
+    evidence, and key-fact precision sees every figure those quoted lines add."""
+    from rag_lab.answer.evidence_answer import MAX_QUOTED
+    from rag_lab.evaluate.facts.key_facts import key_fact_precision, key_fact_recall
+
+    evidence = select_evidence(CHUNKS, INCOME_QUESTION, max_units=8)
+    assert len(evidence) > MAX_QUOTED
+    everything = ScriptedLLM(script=json.dumps({"answer": "The limits are in these tables.",
+                                                "lines": list(range(1, len(evidence) + 1))}))
+    answer = answer_from_evidence(everything, INCOME_QUESTION, CHUNKS, max_units=8)
+    quoted = [line for line in answer.text.splitlines() if line.startswith("“")]
+    assert len(quoted) == MAX_QUOTED
+    assert all(any(line.startswith(f"“{item.text}”") for item in evidence[:MAX_QUOTED]) for line in quoted)
+    reference = "The maximum bi-weekly income for a family of 5 in BCY 2026 is $4,106."
+    precision = key_fact_precision(answer.text, reference, INCOME_QUESTION)
+    assert key_fact_recall(answer.text, reference, INCOME_QUESTION) == 1.0  # the row is quoted ...
+    assert precision is not None and precision < 0.25  # ... with the other figures of three rows
+    focused = ScriptedLLM(script=json.dumps({"answer": "A family of 5 may earn $4,106 bi-weekly.", "lines": []}))
+    answer = answer_from_evidence(focused, INCOME_QUESTION, CHUNKS, max_units=8)
+    [row] = [line for line in answer.text.splitlines() if line.startswith("“")]  # the line stating its figure
+    assert "Bi-Weekly: $4,106" in row

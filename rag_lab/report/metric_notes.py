@@ -23,9 +23,15 @@ CONVERSATION = {
     "turn_expected_content": "share of a turn's expected strings the reply contains",
     "turn_pass": "1 when a turn's expected content reaches its pass mark, else 0",
 }
+COVERAGE = {
+    "context_key_fact_coverage": "share of the reference's key facts (the question's left out) that the chunks "
+                                 "given to the LLM state: what retrieval left for the answer",
+    "evidence_key_fact_coverage": "share of the reference's key facts (the question's left out) that the evidence "
+                                  "selected for an evidence-first answer states: what selection left for the writing",
+}
 # metrics that read the chunks given to the LLM; every other registry metric reads the answer alone
 CONTEXT_METRICS = {"id_context_precision", "id_context_recall", "faithfulness", "citation_precision",
-                   "llm_context_precision_with_reference", "llm_context_recall"}
+                   "llm_context_precision_with_reference", "llm_context_recall", "context_key_fact_coverage"}
 
 
 def definition(metric: str) -> str:
@@ -37,6 +43,8 @@ def definition(metric: str) -> str:
         return specs[metric]
     if metric in CONVERSATION:
         return CONVERSATION[metric]
+    if metric in COVERAGE:
+        return COVERAGE[metric]
     return RANKING.get(re.split(r"@", metric, maxsplit=1)[0], "")
 
 
@@ -53,6 +61,8 @@ def cutoff(metric: str, top_n: int | None = None) -> str:
     chunks = f"the top-{top_n} chunks the LLM read" if top_n else "the chunks the LLM read"
     if metric in CONTEXT_METRICS:
         return chunks
+    if metric == "evidence_key_fact_coverage":
+        return "the evidence selected from " + chunks
     if metric in CONVERSATION:
         return "each turn's reply"
     return "whole answer (no cut-off)" if definition(metric) else "—"

@@ -55,3 +55,27 @@ def test_echoing_the_question_earns_nothing_on_the_whole_dataset():
     # the metric before (question facts counted): the echo earned a share of the facts
     before = [key_fact_recall(r["question"], r["reference_answer"]) for r in records]
     assert sum(v for v in before if v) / len([v for v in before if v is not None]) > 0.05
+
+
+def test_coverage_of_the_chunks_and_the_evidence_stands_beside_the_answers_recall(lab_settings):
+    """Where a fact was lost: the chunks state the reference's $4,106, the selected evidence does not
+    (the family-of-4 row was chosen), so the answer cannot: recall 0 is a selection loss, not a writing one."""
+    from rag_lab.evaluate.store.frames import metric_order
+
+    scorer = Scorer(lab_settings, metrics=["key_fact_recall", "context_key_fact_coverage", "evidence_key_fact_coverage"])
+    wrong_row = {"doc": 1, "first_line": 1, "last_line": 1, "text": CONTEXT.splitlines()[0]}
+    record = _record("The limit for a family of 4 is $3,540.") | {"evidence": [wrong_row]}
+    scores, errors = scorer.score(record)
+    assert errors == {}
+    assert scores == {"key_fact_recall": 0.0, "context_key_fact_coverage": 1.0, "evidence_key_fact_coverage": 0.0}
+    right_row = {"doc": 1, "first_line": 2, "last_line": 2, "text": CONTEXT.splitlines()[1]}
+    scores, _ = scorer.score(record | {"evidence": [right_row], "answer": "It is $4,106."})
+    assert scores["evidence_key_fact_coverage"] == 1.0 and scores["key_fact_recall"] == 1.0
+    free, _ = scorer.score(_record("It is $4,106."))  # a free-form answer has no evidence: no evidence coverage
+    assert "evidence_key_fact_coverage" not in free and free["context_key_fact_coverage"] == 1.0
+    no_facts, _ = scorer.score(_record("x") | {"reference": "Yes, they can."})  # recall undefined: coverage too
+    assert not set(no_facts) & {"context_key_fact_coverage", "evidence_key_fact_coverage"}
+    order = metric_order(["evidence_key_fact_coverage", "rouge_l", "key_fact_recall", "context_key_fact_coverage",
+                          "key_fact_precision"])
+    at = order.index("key_fact_precision")
+    assert order[at + 1:at + 3] == ["context_key_fact_coverage", "evidence_key_fact_coverage"]

@@ -36,6 +36,9 @@ from rag_lab.models.llm.disk_cache import DiskCache, cache_key  # noqa: E402
 from rag_lab.models.llm.identity import llm_identity, output_settings  # noqa: E402
 
 IR_METRICS = ("mrr@10", "ndcg@10")
+# Where a reference's key facts were lost: the chunks the LLM read (retrieval), the evidence selected
+# from them (selection, evidence-first answers only), the answer (writing: key_fact_recall).
+COVERAGE_METRICS = ("context_key_fact_coverage", "evidence_key_fact_coverage")
 
 
 def doc_ids(contexts: list[dict[str, Any]], relevant: dict[str, int]) -> list[str]:
@@ -89,6 +92,7 @@ class Scorer:
                                         and (metrics is None or s.name in metrics)]
         self.cache = cache
         self.ir_metrics = [m for m in IR_METRICS if metrics is None or m in metrics]
+        self.coverage_metrics = [m for m in COVERAGE_METRICS if metrics is None or m in metrics]
         self.judge_identity = llm_identity(judge_llm) if judge_llm is not None else None
         # an object LLM's identity hashes its whole configuration; a named one's leaves these out
         self.judge_settings = (output_settings(judge_llm) if judge_llm is not None
@@ -145,6 +149,8 @@ class Scorer:
                 errors[spec.name] = "NaN score"
         if self.ir_metrics:
             scores.update({m: v for m, v in ir_scores(record).items() if m in self.ir_metrics})
+        if self.coverage_metrics:
+            scores.update({m: v for m, v in coverage_scores(record).items() if m in self.coverage_metrics})
         return scores, errors
 
     def _run(self, spec: MetricSpec, sample) -> float:
@@ -295,6 +301,25 @@ def ir_scores(record: dict[str, Any]) -> dict[str, float]:
     with _RANX_LOCK:  # ranx runs numba parallel loops; numba's workqueue layer aborts on concurrent use
         _, per_query = score_run(run, {record["id"]: relevant}, metrics=IR_METRICS)
     return {m: float(per_query[m].get(record["id"], 0.0)) for m in IR_METRICS}
+
+
+def coverage_scores(record: dict[str, Any]) -> dict[str, float]:
+    """The share of the reference's key facts (less the question's) that the chunks given to the LLM
+    state, and, for an evidence-first answer, that its selected evidence states: beside
+    ``key_fact_recall`` (the answer) they show whether retrieval, selection or writing lost a fact.
+    Empty when key-fact recall is not defined (no reference, or one stating no fact the question does not)."""
+    from rag_lab.evaluate.facts.key_facts import key_fact_recall
+
+    reference, question = record.get("reference") or "", record.get("question") or ""
+    contexts = "\n\n".join(c.get("text") or "" for c in record.get("contexts") or [])
+    context = key_fact_recall(contexts, reference, question) if reference else None
+    if context is None:
+        return {}
+    scores = {"context_key_fact_coverage": context}
+    if record.get("evidence"):
+        evidence = "\n".join(item.get("text") or "" for item in record["evidence"])
+        scores["evidence_key_fact_coverage"] = key_fact_recall(evidence, reference, question) or 0.0
+    return scores
 
 
 def citation_summary(record: dict[str, Any]) -> dict[str, Any]:

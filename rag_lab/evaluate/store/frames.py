@@ -72,7 +72,12 @@ def split_label(manifest: dict[str, Any]) -> str:
 def metric_order(names: list[str]) -> list[str]:
     from rag_lab.evaluate.metrics import all_specs
 
-    known = [s.name for s in all_specs()] + ["mrr@10", "ndcg@10", "turn_expected_content", "turn_pass"]
+    from rag_lab.evaluate.run.scorer import COVERAGE_METRICS
+
+    specs = [s.name for s in all_specs()]
+    # the key facts' coverage right after the answer's key-fact scores: chunks, evidence, answer side by side
+    at = specs.index("key_fact_precision") + 1
+    known = specs[:at] + list(COVERAGE_METRICS) + specs[at:] + ["mrr@10", "ndcg@10", "turn_expected_content", "turn_pass"]
     return [n for n in known if n in names] + sorted(n for n in names if n not in known)
 
 

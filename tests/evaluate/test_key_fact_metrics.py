@@ -61,6 +61,7 @@ def test_coverage_of_the_chunks_and_the_evidence_stands_beside_the_answers_recal
     """Where a fact was lost: the chunks state the reference's $4,106, the selected evidence does not
     (the family-of-4 row was chosen), so the answer cannot: recall 0 is a selection loss, not a writing one."""
     from rag_lab.evaluate.store.frames import metric_order
+    from rag_lab.report.metric_notes import cutoff, definition
 
     scorer = Scorer(lab_settings, metrics=["key_fact_recall", "context_key_fact_coverage", "evidence_key_fact_coverage"])
     wrong_row = {"doc": 1, "first_line": 1, "last_line": 1, "text": CONTEXT.splitlines()[0]}
@@ -79,3 +80,5 @@ def test_coverage_of_the_chunks_and_the_evidence_stands_beside_the_answers_recal
                           "key_fact_precision"])
     at = order.index("key_fact_precision")
     assert order[at + 1:at + 3] == ["context_key_fact_coverage", "evidence_key_fact_coverage"]
+    assert "chunks given to the LLM" in definition("context_key_fact_coverage")
+    assert cutoff("evidence_key_fact_coverage", 5) == "the evidence selected from the top-5 chunks the LLM read"

@@ -9,10 +9,11 @@ import pytest
 
 from rag_lab.evaluate import load_run, run_evaluation
 from rag_lab.evaluate.metrics import offline_metric_names
+from rag_lab.evaluate.run.scorer import COVERAGE_METRICS
 from tests.answer.conftest import ScriptedLLM
 from tests.evaluate.conftest import quoting_answer
 
-OFFLINE = set(offline_metric_names()) | {"mrr@10", "ndcg@10"}
+OFFLINE = set(offline_metric_names()) | {"mrr@10", "ndcg@10"} | set(COVERAGE_METRICS)
 
 
 @pytest.fixture(scope="module")

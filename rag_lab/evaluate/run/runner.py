@@ -287,7 +287,7 @@ def chosen_metrics(metrics: Sequence[str] | None, out: Path, resume: bool) -> li
     Unknown names are refused; a judged metric is computed only with a judge (`eval --metrics` refuses it
     without one)."""
     from rag_lab.evaluate.metrics import all_specs
-    from rag_lab.evaluate.run.scorer import IR_METRICS
+    from rag_lab.evaluate.run.scorer import COVERAGE_METRICS, IR_METRICS
 
     if metrics is None and resume and (out / MANIFEST).exists():
         from rag_lab.evaluate.store.run_folder import read_manifest
@@ -297,7 +297,7 @@ def chosen_metrics(metrics: Sequence[str] | None, out: Path, resume: bool) -> li
     if metrics is None:
         return None
     specs = {s.name: s for s in all_specs()}
-    known = [*specs, *IR_METRICS]
+    known = [*specs, *IR_METRICS, *COVERAGE_METRICS]
     wanted = [m.strip() for m in metrics if m and m.strip()]
     unknown = [m for m in wanted if m not in known]
     if unknown or not wanted:

@@ -49,3 +49,22 @@ def test_ir_mode_comparison_report(texas_index, lab_settings, tmp_path):
     assert page.count("<svg") >= 4  # one bar chart per metric, and latency
     for mode in ("bm25", "dense", "hybrid"):  # the means shown are the run's own
         assert f"{report.results[mode]['ndcg@10']:.3f} [" in page
+
+
+def test_the_report_shows_where_key_facts_were_lost_beside_recall(tmp_path):
+    """Coverage of the chunks (retrieval) and of the selected evidence (selection) stand right after the
+    answer's key-fact recall and precision (writing), each with its definition."""
+    run = tmp_path / "eval"
+    (run / "hybrid").mkdir(parents=True)
+    (run / "manifest.json").write_text(json.dumps({"dataset": {"name": "toy"}, "config": {"modes": ["hybrid"]}}))
+    lines = [json.dumps({"id": f"q{i}", "mode": "hybrid", "question": f"question {i}?", "answer": f"answer {i}",
+                         "scores": {"citation_precision": 0.3, "key_fact_recall": 0.25, "key_fact_precision": 0.5,
+                                    "context_key_fact_coverage": 0.75, "evidence_key_fact_coverage": 0.5}})
+             for i in range(6)]
+    (run / "hybrid" / "samples.jsonl").write_text("\n".join(lines) + "\n")
+    page = build_report(run)
+    table = page[page.index('id="per-mode-tables"'):]
+    positions = [table.index(name) for name in ("key_fact_recall", "key_fact_precision", "context_key_fact_coverage",
+                                                "evidence_key_fact_coverage", "citation_precision")]
+    assert positions == sorted(positions)  # the registry lists citation_precision right after key_fact_precision
+    assert "that the evidence selected for an evidence-first answer states" in page

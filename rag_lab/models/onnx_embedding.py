@@ -8,6 +8,7 @@ from __future__ import annotations
 import fcntl
 import json
 import os
+import threading
 import warnings
 from collections.abc import Callable
 from dataclasses import dataclass
@@ -91,10 +92,20 @@ def _export_fp32(model_dir: Path, out: Path) -> None:
 def _quantize_int8(fp32: Path, out: Path) -> None:
     import logging
 
+    # quantize_dynamic logs a suggestion (shape pre-processing) that does not apply to dynamic shapes:
+    # the root logger is quieted for the call only, then given back its level.
+    root = logging.getLogger()
+    level = root.level
+    root.setLevel(max(level, logging.ERROR))
+    try:
+        _quantize_dynamic(fp32, out)
+    finally:
+        root.setLevel(level)
+
+
+def _quantize_dynamic(fp32: Path, out: Path) -> None:
     from onnxruntime.quantization import QuantType, quantize_dynamic
 
-    # quantize_dynamic logs a suggestion (shape pre-processing) that does not apply to dynamic shapes.
-    logging.getLogger().setLevel(max(logging.getLogger().level, logging.ERROR))
     # Weights only (MatMulConstBOnly: attention's activation × activation products stay fp32), one scale
     # per output channel: cosine to PyTorch min 0.991 on 64 SciFact passages, against 0.905 with every
     # MatMul quantized per tensor (docs/embedding-speed.md).
@@ -178,10 +189,15 @@ def openvino_model(path: str, threads: int):
 
 def _openvino_runner(path: str, threads: int) -> Callable[[dict[str, np.ndarray]], np.ndarray]:
     compiled = openvino_model(path, threads)
+    # An infer request serves one caller at a time: one per thread, made once (not per query); the
+    # compiled model is shared. infer() copies its outputs, so a later call never overwrites a result.
+    local = threading.local()
 
     def run(feeds: dict[str, np.ndarray]) -> np.ndarray:
-        # An infer request serves one caller at a time; the compiled model is shared (threads, Ray).
-        return compiled.create_infer_request().infer(feeds)[0]
+        request = getattr(local, "request", None)
+        if request is None:
+            request = local.request = compiled.create_infer_request()
+        return request.infer(feeds)[0]
 
     return run
 

@@ -137,6 +137,19 @@ def test_the_default_path_matches_pytorch_for_passages_and_queries(lab_settings,
     assert cosines(embed_queries(model, passages), single).min() >= 0.9999  # batched = one at a time
 
 
+def test_threads_sharing_the_default_model_each_get_their_own_vectors(lab_settings, passages):
+    """Each thread runs its own infer request (made once per thread): concurrent callers get the vectors
+    a lone caller gets, none overwritten by another thread's result."""
+    from concurrent.futures import ThreadPoolExecutor
+
+    model = get_embed_model(lab_settings)
+    alone = [np.asarray(model.get_query_embedding(p)) for p in passages[:8]]
+    with ThreadPoolExecutor(max_workers=4) as pool:
+        together = list(pool.map(lambda p: np.asarray(model.get_query_embedding(p)), passages[:8] * 3))
+    for i, vector in enumerate(together):
+        assert np.allclose(vector, alone[i % 8], atol=1e-6)
+
+
 def test_length_buckets_pad_little_and_keep_the_callers_order(lab_settings, passages):
     model = get_embed_model(lab_settings)
     mixed = [passages[0], "a", passages[1], "short question?", passages[2], "b c"]

@@ -3,8 +3,8 @@
 docs/judge-labels.md).
 
     python benchmarks/build_natural_answers.py --split                   # declare the tune/test split (once)
-    nice -n 5 python benchmarks/build_natural_answers.py --questions 80  # answers, resumable
-    python benchmarks/build_natural_answers.py --questions 2 --generators qwen1.5b,wrong-contexts   # a try
+    python benchmarks/build_natural_answers.py --questions 84            # answers, resumable
+    python benchmarks/build_natural_answers.py --questions 1 --every     # every generator once: a try
 
 The split is by question and written before any answer is judged: ``split.json`` lists every
 eligible question (those the perturbation set ``judge_validation.jsonl`` never used: the judge
@@ -37,13 +37,29 @@ SEED = "natural-answers-1"
 MODE = "hybrid"  # the retrieval every generator answers from (the lab's dense + BM25 engine)
 # name → settings changes (on top of the local provider) and the answer mode
 GENERATORS: dict[str, dict[str, Any]] = {
-    "qwen1.5b": {"settings": {"compress": "on"}},
-    "qwen1.5b-whole-chunks": {"settings": {"compress": "off"}},
+    "qwen1.5b": {"settings": {"compress": "on"}},  # the default: evidence-first for the local model
+    "qwen1.5b-free": {"settings": {"compress": "on", "answer_style": "free"}},
+    "qwen1.5b-whole-chunks": {"settings": {"compress": "off", "answer_style": "free"}},
     "qwen0.5b": {"settings": {"llm_model": "qwen-0.5b", "compress": "on"}},
     "smollm2": {"settings": {"llm_model": "smollm2", "compress": "on"}},
     "agent": {"settings": {}, "mode": "agent"},
     "wrong-contexts": {"settings": {"compress": "on"}, "other_question": True},
 }
+# Every question gets the default generator and two others in turn, so every question has three
+# answers to compare. The small models and the retrieval failure come up most often: on 2 cores they
+# take 7-20 s an answer, the agent about 35 s, a free-form 1.5B answer 50 s and one from whole chunks
+# 80 s or more (``qwen1.5b-whole-chunks`` is answered only with ``--every``).
+ALWAYS = "qwen1.5b"
+ROTATING = ["qwen0.5b", "wrong-contexts", "smollm2", "agent", "qwen0.5b", "smollm2", "wrong-contexts",
+            "qwen1.5b-free", "smollm2", "qwen0.5b"]
+PER_QUESTION = 3
+
+
+def generators_for(position: int, allowed: list[str]) -> list[str]:
+    """The generators of the question at ``position`` of the split's order: ``ALWAYS`` and the next
+    ``PER_QUESTION - 1`` of ``ROTATING`` (only those in ``allowed``)."""
+    turn = [ROTATING[(position * (PER_QUESTION - 1) + i) % len(ROTATING)] for i in range(PER_QUESTION - 1)]
+    return [g for g in [ALWAYS, *turn] if g in allowed]
 
 
 def split_key(question_id: str) -> str:
@@ -90,6 +106,7 @@ def answer_one(generator: str, question: str, other_question: str, settings: Any
     return {"answer": answer.answer, "response_type": answer.response_type, "mode": mode,
             "settings": spec["settings"], "seconds": round(time.perf_counter() - started, 1),
             "contexts": [{"text": c.text, "filename": c.filename, "page": c.page} for c in answer.chunks],
+            "evidence": [{"doc": e.get("doc"), "text": e.get("text")} for e in answer.evidence],
             **({"contexts_of": other_question} if spec.get("other_question") else {})}
 
 
@@ -104,6 +121,7 @@ def main() -> int:
     parser.add_argument("--split", action="store_true", help="write split.json (refused when it exists and differs)")
     parser.add_argument("--questions", type=int, default=80, help="the first N questions of the split's order")
     parser.add_argument("--generators", default=",".join(GENERATORS), help="comma-separated: " + ", ".join(GENERATORS))
+    parser.add_argument("--every", action="store_true", help="every generator on every question (not in turn)")
     args = parser.parse_args()
     unknown = sorted(set(args.generators.split(",")) - set(GENERATORS))
     if unknown:
@@ -141,7 +159,10 @@ def main() -> int:
         # another question of another document: its contexts miss this question
         other = next(by_id[o] for o in split["order"][n + 1:] + split["order"]
                      if by_id[o]["source_file"] != pair["source_file"])
-        for generator in args.generators.split(","):
+        answered = sum(item.startswith(f"{qid}::") for item in done)
+        if answered >= PER_QUESTION and not args.every:
+            continue  # answered already (under an earlier turn of the generators)
+        for generator in generators_for(n, args.generators.split(",")) if not args.every else args.generators.split(","):
             item_id = f"{qid}::{generator}"
             if item_id in done:
                 continue

@@ -139,6 +139,21 @@ def table(rows: list[dict[str, Any]], metrics: list[str], labels: dict[str, set[
     return "\n".join(lines)
 
 
+def decided_table(rows: list[dict[str, Any]], metrics: list[str]) -> str:
+    """Per metric and perturbation kind: how many statement verdicts each rule, or the model, decided."""
+    from benchmarks.judge_labels.natural import decided_by
+    from benchmarks.judge_labels.validation_set import ALL_LABELS
+
+    lines = ["| metric | kind | judgments | statement verdicts decided by |", "|---|---|---|---|"]
+    for metric in metrics:
+        for kind in ALL_LABELS:
+            mine = [r for r in rows if r["metric"] == metric and r["label"] == kind]
+            if mine:
+                counts = sorted(decided_by(mine).items(), key=lambda kv: -kv[1])
+                lines.append(f"| {metric} | {kind} | {len(mine)} | " + (", ".join(f"{k} {v}" for k, v in counts) or "– (cached)") + " |")
+    return "\n".join(lines)
+
+
 def own_answers(items: list[dict[str, Any]], settings, scorer, out: Path, generator=None) -> str:
     """Table 2: the generator's own answers, faithfulness beside the key-fact check (``scorer`` None:
     only what is recorded)."""
@@ -191,6 +206,8 @@ def main() -> int:
     parser.add_argument("--set", type=Path, default=SET_FILE)
     parser.add_argument("--out", type=Path, default=Path("runs/judge_validation"))
     parser.add_argument("--report-only", action="store_true", help="print the tables from what is recorded")
+    parser.add_argument("--rules-alone", action="store_true",
+                        help="the model replaced by a constant P(yes) = 0.5: what the rules alone decide")
     args = parser.parse_args()
 
     from rag_lab.config import get_settings
@@ -204,7 +221,7 @@ def main() -> int:
     by_id = {item["id"]: item for item in items}
     settings = get_settings()
     judge_cfg = judge_settings(settings, args.judge)
-    out = args.out / judge_id(judge_cfg).replace("/", "_").replace(":", "_")
+    out = args.out / (judge_id(judge_cfg).replace("/", "_").replace(":", "_") + "+rules-alone" * args.rules_alone)
     out.mkdir(parents=True, exist_ok=True)
     path = out / "judgments.jsonl"
     done = read_done(path)
@@ -217,8 +234,13 @@ def main() -> int:
 
         # one cache and one judge (one model load) for both tables; a Scorer per metric, as a table row is per metric
         cache = DiskCache(settings.cache_dir / "llm.sqlite")
-        llm = build_judge(judge_cfg)
-        scorers = {m: Scorer(settings, judge_llm=llm, cache=cache, metrics=[m])
+        if args.rules_alone:
+            from tests.evaluate.judge_doubles import VerdictLLM
+
+            llm = VerdictLLM(p=0.5)
+        else:
+            llm = build_judge(judge_cfg)
+        scorers = {m: Scorer(settings, judge_llm=llm, cache=None if args.rules_alone else cache, metrics=[m])
                    for m in {*metrics, *(["faithfulness"] if args.own else [])}}
         try:
             with path.open("a", encoding="utf-8") as log:
@@ -241,6 +263,7 @@ def main() -> int:
     print(f"\n{args.set} ({span}): {len({r['id'] for r in rows})} of {len(items)} judged by {judge_id(judge_cfg)} "
           f"(RAG_LAB_LLM_THREADS={settings.llm_threads})")
     print(table(rows, metrics, {i["id"]: {a["label"] for a in i["answers"]} for i in items}))
+    print(decided_table(rows, metrics))
     if args.own:
         print(own_answers(items[:args.own], settings, None, out))
     return 0

@@ -176,6 +176,9 @@ class Settings(BaseSettings):
     # a name or acronym whose words no context contains is unsupported ("code"). See judge/rules.py.
     judge_negation: Literal["code", "off"] = "code"
     judge_names: Literal["code", "off"] = "code"
+    # Probability verdicts: a statement a context contains word for word (a quoted evidence line) is
+    # stated, without asking the model ("code"). See judge/verbatim.py.
+    judge_verbatim: Literal["code", "off"] = "code"
     # LLM context recall and LLM context precision with probability verdicts ("probability": the
     # reference's sentences verified against the contexts, judge/probability_context.py) or RAGAS's
     # generated replies ("ragas"); "auto": probability whenever faithfulness uses probability verdicts.

@@ -125,3 +125,29 @@ def test_a_terse_answer_need_not_repeat_the_questions_terms(scorer):
     assert wrong["factual_correctness"] < 0.5 < right["factual_correctness"]
     other_family, _ = score(scorer, "For a family of 4 it is $3,410.", TABLE, reference=reference, question=question)
     assert other_family["factual_correctness"] == 0.0
+
+
+def test_a_quoted_evidence_line_is_stated_without_asking_the_model(scorer):
+    """An evidence-first answer quotes its lines: a word-for-word copy of the context (a PDF line break
+    is a space, quotation marks and the citation are no part of it) is stated, p = 1, no model call;
+    the answer's own sentence is still the model's."""
+    context = ("Parents may report changes at any time.\nA family of 5 may earn up to $3,972 bi-weekly and keep\n"
+               "its eligibility for the whole 12-month period.")
+    quoted = ("“A family of 5 may earn up to $3,972 bi-weekly and keep its eligibility for the whole 12-month "
+              "period.” [Doc 1: bcy-26.pdf, Page 1, line 2]")
+    VerdictLLM.asked.clear()
+    scores, errors = score(scorer, quoted, context)
+    assert errors == {} and scores["faithfulness"] == 1.0
+    assert not [prompt for prompt in VerdictLLM.asked if "Statement: “A family of 5" in prompt]
+    both, _ = score(scorer, "The limit is $3,972 bi-weekly.\n" + quoted, context)
+    assert both["faithfulness"] == pytest.approx((P + 1.0) / 2)
+
+
+@pytest.mark.parametrize("answer", [
+    "“A family of 5 may earn up to $4,972 bi-weekly and keep its eligibility.” [Doc 1]",  # one figure changed
+    "“earn up to $3,972 bi-weekly” [Doc 1]",  # a fragment too short to stand for a copy
+])
+def test_a_changed_or_short_copy_is_not_decided_by_the_copy_rule(scorer, answer):
+    context = "A family of 5 may earn up to $3,972 bi-weekly and keep its eligibility."
+    scores, errors = score(scorer, answer, context)
+    assert errors == {} and scores["faithfulness"] in (0.0, pytest.approx(P))

@@ -103,7 +103,7 @@ class ProbabilityNLIPrompt(NLIStatementPrompt):
     verdict_version = version_of("model_verdict")
 
     def __init__(self, evidence: int = DEFAULT_EVIDENCE_PASSAGES, numbers: bool | str = True,
-                 store: Any = None, negation: bool = False, names: bool = False) -> None:
+                 store: Any = None, negation: bool = False, names: bool = False, verbatim: bool = False) -> None:
         super().__init__()
         self.evidence = evidence
         # True / "code": a value no context states decides; "evidence": a value the chosen passages do not
@@ -114,17 +114,20 @@ class ProbabilityNLIPrompt(NLIStatementPrompt):
         # metric and option set asking the same pair (the lever combinations differ in few pairs)
         self.store = store
         self.negation, self.names = negation, names  # the rules of :mod:`rules`
+        self.verbatim = verbatim  # :mod:`verbatim`: a word-for-word copy of a context is stated
         self.rules = ("verdict", "model_verdict", "evidence") + ("numbers",) * (numbers != "off") \
-            + ("negation",) * bool(negation) + ("names",) * bool(names)
+            + ("negation",) * bool(negation) + ("names",) * bool(names) + ("verbatim",) * bool(verbatim)
         self.design = (f"{self.version}:evidence={evidence}:numbers={numbers}"
                        + (":negation" if negation else "") + (":names" if names else "")
+                       + (":verbatim" if verbatim else "")
                        + ":" + ",".join(version_of(rule) for rule in self.rules))
         self.instruction = INSTRUCTION + QUESTION  # what the cache key hashes: the text the model reads
         self._verdicts: dict[tuple[str, str, str, str], dict[str, Any]] = {}
         self._lock = threading.Lock()
 
     def verdict(self, judge: Any, context: str, statement: str, question: str = "") -> dict[str, Any]:
-        """One statement's record: evidence, the rule that decided ("numbers", "negation", "names" or "model"), p.
+        """One statement's record: evidence, the rule that decided ("verbatim", "numbers", "negation", "names" or
+        "model"), p.
 
         ``question``: the question ``context`` answers (factual correctness: the answer or the
         reference). Its terms count as stated ("$4,106" answers "the limit for a family of 5 in BCY
@@ -144,7 +147,11 @@ class ProbabilityNLIPrompt(NLIStatementPrompt):
             premise = f"Question: {question}\nAnswer: {premise}"
         record: dict[str, Any] = {"statement": statement, "evidence": premise}
         names = unstated_names(statement, f"{context}\n{question}") if self.names else []
-        if missing:
+        from rag_lab.evaluate.judge.verbatim import copied_from
+
+        if self.verbatim and copied_from(statement, context):
+            record |= {"rule": "verbatim", "p": 1.0}
+        elif missing:
             record |= {"rule": "numbers", "missing": missing, "p": 0.0}
         elif negated:
             record |= {"rule": "negation", "p": 0.0}
@@ -202,6 +209,7 @@ class ProbabilityNLIPrompt(NLIStatementPrompt):
                 statement=r["statement"], verdict=r["p"],
                 reason=f"{r['rule']}: " + (f"not stated {r['missing']}" if "missing" in r else
                                            "negated, the evidence is not" if r["rule"] == "negation"
+                                           else "copied word for word from the context" if r["rule"] == "verbatim"
                                            else f"P(yes)={r['p']:.3f}") + f" (evidence: {r['evidence'][:300]})")
             for r in records])
 
@@ -267,12 +275,14 @@ def verdict_store(path: Any) -> Any:
 
 
 def use_probability_verdicts(metric: Any, evidence: int = DEFAULT_EVIDENCE_PASSAGES, numbers: bool | str = True,
-                             store: Any = None, negation: bool = False, names: bool = False) -> Any:
+                             store: Any = None, negation: bool = False, names: bool = False,
+                             verbatim: bool = False) -> Any:
     """``metric`` (faithfulness or factual correctness) with probability verdicts and soft scores;
     ``store``: where the model's verdicts are kept (a ``DiskCache``; None: this metric's memory only)."""
     from rag_lab.evaluate.judge.per_statement import use_nli_prompt
 
-    prompt = ProbabilityNLIPrompt(evidence=evidence, numbers=numbers, store=store, negation=negation, names=names)
+    prompt = ProbabilityNLIPrompt(evidence=evidence, numbers=numbers, store=store, negation=negation, names=names,
+                                  verbatim=verbatim)
     use_nli_prompt(metric, prompt)
     stamp(metric, *prompt.rules)
     name = type(metric).__name__

@@ -1,0 +1,144 @@
+"""Where the judge's judgment comes from, on natural answers: the judge, its rules alone and its model
+alone, scored against labels made by reading (docs/judge-labels.md, docs/evaluation.md).
+
+    python benchmarks/judge_natural.py --half tune                       # every design, resumable
+    python benchmarks/judge_natural.py --half test --designs judge,rules,model
+    python benchmarks/judge_natural.py --half tune --report-only
+
+Designs (``DESIGNS``): ``judge`` — the shipped local judge (rules, then the 1.5B model's P(yes));
+``rules`` — the same with the model replaced by a constant P(yes) = 0.5 (what the rules alone
+separate); ``model`` — the model with every rule off (``judge_numbers/negation/names/verbatim = off``).
+Every judgment is appended to ``<out>/<half>/judgments.jsonl`` as it finishes (a rerun skips what is
+there, for the same answer text and design). The test half is scored once per design, at the end:
+choices look at the tune half only. The answers must all be labelled first (``labels.jsonl``).
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+import time
+from pathlib import Path
+from typing import Any
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+
+from benchmarks.judge_labels.natural import LABEL_OF, SET_DIR, decided_by, label_agreement, load_labelled  # noqa: E402
+
+METRICS = ("faithfulness", "factual_correctness")
+RULES_OFF = {"judge_numbers": "off", "judge_negation": "off", "judge_names": "off", "judge_verbatim": "off"}
+# design → (settings changes, constant P(yes) standing in for the model or None)
+DESIGNS: dict[str, tuple[dict[str, Any], float | None]] = {
+    "judge": ({}, None),
+    "rules": ({}, 0.5),
+    "model": (RULES_OFF, None),
+}
+
+
+def judged_record(answer: dict[str, Any]) -> dict[str, Any]:
+    return {"id": answer["id"], "question": answer["question"], "answer": answer["answer"],
+            "reference": answer["reference"], "contexts": [{"text": c["text"]} for c in answer["contexts"]]}
+
+
+def judge_one(scorer: Any, answer: dict[str, Any], metric: str, design: str) -> dict[str, Any]:
+    judge = scorer.judge_of(metric)
+    transcript = judge.transcript = [] if judge is not None and hasattr(judge, "transcript") else None
+    started = time.perf_counter()
+    try:
+        scores, errors = scorer.score(judged_record(answer))
+    finally:
+        if transcript is not None:
+            judge.transcript = None
+    return {"id": answer["id"], "question_id": answer["question_id"], "generator": answer["generator"],
+            "metric": metric, "design": design, "answer": answer["answer"], "score": scores.get(metric),
+            "error": errors.get(metric), "seconds": round(time.perf_counter() - started, 2), "replies": transcript or []}
+
+
+def build_scorers(design: str, settings: Any, cache: Any) -> dict[str, Any]:
+    from rag_lab.evaluate.judge import build_judge
+    from rag_lab.evaluate.run.runner import judge_settings
+    from rag_lab.evaluate.run.scorer import Scorer
+
+    changes, constant = DESIGNS[design]
+    own = settings.model_copy(update=changes)
+    if constant is None:
+        llm = build_judge(judge_settings(own, "local"))
+    else:
+        from tests.evaluate.judge_doubles import VerdictLLM
+
+        llm, cache = VerdictLLM(p=constant), None
+    return {m: Scorer(own, judge_llm=llm, cache=cache, metrics=[m]) for m in METRICS}
+
+
+def table(rows: list[dict[str, Any]], answers: list[dict[str, Any]], designs: list[str]) -> str:
+    label_of = {a["id"]: a["label"] for a in answers}
+    lines = ["| metric | design | judgments | failures | ROC AUC | balanced acc. (0.5) | pairwise acc. (pairs) | "
+             "refusals scored 0 | s/judgment | decided by |", "|---" * 10 + "|"]
+    for metric in METRICS:
+        for design in designs:
+            mine = [r | {"label": label_of[r["id"]]} for r in rows if r["metric"] == metric and r["design"] == design]
+            if not mine:
+                continue
+            a = label_agreement(mine, LABEL_OF[metric])
+            fmt = (lambda v: "–" if v is None else f"{v:.3f}")
+            decided = ", ".join(f"{k} {v}" for k, v in sorted(decided_by(mine).items(), key=lambda kv: -kv[1]))
+            lines.append(f"| {metric} | {design} | {a.judgments} | {a.failures} | {fmt(a.auc)} | "
+                         f"{fmt(a.balanced_accuracy)} | {fmt(a.pairwise_accuracy)} ({a.pairs}) | {a.refusals_scored_zero} | "
+                         f"{sum(r['seconds'] for r in mine) / len(mine):.1f} | {decided or '–'} |")
+    return "\n".join(lines)
+
+
+def main() -> int:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--half", choices=("tune", "test", "all"), required=True)
+    parser.add_argument("--designs", default=",".join(DESIGNS), help="comma-separated: " + ", ".join(DESIGNS))
+    parser.add_argument("--set", type=Path, default=SET_DIR)
+    parser.add_argument("--out", type=Path, default=Path("runs/judge_natural"))
+    parser.add_argument("--limit", type=int, default=None, help="the first N answers of the half (a try)")
+    parser.add_argument("--report-only", action="store_true", help="print the table from what is recorded")
+    args = parser.parse_args()
+    designs = [d for d in args.designs.split(",") if d]
+    unknown = sorted(set(designs) - set(DESIGNS))
+    if unknown:
+        print(f"error: unknown design(s) {', '.join(unknown)}: use {', '.join(DESIGNS)}", file=sys.stderr)
+        return 2
+    answers = load_labelled(args.set, args.half)[:args.limit]
+    out = args.out / args.half
+    out.mkdir(parents=True, exist_ok=True)
+    path = out / "judgments.jsonl"
+    from rag_lab.evaluate.ablation.checkpoint import append_record, read_records
+
+    rows = read_records(path, "judgments", required=("id", "metric", "design")) if path.is_file() else []
+    text_of = {a["id"]: a["answer"] for a in answers}
+    done = {(r["id"], r["metric"], r["design"]) for r in rows if text_of.get(r["id"]) == r["answer"]}
+    if not args.report_only:
+        from rag_lab.config import get_settings
+        from rag_lab.models.llm.disk_cache import DiskCache
+
+        settings = get_settings()
+        cache = DiskCache(settings.cache_dir / "llm.sqlite")
+        try:
+            with path.open("a", encoding="utf-8") as log:
+                for design in designs:
+                    todo = [(a, m) for a in answers for m in METRICS if (a["id"], m, design) not in done]
+                    if not todo:
+                        continue
+                    scorers = build_scorers(design, settings, cache)
+                    for number, (answer, metric) in enumerate(todo, start=1):
+                        row = judge_one(scorers[metric], answer, metric, design)
+                        append_record(log, row)
+                        rows.append(row)
+                        print(f"[{design} {number}/{len(todo)}] {answer['id']} {metric}: {row['score']} "
+                              f"{row['seconds']:.1f}s {row['error'] or ''}", flush=True)
+        finally:
+            cache.close()
+    ids = {a["id"] for a in answers}
+    latest = {(r["id"], r["metric"], r["design"]): r for r in rows if r["id"] in ids and text_of[r["id"]] == r["answer"]}
+    print(f"\n{args.set} ({args.half} half): {len(answers)} answers over {len({a['question_id'] for a in answers})} questions")
+    print(table(list(latest.values()), answers, designs))
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

@@ -1,0 +1,79 @@
+"""The natural-answer set's agreement measures (exact values on a hand-made example), its label
+checks, and the judge benchmark's rules-alone design run through the real scoring path."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+
+from benchmarks.judge_labels.natural import label_agreement, load_labelled
+from benchmarks.label_natural_answers import check
+
+
+def row(question, score, faithful, refusal=False):
+    return {"question_id": question, "score": score, "error": None,
+            "label": {"faithful": faithful, "correct": faithful or 0, "refusal": refusal}}
+
+
+def test_auc_balanced_accuracy_and_pairs_by_formula():
+    rows = [row("a", 0.9, 1), row("a", 0.6, 0), row("a", 0.9, 0),   # a: right 0.9 vs wrong 0.6 (won), 0.9 (tie)
+            row("b", 0.4, 1), row("b", 0.1, 0),                     # b: won
+            row("c", None, 1),                                      # c: a failure
+            row("d", 0.0, None, refusal=True)]                      # a refusal scored 0: not applicable, counted
+    a = label_agreement(rows, "faithful")
+    # positives 0.9, 0.4; negatives 0.6, 0.9, 0.1: wins 0.9>0.6, 0.9=0.9 (½), 0.9>0.1, 0.4>0.1 → 3.5 / 6
+    assert a.auc == pytest.approx(3.5 / 6)
+    # 0.5 cut: positives 1 of 2 at ≥ 0.5; negatives 1 of 3 below 0.5 → (0.5 + 1/3) / 2
+    assert a.balanced_accuracy == pytest.approx((0.5 + 1 / 3) / 2)
+    assert (a.pairs, a.pairwise_accuracy) == (3, pytest.approx(2.5 / 3))
+    assert (a.judgments, a.failures, a.refusals_scored_zero) == (7, 1, 1)
+
+
+def test_label_checks_name_each_problem():
+    ids = {"q::g"}
+    good = {"id": "q::g", "faithful": 1, "correct": 0, "partial": True, "refusal": False, "note": "misses $4,106"}
+    assert check([good], ids) == []
+    problems = check([good, good | {"id": "x::g"}, good | {"faithful": None}, good | {"refusal": True}], ids)
+    assert any("labelled twice" in p for p in problems)
+    assert any("no such answer id" in p for p in problems)
+    assert any("null only for a refusal" in p for p in problems)
+    assert any("a refusal has no claims" in p for p in problems)
+
+
+def test_judging_waits_for_every_label(tmp_path):
+    answer = {"id": "q::g", "question_id": "q", "split": "tune", "generator": "g", "question": "?", "reference": "r",
+              "answer": "a", "contexts": []}
+    (tmp_path / "answers.jsonl").write_text(json.dumps(answer) + "\n")
+    with pytest.raises(SystemExit, match="label every answer before judging it"):
+        load_labelled(tmp_path, "tune")
+    (tmp_path / "labels.jsonl").write_text(json.dumps({"id": "q::g", "faithful": 1, "correct": 1}) + "\n")
+    assert load_labelled(tmp_path, "tune")[0]["label"]["correct"] == 1
+    assert load_labelled(tmp_path, "test") == []
+
+
+def test_rules_alone_scores_what_the_rules_decide(tmp_path, monkeypatch):
+    """The benchmark's ``rules`` design through ``Scorer.score``: the other column's figure is stated by
+    the context, so the rules leave it to the (constant) model; a figure no context states is 0; a
+    refusal is not applicable, never 0."""
+    from benchmarks import judge_natural
+
+    context = "Income limits, BCY 2026\nFamily Size | Bi-weekly | Monthly\n5 | $4,106 | $8,896\n"
+    answers = {"right": "A family of 5 may earn up to $4,106 bi-weekly.",
+               "other-column": "A family of 5 may earn up to $8,896 bi-weekly.",
+               "invented": "A family of 5 may earn up to $5,000 bi-weekly.",
+               "refusal": "I couldn't find information about that."}
+    monkeypatch.setenv("RAG_LAB_DATA_DIR", str(tmp_path / "data"))
+    from rag_lab.config import get_settings
+
+    scorers = judge_natural.build_scorers("rules", get_settings(), cache=None)
+    scores = {}
+    for name, text in answers.items():
+        answer = {"id": f"q::{name}", "question_id": "q", "generator": name, "answer": text, "question":
+                  "What is the bi-weekly limit for a family of 5?", "reference": "$4,106 bi-weekly.",
+                  "contexts": [{"text": context}]}
+        scores[name] = judge_natural.judge_one(scorers["faithfulness"], answer, "faithfulness", "rules")
+    assert scores["right"]["score"] == scores["other-column"]["score"] == pytest.approx(0.5)
+    assert scores["invented"]["score"] == 0.0
+    assert scores["invented"]["replies"][0]["reply"]["verdicts"][0]["rule"] == "numbers"
+    assert scores["refusal"]["score"] is None and scores["refusal"]["error"].startswith("NotApplicable")

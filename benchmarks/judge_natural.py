@@ -96,6 +96,8 @@ def main() -> int:
     parser.add_argument("--set", type=Path, default=SET_DIR)
     parser.add_argument("--out", type=Path, default=Path("runs/judge_natural"))
     parser.add_argument("--limit", type=int, default=None, help="the first N answers of the half (a try)")
+    parser.add_argument("--labelled-only", action="store_true",
+                        help="judge the answers labelled so far (the others wait for their labels)")
     parser.add_argument("--report-only", action="store_true", help="print the table from what is recorded")
     args = parser.parse_args()
     designs = [d for d in args.designs.split(",") if d]
@@ -103,7 +105,7 @@ def main() -> int:
     if unknown:
         print(f"error: unknown design(s) {', '.join(unknown)}: use {', '.join(DESIGNS)}", file=sys.stderr)
         return 2
-    answers = load_labelled(args.set, args.half)[:args.limit]
+    answers = load_labelled(args.set, args.half, args.labelled_only)[:args.limit]
     out = args.out / args.half
     out.mkdir(parents=True, exist_ok=True)
     path = out / "judgments.jsonl"

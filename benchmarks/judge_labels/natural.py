@@ -25,15 +25,18 @@ def read_jsonl(path: Path) -> list[dict[str, Any]]:
     return [json.loads(line) for line in path.read_text(encoding="utf-8").splitlines() if line.strip()]
 
 
-def load_labelled(set_dir: Path, half: str) -> list[dict[str, Any]]:
+def load_labelled(set_dir: Path, half: str, labelled_only: bool = False) -> list[dict[str, Any]]:
     """The answers of ``half`` ("tune", "test" or "all"), each with its label fields; an error naming
-    the unlabelled answers when any is (labels come before any judge score)."""
+    the unlabelled answers when any is (labels come before any judge score), or, ``labelled_only``,
+    only those labelled so far (while the set is still being labelled)."""
     answers = read_jsonl(set_dir / "answers.jsonl")
     labels_file = set_dir / "labels.jsonl"
     labels = {row["id"]: row for row in read_jsonl(labels_file)} if labels_file.is_file() else {}
     chosen = [a for a in answers if half == "all" or a["split"] == half]
     missing = [a["id"] for a in chosen if a["id"] not in labels]
-    if missing:
+    if labelled_only:
+        chosen = [a for a in chosen if a["id"] in labels]
+    elif missing:
         raise SystemExit(f"{len(missing)} answer(s) of {half!r} have no label in {labels_file} "
                          f"(first: {missing[0]}): label every answer before judging it (docs/judge-labels.md)")
     return [a | {"label": labels[a["id"]]} for a in chosen]

@@ -77,3 +77,13 @@ def test_rules_alone_scores_what_the_rules_decide(tmp_path, monkeypatch):
     assert scores["invented"]["score"] == 0.0
     assert scores["invented"]["replies"][0]["reply"]["verdicts"][0]["rule"] == "numbers"
     assert scores["refusal"]["score"] is None and scores["refusal"]["error"].startswith("NotApplicable")
+
+
+def test_labelled_only_judges_what_is_labelled_so_far(tmp_path):
+    rows = [{"id": f"q::{g}", "question_id": "q", "split": "tune", "generator": g, "question": "?", "reference": "r",
+             "answer": "a", "contexts": []} for g in ("a", "b")]
+    (tmp_path / "answers.jsonl").write_text("".join(json.dumps(r) + "\n" for r in rows))
+    (tmp_path / "labels.jsonl").write_text(json.dumps({"id": "q::a", "faithful": 1, "correct": 1}) + "\n")
+    with pytest.raises(SystemExit, match="1 answer"):
+        load_labelled(tmp_path, "tune")
+    assert [a["id"] for a in load_labelled(tmp_path, "tune", labelled_only=True)] == ["q::a"]

@@ -179,6 +179,9 @@ class Settings(BaseSettings):
     # Probability verdicts: a statement a context contains word for word (a quoted evidence line) is
     # stated, without asking the model ("code"). See judge/verbatim.py.
     judge_verbatim: Literal["code", "off"] = "code"
+    # Probability verdicts of factual correctness: each claim against its best passages of the other
+    # text ("passages") or against the whole other text, one premise per direction ("whole").
+    judge_claims_evidence: Literal["passages", "whole"] = "passages"
     # LLM context recall and LLM context precision with probability verdicts ("probability": the
     # reference's sentences verified against the contexts, judge/probability_context.py) or RAGAS's
     # generated replies ("ragas"); "auto": probability whenever faithfulness uses probability verdicts.

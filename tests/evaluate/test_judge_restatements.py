@@ -151,3 +151,23 @@ def test_a_changed_or_short_copy_is_not_decided_by_the_copy_rule(scorer, answer)
     context = "A family of 5 may earn up to $3,972 bi-weekly and keep its eligibility."
     scores, errors = score(scorer, answer, context)
     assert errors == {} and scores["faithfulness"] in (0.0, pytest.approx(P))
+
+
+def test_factual_correctness_verifies_one_direction_then_the_other_each_against_one_premise(tmp_path):
+    """With ``judge_claims_evidence = "whole"`` every claim of a direction reads the same premise (the
+    other text, whole), and the answer's claims are all asked before the reference's: consecutive calls
+    share their prefix, which llama.cpp's prompt cache computes once."""
+    from rag_lab.config import load_settings
+
+    settings = load_settings(data_dir=tmp_path).model_copy(update={"llm_provider": "local", "judge_claims_evidence": "whole"})
+    whole = Scorer(settings, judge_llm=VerdictLLM(p=P), metrics=["factual_correctness"])
+    answer = ("The limit is $3,972 bi-weekly for a family of 5. Parents report changes within 14 days. "
+              "Providers are paid for absences. The program year is BCY 2026.")
+    reference = "A family of 5 may earn up to $3,972 bi-weekly. Changes are reported within 14 days."
+    VerdictLLM.asked.clear()
+    scores, errors = whole.score({"id": "q", "question": "What are the rules?", "answer": answer, "reference": reference,
+                                  "contexts": [{"text": reference}]})
+    assert errors == {} and scores["factual_correctness"] > 0
+    premises = [prompt.rsplit("Premise: ", 1)[1].split("\nStatement: ")[0] for prompt in VerdictLLM.asked]
+    assert premises == sorted(premises, key=lambda p: p.endswith(answer))  # the answer's claims first
+    assert len(set(premises)) == 2 and any(p.endswith("Answer: " + reference) for p in premises)

@@ -61,6 +61,17 @@ def best_passages(statement: str, found: list[str], k: int) -> list[str]:
     return [found[i] for i in sorted(ranked)]
 
 
+# Factual correctness verifies a claim against the other text (the answer or the reference), a few
+# sentences: the whole of it is the premise, shared by every claim of that direction, so llama.cpp's
+# prompt cache computes it once per direction, not once per claim. Cut here.
+MAX_WHOLE_PREMISE_CHARS = 1500
+
+
+def whole_text(context: str) -> str:
+    """The premise of every claim verified against ``context`` (cut to ``MAX_WHOLE_PREMISE_CHARS``)."""
+    return context[:MAX_WHOLE_PREMISE_CHARS]
+
+
 def evidence_text(statement: str, context: str, k: int) -> str:
     """The premise the judge reads for ``statement``: its ``k`` best passages (``k`` = 0: the whole
     context), cut to ``MAX_EVIDENCE_CHARS``."""

@@ -28,7 +28,7 @@ import numpy as np
 from ragas.metrics._faithfulness import (NLIStatementInput, NLIStatementOutput, NLIStatementPrompt,
                                          StatementFaithfulnessAnswer)
 
-from rag_lab.evaluate.judge.evidence import DEFAULT_EVIDENCE_PASSAGES, evidence_text
+from rag_lab.evaluate.judge.evidence import DEFAULT_EVIDENCE_PASSAGES, evidence_text, whole_text
 from rag_lab.evaluate.judge.numeric import missing_values
 from rag_lab.evaluate.judge.versions import stamp, version_of
 
@@ -103,7 +103,8 @@ class ProbabilityNLIPrompt(NLIStatementPrompt):
     verdict_version = version_of("model_verdict")
 
     def __init__(self, evidence: int = DEFAULT_EVIDENCE_PASSAGES, numbers: bool | str = True,
-                 store: Any = None, negation: bool = False, names: bool = False, verbatim: bool = False) -> None:
+                 store: Any = None, negation: bool = False, names: bool = False, verbatim: bool = False,
+                 claims_evidence: str = "passages") -> None:
         super().__init__()
         self.evidence = evidence
         # True / "code": a value no context states decides; "evidence": a value the chosen passages do not
@@ -115,11 +116,13 @@ class ProbabilityNLIPrompt(NLIStatementPrompt):
         self.store = store
         self.negation, self.names = negation, names  # the rules of :mod:`rules`
         self.verbatim = verbatim  # :mod:`verbatim`: a word-for-word copy of a context is stated
+        # factual correctness's premise: each claim's best passages ("passages") or the whole other text ("whole")
+        self.claims_evidence = claims_evidence
         self.rules = ("verdict", "model_verdict", "evidence") + ("numbers",) * (numbers != "off") \
             + ("negation",) * bool(negation) + ("names",) * bool(names) + ("verbatim",) * bool(verbatim)
         self.design = (f"{self.version}:evidence={evidence}:numbers={numbers}"
                        + (":negation" if negation else "") + (":names" if names else "")
-                       + (":verbatim" if verbatim else "")
+                       + (":verbatim" if verbatim else "") + (":whole-claims-premise" if claims_evidence == "whole" else "")
                        + ":" + ",".join(version_of(rule) for rule in self.rules))
         self.instruction = INSTRUCTION + QUESTION  # what the cache key hashes: the text the model reads
         self._verdicts: dict[tuple[str, str, str, str], dict[str, Any]] = {}
@@ -132,7 +135,8 @@ class ProbabilityNLIPrompt(NLIStatementPrompt):
         ``question``: the question ``context`` answers (factual correctness: the answer or the
         reference). Its terms count as stated ("$4,106" answers "the limit for a family of 5 in BCY
         2026?": the 5 and the 2026 need not be repeated), and the model reads it before the evidence."""
-        premise = evidence_text(statement, context, self.evidence)
+        premise = (whole_text(context) if question and self.claims_evidence == "whole"
+                   else evidence_text(statement, context, self.evidence))
         # the whole context too: the numbers and names rules read it, not only the premise
         key = (context, premise, statement, question)
         with self._lock:
@@ -229,8 +233,6 @@ async def _soft_factual_correctness(self: Any, sample: Any, callbacks: Any) -> f
     """RAGAS's factual correctness with soft counts; each direction's claims are verified against the
     other text read as an answer to the sample's question (a terse right answer need not repeat the
     question's terms, and neither need the reference)."""
-    import asyncio
-
     from rag_lab.evaluate.judge.not_applicable import NotApplicable
 
     question = sample.user_input or ""
@@ -240,10 +242,11 @@ async def _soft_factual_correctness(self: Any, sample: Any, callbacks: Any) -> f
         reply = await self.nli_prompt.verdicts(self.llm, premise, claims, question)
         return np.array([float(r.verdict) for r in reply.statements], dtype=float)
 
-    precision_task = verified(sample.reference, sample.response)
-    recall_task = (verified(sample.response, sample.reference)
-                   if self.mode != "precision" else self._get_passthrough_value(np.array([], dtype=float)))
-    response_p, reference_p = await asyncio.gather(precision_task, recall_task)
+    # one direction after the other: the model has one slot, and each direction's claims share a premise
+    # that llama.cpp's prompt cache keeps only while the next call starts with it
+    response_p = await verified(sample.reference, sample.response)
+    reference_p = (await verified(sample.response, sample.reference) if self.mode != "precision"
+                   else np.array([], dtype=float))
     if not response_p.size and not reference_p.size:
         raise NotApplicable("factual correctness does not apply: neither the answer nor the reference states a claim")
     tp, fp = float(np.sum(response_p)), float(np.sum(1 - response_p))
@@ -276,13 +279,13 @@ def verdict_store(path: Any) -> Any:
 
 def use_probability_verdicts(metric: Any, evidence: int = DEFAULT_EVIDENCE_PASSAGES, numbers: bool | str = True,
                              store: Any = None, negation: bool = False, names: bool = False,
-                             verbatim: bool = False) -> Any:
+                             verbatim: bool = False, claims_evidence: str = "passages") -> Any:
     """``metric`` (faithfulness or factual correctness) with probability verdicts and soft scores;
     ``store``: where the model's verdicts are kept (a ``DiskCache``; None: this metric's memory only)."""
     from rag_lab.evaluate.judge.per_statement import use_nli_prompt
 
     prompt = ProbabilityNLIPrompt(evidence=evidence, numbers=numbers, store=store, negation=negation, names=names,
-                                  verbatim=verbatim)
+                                  verbatim=verbatim, claims_evidence=claims_evidence)
     use_nli_prompt(metric, prompt)
     stamp(metric, *prompt.rules)
     name = type(metric).__name__

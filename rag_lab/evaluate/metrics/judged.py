@@ -38,6 +38,7 @@ def _metric(class_name: str, **kwargs):
             options = dict(evidence=ctx.settings.judge_evidence, numbers=ctx.settings.judge_numbers,
                            negation=ctx.settings.judge_negation == "code", names=ctx.settings.judge_names == "code",
                            verbatim=ctx.settings.judge_verbatim == "code",
+                           claims_evidence=ctx.settings.judge_claims_evidence,
                            store=verdict_store(ctx.settings.cache_dir / "judge_verdicts.sqlite"))
             use_probability_verdicts(metric, **options)
             if context_design(ctx.settings, constrained=True) == "probability":

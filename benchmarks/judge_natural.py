@@ -7,7 +7,8 @@ alone, scored against labels made by reading (docs/judge-labels.md, docs/evaluat
 
 Designs (``DESIGNS``): ``judge`` — the shipped local judge (rules, then the 1.5B model's P(yes));
 ``rules`` — the same with the model replaced by a constant P(yes) = 0.5 (what the rules alone
-separate); ``model`` — the model with every rule off (``judge_numbers/negation/names/verbatim = off``).
+separate); ``model`` — the model with every rule off (``judge_numbers/negation/names/verbatim = off``);
+``judge-wholefc`` — the judge with factual correctness's premise the whole other text.
 Every judgment is appended to ``<out>/<half>/judgments.jsonl`` as it finishes (a rerun skips what is
 there, for the same answer text and design). The test half is scored once per design, at the end:
 choices look at the tune half only. The answers must all be labelled first (``labels.jsonl``).
@@ -33,6 +34,8 @@ DESIGNS: dict[str, tuple[dict[str, Any], float | None]] = {
     "judge": ({}, None),
     "rules": ({}, 0.5),
     "model": (RULES_OFF, None),
+    # factual correctness's claims each against the whole other text (one premise per direction)
+    "judge-wholefc": ({"judge_claims_evidence": "whole"}, None),
 }
 
 

@@ -8,7 +8,8 @@ alone, scored against labels made by reading (docs/judge-labels.md, docs/evaluat
 Designs (``DESIGNS``): ``judge`` — the shipped local judge (rules, then the 1.5B model's P(yes));
 ``rules`` — the same with the model replaced by a constant P(yes) = 0.5 (what the rules alone
 separate); ``model`` — the model with every rule off (``judge_numbers/negation/names/verbatim = off``);
-``judge-wholefc`` — the judge with factual correctness's premise the whole other text.
+``judge-wholefc`` — the judge with factual correctness's premise the whole other text; ``judge-contrast``,
+``model-contrast`` — P(yes) contrasted with P(yes) of the statement without a premise.
 Every judgment is appended to ``<out>/<half>/judgments.jsonl`` as it finishes (a rerun skips what is
 there, for the same answer text and design). The test half is scored once per design, at the end:
 choices look at the tune half only. The answers must all be labelled first (``labels.jsonl``).
@@ -36,6 +37,9 @@ DESIGNS: dict[str, tuple[dict[str, Any], float | None]] = {
     "model": (RULES_OFF, None),
     # factual correctness's claims each against the whole other text (one premise per direction)
     "judge-wholefc": ({"judge_claims_evidence": "whole"}, None),
+    # P(yes) contrasted with the model's P(yes) for the statement alone
+    "judge-contrast": ({"judge_contrastive": "no-premise"}, None),
+    "model-contrast": (RULES_OFF | {"judge_contrastive": "no-premise"}, None),
 }
 
 

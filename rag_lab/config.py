@@ -182,6 +182,9 @@ class Settings(BaseSettings):
     # Probability verdicts of factual correctness: each claim against its best passages of the other
     # text ("passages") or against the whole other text, one premise per direction ("whole").
     judge_claims_evidence: Literal["passages", "whole"] = "passages"
+    # Probability verdicts: the model's P(yes) as is ("off") or contrasted with its P(yes) for the
+    # statement without a premise ("no-premise": how much the premise moves it; judge/probability.py).
+    judge_contrastive: Literal["off", "no-premise"] = "off"
     # LLM context recall and LLM context precision with probability verdicts ("probability": the
     # reference's sentences verified against the contexts, judge/probability_context.py) or RAGAS's
     # generated replies ("ragas"); "auto": probability whenever faithfulness uses probability verdicts.

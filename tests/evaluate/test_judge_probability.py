@@ -87,3 +87,13 @@ def test_probability_verdict_on_the_real_model_orders_a_supported_and_a_changed_
     assert 0.0 <= changed < supported <= 1.0
     verdicts = judge.transcript[0]["reply"]["verdicts"]
     assert [v["rule"] for v in verdicts] == ["model", "model"] and judge.stats.calls == 2
+
+
+def test_contrast_is_how_far_the_premise_moves_the_model():
+    from rag_lab.evaluate.judge.probability import contrast
+
+    assert contrast(0.8, 0.5) == pytest.approx(0.8)  # no belief without the premise: P(yes) as is
+    assert contrast(0.62, 0.62) == pytest.approx(0.5)  # the premise does not move it
+    assert contrast(0.5, 0.8) == pytest.approx(0.2)  # the premise lowers it
+    # logit 0.9 − logit 0.6 = log 9 − log 1.5 = log 6: sigmoid → 6 / 7
+    assert contrast(0.9, 0.6) == pytest.approx(6 / 7)

@@ -171,3 +171,19 @@ def test_factual_correctness_verifies_one_direction_then_the_other_each_against_
     premises = [prompt.rsplit("Premise: ", 1)[1].split("\nStatement: ")[0] for prompt in VerdictLLM.asked]
     assert premises == sorted(premises, key=lambda p: p.endswith(answer))  # the answer's claims first
     assert len(set(premises)) == 2 and any(p.endswith("Answer: " + reference) for p in premises)
+
+
+def test_a_contrastive_verdict_asks_the_statement_without_a_premise_too(tmp_path):
+    """``judge_contrastive = "no-premise"``: each model verdict is P(yes) against P(yes) of the statement
+    alone; a model that says the same either way (this double) scores 0.5, however sure it is."""
+    from rag_lab.config import load_settings
+    from rag_lab.evaluate.judge.probability import NO_PREMISE
+
+    settings = load_settings(data_dir=tmp_path).model_copy(update={"llm_provider": "local", "judge_contrastive": "no-premise"})
+    contrastive = Scorer(settings, judge_llm=VerdictLLM(p=P), metrics=["faithfulness"])
+    VerdictLLM.asked.clear()
+    scores, errors = contrastive.score({"id": "q", "question": "?", "answer": "Parents report income bi-weekly.",
+                                        "reference": "r", "contexts": [{"text": "Parents report income bi-weekly."}]})
+    assert errors == {} and scores["faithfulness"] == pytest.approx(0.5)
+    assert [prompt.endswith(f"Premise: {NO_PREMISE}\nStatement: Parents report income bi-weekly.\nAnswer:")
+            for prompt in VerdictLLM.asked] == [False, True]

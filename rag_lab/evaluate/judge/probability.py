@@ -54,6 +54,18 @@ TOP_LOGPROBS = 20
 ABSENT_LOGPROB = -20.0
 
 
+# The premise of the contrastive verdict's second question: what the model believes of the statement alone.
+NO_PREMISE = "(none)"
+
+
+def contrast(p: float, p_alone: float) -> float:
+    """P(yes) with the premise against P(yes) without it, as a probability: sigmoid(logit p − logit p_alone).
+    0.5 when the premise does not move the model; above when it supports, below when it refutes."""
+    clip = (lambda q: min(max(q, 1e-6), 1 - 1e-6))
+    logit = (lambda q: math.log(clip(q) / (1 - clip(q))))
+    return 1 / (1 + math.exp(-(logit(p) - logit(p_alone))))
+
+
 def premise_sha(text: str) -> str:
     """Names the premise of a transcript entry (factual correctness verifies against two)."""
     import hashlib
@@ -104,7 +116,7 @@ class ProbabilityNLIPrompt(NLIStatementPrompt):
 
     def __init__(self, evidence: int = DEFAULT_EVIDENCE_PASSAGES, numbers: bool | str = True,
                  store: Any = None, negation: bool = False, names: bool = False, verbatim: bool = False,
-                 claims_evidence: str = "passages") -> None:
+                 claims_evidence: str = "passages", contrastive: bool = False) -> None:
         super().__init__()
         self.evidence = evidence
         # True / "code": a value no context states decides; "evidence": a value the chosen passages do not
@@ -118,11 +130,14 @@ class ProbabilityNLIPrompt(NLIStatementPrompt):
         self.verbatim = verbatim  # :mod:`verbatim`: a word-for-word copy of a context is stated
         # factual correctness's premise: each claim's best passages ("passages") or the whole other text ("whole")
         self.claims_evidence = claims_evidence
+        # P(yes) contrasted with the model's P(yes) for the statement without a premise (:func:`contrast`)
+        self.contrastive = contrastive
         self.rules = ("verdict", "model_verdict", "evidence") + ("numbers",) * (numbers != "off") \
             + ("negation",) * bool(negation) + ("names",) * bool(names) + ("verbatim",) * bool(verbatim)
         self.design = (f"{self.version}:evidence={evidence}:numbers={numbers}"
                        + (":negation" if negation else "") + (":names" if names else "")
                        + (":verbatim" if verbatim else "") + (":whole-claims-premise" if claims_evidence == "whole" else "")
+                       + (":contrastive" if contrastive else "")
                        + ":" + ",".join(version_of(rule) for rule in self.rules))
         self.instruction = INSTRUCTION + QUESTION  # what the cache key hashes: the text the model reads
         self._verdicts: dict[tuple[str, str, str, str], dict[str, Any]] = {}
@@ -165,31 +180,39 @@ class ProbabilityNLIPrompt(NLIStatementPrompt):
             llm = getattr(judge, "llm", None)
             if llm is None or not hasattr(llm, "runtime"):
                 raise TypeError("probability verdicts need the local llama.cpp judge (--judge local)")
-            store_key = None
-            if self.store is not None:
-                from rag_lab.models.llm.disk_cache import cache_key
-
-                store_key = cache_key("judge_verdict", model=str(getattr(llm, "model_name", "")),
-                                prompt_version=self.verdict_version + ":" + premise_sha(INSTRUCTION + QUESTION),
-                                inputs=[premise, statement])
-            stored = self.store.get(store_key) if store_key is not None else None
-            started = time.perf_counter()
-            if stored is not None:
-                p, tokens = float(stored), {"prompt_tokens": 0, "completion_tokens": 0}
-            else:
-                p, tokens = ask_verdict(llm, premise, statement)
-                if store_key is not None:
-                    self.store.put(store_key, p, kind="judge_verdict")
-            stats = getattr(judge, "stats", None)
-            if stats is not None and stored is None:
-                stats.calls += 1
-                stats.seconds += time.perf_counter() - started
-                stats.prompt_tokens += tokens["prompt_tokens"]
-                stats.completion_tokens += tokens["completion_tokens"]
+            p = self._model_p(judge, llm, premise, statement)
             record |= {"rule": "model", "p": round(p, 6)}
+            if self.contrastive:
+                # the statement's own plausibility to the model, without a premise, taken out
+                alone = self._model_p(judge, llm, NO_PREMISE, statement)
+                record |= {"p_without_premise": round(alone, 6), "p": round(contrast(p, alone), 6)}
         with self._lock:
             self._verdicts[key] = dict(record)
         return record
+
+    def _model_p(self, judge: Any, llm: Any, premise: str, statement: str) -> float:
+        """The model's P(yes) for (premise, statement), from the verdict store when it has it."""
+        store_key = None
+        if self.store is not None:
+            from rag_lab.models.llm.disk_cache import cache_key
+
+            store_key = cache_key("judge_verdict", model=str(getattr(llm, "model_name", "")),
+                                  prompt_version=self.verdict_version + ":" + premise_sha(INSTRUCTION + QUESTION),
+                                  inputs=[premise, statement])
+        stored = self.store.get(store_key) if store_key is not None else None
+        if stored is not None:
+            return float(stored)
+        started = time.perf_counter()
+        p, tokens = ask_verdict(llm, premise, statement)
+        if store_key is not None:
+            self.store.put(store_key, p, kind="judge_verdict")
+        stats = getattr(judge, "stats", None)
+        if stats is not None:
+            stats.calls += 1
+            stats.seconds += time.perf_counter() - started
+            stats.prompt_tokens += tokens["prompt_tokens"]
+            stats.completion_tokens += tokens["completion_tokens"]
+        return p
 
     async def generate(self, llm: Any, data: NLIStatementInput, *args: Any, **kwargs: Any) -> NLIStatementOutput:
         return await self.verdicts(llm, data.context, data.statements)
@@ -279,13 +302,14 @@ def verdict_store(path: Any) -> Any:
 
 def use_probability_verdicts(metric: Any, evidence: int = DEFAULT_EVIDENCE_PASSAGES, numbers: bool | str = True,
                              store: Any = None, negation: bool = False, names: bool = False,
-                             verbatim: bool = False, claims_evidence: str = "passages") -> Any:
+                             verbatim: bool = False, claims_evidence: str = "passages",
+                             contrastive: bool = False) -> Any:
     """``metric`` (faithfulness or factual correctness) with probability verdicts and soft scores;
     ``store``: where the model's verdicts are kept (a ``DiskCache``; None: this metric's memory only)."""
     from rag_lab.evaluate.judge.per_statement import use_nli_prompt
 
     prompt = ProbabilityNLIPrompt(evidence=evidence, numbers=numbers, store=store, negation=negation, names=names,
-                                  verbatim=verbatim, claims_evidence=claims_evidence)
+                                  verbatim=verbatim, claims_evidence=claims_evidence, contrastive=contrastive)
     use_nli_prompt(metric, prompt)
     stamp(metric, *prompt.rules)
     name = type(metric).__name__

@@ -54,7 +54,7 @@ RULES: tuple[Rule, ...] = (
          "statements and claims split by code, refusals and citation markers left out"),
     Rule("claims_required", "claims-required-v2", (f"{_J}not_applicable:use_claims_required",),
          "faithfulness of an answer that claims nothing: NaN with its reason"),
-    Rule("verdict", "prob-v5", (f"{_J}probability:ProbabilityNLIPrompt", f"{_J}probability:_mean_probability",
+    Rule("verdict", "prob-v6", (f"{_J}probability:ProbabilityNLIPrompt", f"{_J}probability:_mean_probability",
                                 f"{_J}probability:_soft_verify_claims", f"{_J}probability:_soft_factual_correctness",
                                 f"{_J}probability:use_probability_verdicts"),
          "rules, then the model's P(yes); the soft scores of faithfulness and factual correctness"),

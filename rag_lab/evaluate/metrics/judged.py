@@ -39,6 +39,7 @@ def _metric(class_name: str, **kwargs):
                            negation=ctx.settings.judge_negation == "code", names=ctx.settings.judge_names == "code",
                            verbatim=ctx.settings.judge_verbatim == "code",
                            claims_evidence=ctx.settings.judge_claims_evidence,
+                           contrastive=ctx.settings.judge_contrastive == "no-premise",
                            store=verdict_store(ctx.settings.cache_dir / "judge_verdicts.sqlite"))
             use_probability_verdicts(metric, **options)
             if context_design(ctx.settings, constrained=True) == "probability":

@@ -20,7 +20,9 @@ from rag_lab.models.onnx_embedding import (
     OnnxEmbedding,
     export_onnx,
     exported_model_path,
+    cpu_threads,
     length_buckets,
+    openvino_model,
     openvino_precision,
 )
 
@@ -148,6 +150,40 @@ def test_threads_sharing_the_default_model_each_get_their_own_vectors(lab_settin
         together = list(pool.map(lambda p: np.asarray(model.get_query_embedding(p)), passages[:8] * 3))
     for i, vector in enumerate(together):
         assert np.allclose(vector, alone[i % 8], atol=1e-6)
+
+
+def test_openvino_runs_one_stream_per_core_with_a_pass_in_flight_on_each(lab_settings, fresh_export):
+    compiled = openvino_model(str(fresh_export), cpu_threads())
+    assert int(compiled.get_property("NUM_STREAMS")) == cpu_threads()
+    assert compiled.get_property("INFERENCE_NUM_THREADS") == cpu_threads()  # one thread per stream
+    assert compiled.get_property("OPTIMAL_NUMBER_OF_INFER_REQUESTS") == cpu_threads()
+
+
+def test_passes_run_side_by_side_give_the_vectors_of_one_pass_at_a_time(fresh_export, passages):
+    """Streams only schedule the passes: the vectors equal those of one stream running them in turn
+    (the same numeric path, hence the same embedding id), each back in its caller's place."""
+    model_dir = Path(local_minilm_path())
+    side_by_side = OnnxEmbedding(fresh_export, model_dir, batch_size=1, runtime="openvino")
+    in_turn = OnnxEmbedding(fresh_export, model_dir, batch_size=1, threads=1, runtime="openvino")
+    assert side_by_side._runner.passes_at_once == cpu_threads() and in_turn._runner.passes_at_once == 1
+    texts = passages * 3  # more passes than infer requests: requests are reused
+    assert np.array_equal(side_by_side.embed_many(texts), in_turn.embed_many(texts))
+    alone = np.asarray([in_turn.get_text_embedding(t) for t in passages])
+    assert np.array_equal(side_by_side.embed_many(texts), np.concatenate([alone] * 3))
+
+
+def test_a_call_is_split_so_that_every_stream_gets_a_pass(fresh_export, passages, monkeypatch):
+    import rag_lab.models.onnx_embedding as module
+
+    widths = []
+    real = module.length_buckets
+    monkeypatch.setattr(module, "length_buckets", lambda encodings, size: widths.append(size) or real(encodings, size))
+    model = OnnxEmbedding(fresh_export, Path(local_minilm_path()), batch_size=32, runtime="openvino")
+    streams = model._runner.passes_at_once
+    widths.clear()
+    model.embed_many(passages)  # fewer texts than a full pass: shared out over the streams
+    model.embed_many(passages * 40)  # enough for full passes on every stream
+    assert widths == [-(-len(passages) // streams), 32]
 
 
 def test_length_buckets_pad_little_and_keep_the_callers_order(lab_settings, passages):

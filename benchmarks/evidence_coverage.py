@@ -15,6 +15,11 @@ Designs: the units (``lines``: every line alone; ``units``: table rows with head
 windows, a text already selected from another chunk skipped; ``units, repeats``: not skipped) × the scorer (``bm25``; ``dense``: the retriever's MiniLM; ``rrf``: both fused by
 reciprocal rank, k 10 or 60; ``sum``: min-max scaled scores added).
 
+Selection variants on ``units`` × ``rrf10`` (:data:`VARIANTS`), each a row: ``+ chunk prior`` (a third
+RRF leg, weight 0.5, ranking the units by their chunk's retrieval rank, fused order within a chunk: the
+first chunk holds most key facts), ``+ figures first`` (units stating a figure — a key fact — before
+the others, each group in fused order), both together.
+
 Every distinct unit text is embedded once (the questions' chunks overlap), in batches, and with
 ``--embeddings`` the vectors are kept in a file written after each batch: a rerun, or an interrupted
 run, embeds only what is missing.
@@ -65,6 +70,25 @@ def ranking(scorer: str, sparse: np.ndarray, dense: np.ndarray) -> list[int]:
             "dense": [int(i) for i in np.argsort(-dense, kind="stable")]}
     return [int(i) for i, _ in rrf_fuse(legs, k=float(scorer.removeprefix("rrf")))]
 
+
+def _chunk_prior(units: list[Unit], order: list[int], sparse: np.ndarray, dense: np.ndarray) -> list[int]:
+    legs = {"bm25": ranking("bm25", sparse, dense), "dense": ranking("dense", sparse, dense),
+            "chunk": sorted(order, key=lambda i: units[i].doc)}
+    return [int(i) for i, _ in rrf_fuse(legs, k=10, weights={"chunk": 0.5})]
+
+
+def _figures_first(units: list[Unit], order: list[int], sparse: np.ndarray, dense: np.ndarray) -> list[int]:
+    from rag_lab.evaluate.facts.key_facts import extract_key_facts
+
+    stating = {i for i in order if extract_key_facts(units[i].text)}
+    return [i for i in order if i in stating] + [i for i in order if i not in stating]
+
+
+VARIANTS = {
+    "+ chunk prior": _chunk_prior,
+    "+ figures first": _figures_first,
+    "+ chunk prior, figures first": lambda u, o, s, d: _figures_first(u, _chunk_prior(u, o, s, d), s, d),
+}
 
 EMBED_BATCH = 256
 
@@ -157,8 +181,11 @@ def main() -> None:
             texts = [unit.text for unit in units]
             sparse = line_scores(item["question"], texts, tokenizer)
             dense = np.stack([vectors[text] for text in texts]) @ query_vector if texts else np.zeros(0)
-            for scorer in SCORERS:
-                order = ranking(scorer, sparse, dense)
+            orders = {scorer: ranking(scorer, sparse, dense) for scorer in SCORERS}
+            if kind == "units":
+                orders |= {f"rrf10 {name}": variant(units, orders["rrf10"], sparse, dense)
+                           for name, variant in VARIANTS.items()}
+            for scorer, order in orders.items():
                 for k in ks:
                     chosen = [units[i] for i in pick_units(units, order, k, distinct)]
                     table.setdefault((kind, scorer), {}).setdefault(k, []).append(

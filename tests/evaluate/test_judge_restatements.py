@@ -187,3 +187,20 @@ def test_a_contrastive_verdict_asks_the_statement_without_a_premise_too(tmp_path
     assert errors == {} and scores["faithfulness"] == pytest.approx(0.5)
     assert [prompt.endswith(f"Premise: {NO_PREMISE}\nStatement: Parents report income bi-weekly.\nAnswer:")
             for prompt in VerdictLLM.asked] == [False, True]
+
+
+@pytest.mark.parametrize("lever", [{"judge_verbatim": "off"}, {"judge_claims_evidence": "whole"},
+                                   {"judge_contrastive": "no-premise"}])
+def test_each_verdict_lever_is_another_judge_in_the_cache_key(lever):
+    """A judged score made with one setting of a lever is never served for another: the judge id (in
+    manifests and in the judged scores' key) and the verdict prompt's design change with each."""
+    from rag_lab.config import Settings
+    from rag_lab.evaluate.judge import judge_id
+    from rag_lab.evaluate.judge.probability import ProbabilityNLIPrompt
+
+    base = Settings(_env_file=None, llm_provider="local")
+    assert judge_id(base.model_copy(update=lever)) != judge_id(base)
+    options = {"judge_verbatim": {"verbatim": False}, "judge_claims_evidence": {"claims_evidence": "whole"},
+               "judge_contrastive": {"contrastive": True}}[next(iter(lever))]
+    default = ProbabilityNLIPrompt(verbatim=True)
+    assert ProbabilityNLIPrompt(**({"verbatim": True} | options)).design != default.design

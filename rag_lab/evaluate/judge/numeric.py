@@ -12,7 +12,7 @@ One value has one token however it is written, so a true restatement is never a 
 - numbers in digits or words ("five" = 5, "twenty-four" = 24, "two hundred" = 200), with scale
   words ("$1.2 million" = "$1,200,000" = "1.2 million dollars", "$12K" = "$12,000");
 - dates in any common form: "October 1, 2025" = "Oct. 1st, 2025" = "1 October 2025" = "10/1/2025"
-  = "2025-10-01" (an ISO date is one date, not the years 2025 and 2010);
+  = the ISO form YYYY-MM-DD (one date, not a year and a second number read as a year);
 - intervals: "every two weeks" = "every other week" = "bi-weekly" = "fortnightly" (``every:2-week``;
   the "two" is no count the evidence must state); "quarterly" = "every 3 months";
 - a percentage and the fraction the evidence states ("50%" against "one half", "33%" against

@@ -204,3 +204,22 @@ def test_each_verdict_lever_is_another_judge_in_the_cache_key(lever):
                "judge_contrastive": {"contrastive": True}}[next(iter(lever))]
     default = ProbabilityNLIPrompt(verbatim=True)
     assert ProbabilityNLIPrompt(**({"verbatim": True} | options)).design != default.design
+
+
+def test_an_answer_that_only_copies_context_lines_is_faithful_but_not_correct(scorer):
+    """The copy rule's degenerate case: an answer dumping context lines that do not answer the question
+    is faithful by the copy rule (every line is stated), and factual correctness ranks it below the
+    right answer (the reference's figure is missing: its recall claim is 0; whether the dump's own
+    claims match the reference is the model's call, here a double saying yes to all)."""
+    context = ("Parents may report changes at any time through the online portal.\n"
+               "Providers must post their hours of operation where parents can see them.\n"
+               "A family of 5 may earn up to $3,972 bi-weekly.")
+    dump = ("“Parents may report changes at any time through the online portal.” [Doc 1]\n"
+            "“Providers must post their hours of operation where parents can see them.” [Doc 1]")
+    scores, errors = score(scorer, dump, context, reference="A family of 5 may earn up to $3,972 bi-weekly.",
+                           question="What is the bi-weekly income limit for a family of 5?")
+    assert errors == {} and scores["faithfulness"] == 1.0
+    right, _ = score(scorer, "A family of 5 may earn up to $3,972 bi-weekly.", context,
+                     reference="A family of 5 may earn up to $3,972 bi-weekly.",
+                     question="What is the bi-weekly income limit for a family of 5?")
+    assert scores["factual_correctness"] < right["factual_correctness"] - 0.1

@@ -9,9 +9,11 @@ Designs (``DESIGNS``): ``judge`` — the shipped local judge (rules, then the 1.
 ``rules`` — the same with the model replaced by a constant P(yes) = 0.5 (what the rules alone
 separate); ``model`` — the model with every rule off (``judge_numbers/negation/names/verbatim = off``);
 ``judge-wholefc`` — the judge with factual correctness's premise the whole other text; ``judge-contrast``,
-``model-contrast`` — P(yes) contrasted with P(yes) of the statement without a premise.
-Every judgment is appended to ``<out>/<half>/judgments.jsonl`` as it finishes (a rerun skips what is
-there, for the same answer text and design). The test half is scored once per design, at the end:
+``model-contrast`` — P(yes) contrasted with P(yes) of the statement without a premise; ``…-all`` —
+faithfulness as the probability that every statement is stated (the product) instead of the share.
+Every judgment is appended to ``<out>/<half>/judgments.jsonl`` as it finishes with the judge's id (its
+rules' and prompts' versions): a rerun skips what is there for the same answer text, design and judge, and
+the table reads the judgments of the current judge only. The test half is scored once per design, at the end:
 choices look at the tune half only. The answers must all be labelled first (``labels.jsonl``).
 """
 
@@ -29,7 +31,8 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 from benchmarks.judge_labels.natural import LABEL_OF, SET_DIR, decided_by, label_agreement, load_labelled  # noqa: E402
 
 METRICS = ("faithfulness", "factual_correctness")
-RULES_OFF = {"judge_numbers": "off", "judge_negation": "off", "judge_names": "off", "judge_verbatim": "off"}
+RULES_OFF = {"judge_numbers": "off", "judge_negation": "off", "judge_names": "off", "judge_verbatim": "off",
+             "judge_cells": "off"}
 # design → (settings changes, constant P(yes) standing in for the model or None)
 DESIGNS: dict[str, tuple[dict[str, Any], float | None]] = {
     "judge": ({}, None),
@@ -40,6 +43,11 @@ DESIGNS: dict[str, tuple[dict[str, Any], float | None]] = {
     # P(yes) contrasted with the model's P(yes) for the statement alone
     "judge-contrast": ({"judge_contrastive": "no-premise"}, None),
     "model-contrast": (RULES_OFF | {"judge_contrastive": "no-premise"}, None),
+    # faithfulness as P(every statement stated) instead of the expected share
+    "judge-all": ({"judge_faithfulness_score": "all"}, None),
+    "rules-all": ({"judge_faithfulness_score": "all"}, 0.5),
+    "model-all": (RULES_OFF | {"judge_faithfulness_score": "all"}, None),
+    "judge-contrast-all": ({"judge_contrastive": "no-premise", "judge_faithfulness_score": "all"}, None),
 }
 
 
@@ -48,7 +56,18 @@ def judged_record(answer: dict[str, Any]) -> dict[str, Any]:
             "reference": answer["reference"], "contexts": [{"text": c["text"]} for c in answer["contexts"]]}
 
 
-def judge_one(scorer: Any, answer: dict[str, Any], metric: str, design: str) -> dict[str, Any]:
+def design_judge_id(design: str, settings: Any) -> str:
+    """The judge a design's judgments come from: its id (rules, prompts, options) and the constant
+    standing in for the model, if any."""
+    from rag_lab.evaluate.judge.factory import judge_id
+    from rag_lab.evaluate.run.runner import judge_settings
+
+    changes, constant = DESIGNS[design]
+    own = judge_id(judge_settings(settings.model_copy(update=changes), "local"))
+    return own if constant is None else f"{own}+p={constant}"
+
+
+def judge_one(scorer: Any, answer: dict[str, Any], metric: str, design: str, judge_name: str) -> dict[str, Any]:
     judge = scorer.judge_of(metric)
     transcript = judge.transcript = [] if judge is not None and hasattr(judge, "transcript") else None
     started = time.perf_counter()
@@ -58,7 +77,7 @@ def judge_one(scorer: Any, answer: dict[str, Any], metric: str, design: str) -> 
         if transcript is not None:
             judge.transcript = None
     return {"id": answer["id"], "question_id": answer["question_id"], "generator": answer["generator"],
-            "metric": metric, "design": design, "answer": answer["answer"], "score": scores.get(metric),
+            "metric": metric, "design": design, "judge": judge_name, "answer": answer["answer"], "score": scores.get(metric),
             "error": errors.get(metric), "seconds": round(time.perf_counter() - started, 2), "replies": transcript or []}
 
 
@@ -120,12 +139,15 @@ def main() -> int:
 
     rows = read_records(path, "judgments", required=("id", "metric", "design")) if path.is_file() else []
     text_of = {a["id"]: a["answer"] for a in answers}
+    from rag_lab.config import get_settings
+
+    settings = get_settings()
+    judges = {design: design_judge_id(design, settings) for design in designs}
+    rows = [r for r in rows if r.get("judge") == judges.get(r["design"])]
     done = {(r["id"], r["metric"], r["design"]) for r in rows if text_of.get(r["id"]) == r["answer"]}
     if not args.report_only:
-        from rag_lab.config import get_settings
         from rag_lab.models.llm.disk_cache import DiskCache
 
-        settings = get_settings()
         cache = DiskCache(settings.cache_dir / "llm.sqlite")
         try:
             with path.open("a", encoding="utf-8") as log:
@@ -135,7 +157,7 @@ def main() -> int:
                         continue
                     scorers = build_scorers(design, settings, cache)
                     for number, (answer, metric) in enumerate(todo, start=1):
-                        row = judge_one(scorers[metric], answer, metric, design)
+                        row = judge_one(scorers[metric], answer, metric, design, judges[design])
                         append_record(log, row)
                         rows.append(row)
                         print(f"[{design} {number}/{len(todo)}] {answer['id']} {metric}: {row['score']} "

@@ -179,6 +179,13 @@ class Settings(BaseSettings):
     # Probability verdicts: a statement a context contains word for word (a quoted evidence line) is
     # stated, without asking the model ("code"). See judge/verbatim.py.
     judge_verbatim: Literal["code", "off"] = "code"
+    # Probability verdicts: a figure a context's table holds only in another row or column than the
+    # statement's own words place it ("bi-weekly … $4,449", the Bi-Monthly cell) is unsupported
+    # ("code"). See judge/table_cells.py.
+    judge_cells: Literal["code", "off"] = "code"
+    # Probability verdicts: faithfulness as the expected share of the answer's statements the contexts
+    # state ("share": RAGAS's ratio, mean P) or the probability that all of them are ("all": product P).
+    judge_faithfulness_score: Literal["share", "all"] = "share"
     # Probability verdicts of factual correctness: each claim against its best passages of the other
     # text ("passages") or against the whole other text, one premise per direction ("whole").
     judge_claims_evidence: Literal["passages", "whole"] = "passages"

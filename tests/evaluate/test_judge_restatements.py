@@ -153,6 +153,49 @@ def test_a_changed_or_short_copy_is_not_decided_by_the_copy_rule(scorer, answer)
     assert errors == {} and scores["faithfulness"] in (0.0, pytest.approx(P))
 
 
+def test_faithfulness_all_is_the_probability_that_every_statement_is_stated(tmp_path):
+    """"share" (RAGAS's ratio): the mean verdict; "all": their product — a quoted line (p = 1) does
+    not dilute the answer's one unstated claim."""
+    from rag_lab.config import load_settings
+
+    settings = load_settings(data_dir=tmp_path).model_copy(update={"llm_provider": "local"})
+    context = "Parents may report changes at any time.\nA family of 5 may earn up to $3,972 bi-weekly and keep its eligibility."
+    quoted = "“A family of 5 may earn up to $3,972 bi-weekly and keep its eligibility.” [Doc 1]"
+    scores = {}
+    for rule in ("share", "all"):
+        scorer = Scorer(settings.model_copy(update={"judge_faithfulness_score": rule}), judge_llm=VerdictLLM(p=P),
+                        metrics=["faithfulness"])
+        for name, answer in {"paraphrase": f"The limit is $3,972 bi-weekly.\n{quoted}",
+                             "invented": f"The limit is $4,500 bi-weekly.\n{quoted}"}.items():
+            found, errors = score(scorer, answer, context)
+            assert errors == {}
+            scores[rule, name] = found["faithfulness"]
+    assert scores["share", "paraphrase"] == pytest.approx((P + 1) / 2) and scores["all", "paraphrase"] == pytest.approx(P)
+    assert scores["share", "invented"] == pytest.approx(0.5) and scores["all", "invented"] == 0.0
+
+
+def test_the_pieces_of_a_long_quotation_are_copies_however_short():
+    """The splitter cuts a quoted line at its sentences: the piece that opens or closes the quotation
+    is still the answer copying (a whole short quotation is not: above)."""
+    from rag_lab.evaluate.judge.verbatim import copied_from
+
+    context = "Call the help desk first. Contact support at 1-888-265-6461 if the page does not load."
+    assert copied_from("Contact support at 1-888-265-6461 if the page”", context)
+    assert copied_from("“Call the help desk first.", context)
+    assert not copied_from("“Contact support”", context)  # opened and closed: a whole short quotation
+    assert not copied_from("Contact the board”", context)  # not in the context
+
+
+def test_a_widening_not_is_no_negation():
+    from rag_lab.evaluate.judge.rules import negation_mismatch
+
+    evidence = "Stakeholders may comment on all aspects of the system, including rates and eligibility."
+    assert not negation_mismatch("Stakeholders may comment on all aspects, including, but not limited to, rates.",
+                                 evidence)
+    assert not negation_mismatch("Stakeholders may comment not only on rates but also on eligibility.", evidence)
+    assert negation_mismatch("Stakeholders may not comment on rates.", evidence)
+
+
 def test_factual_correctness_verifies_one_direction_then_the_other_each_against_one_premise(tmp_path):
     """With ``judge_claims_evidence = "whole"`` every claim of a direction reads the same premise (the
     other text, whole), and the answer's claims are all asked before the reference's: consecutive calls
@@ -190,7 +233,8 @@ def test_a_contrastive_verdict_asks_the_statement_without_a_premise_too(tmp_path
 
 
 @pytest.mark.parametrize("lever", [{"judge_verbatim": "off"}, {"judge_claims_evidence": "whole"},
-                                   {"judge_contrastive": "no-premise"}])
+                                   {"judge_contrastive": "no-premise"}, {"judge_cells": "off"},
+                                   {"judge_faithfulness_score": "all"}])
 def test_each_verdict_lever_is_another_judge_in_the_cache_key(lever):
     """A judged score made with one setting of a lever is never served for another: the judge id (in
     manifests and in the judged scores' key) and the verdict prompt's design change with each."""
@@ -201,9 +245,10 @@ def test_each_verdict_lever_is_another_judge_in_the_cache_key(lever):
     base = Settings(_env_file=None, llm_provider="local")
     assert judge_id(base.model_copy(update=lever)) != judge_id(base)
     options = {"judge_verbatim": {"verbatim": False}, "judge_claims_evidence": {"claims_evidence": "whole"},
-               "judge_contrastive": {"contrastive": True}}[next(iter(lever))]
-    default = ProbabilityNLIPrompt(verbatim=True)
-    assert ProbabilityNLIPrompt(**({"verbatim": True} | options)).design != default.design
+               "judge_contrastive": {"contrastive": True}, "judge_cells": {"cells": False},
+               "judge_faithfulness_score": {"faithfulness_score": "all"}}[next(iter(lever))]
+    default = ProbabilityNLIPrompt(verbatim=True, cells=True)
+    assert ProbabilityNLIPrompt(**({"verbatim": True, "cells": True} | options)).design != default.design
 
 
 def test_an_answer_that_only_copies_context_lines_is_faithful_but_not_correct(scorer):

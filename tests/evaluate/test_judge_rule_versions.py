@@ -122,6 +122,6 @@ def test_the_judged_metrics_carry_the_versions_of_the_rules_they_use(lab_setting
 
     scorer = Scorer(lab_settings.model_copy(update={"llm_provider": "local"}), judge_llm=Double(), metrics=[metric])
     used = scorer._metric(scorer.specs[0]).rule_versions
-    expected = {"numbers", "negation", "names", "verbatim", "evidence", "verdict", "model_verdict", "statements"}
+    expected = {"numbers", "negation", "names", "verbatim", "cells", "evidence", "verdict", "model_verdict", "statements"}
     expected |= {"claims_required"} if metric == "faithfulness" else set()
     assert set(used) == expected and all(used[name] == versions.version_of(name) for name in used)

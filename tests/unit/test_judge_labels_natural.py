@@ -72,11 +72,14 @@ def test_rules_alone_scores_what_the_rules_decide(tmp_path, monkeypatch):
         answer = {"id": f"q::{name}", "question_id": "q", "generator": name, "answer": text, "question":
                   "What is the bi-weekly limit for a family of 5?", "reference": "$4,106 bi-weekly.",
                   "contexts": [{"text": context}]}
-        scores[name] = judge_natural.judge_one(scorers["faithfulness"], answer, "faithfulness", "rules")
+        scores[name] = judge_natural.judge_one(scorers["faithfulness"], answer, "faithfulness", "rules",
+                                               judge_natural.design_judge_id("rules", get_settings()))
     assert scores["right"]["score"] == scores["other-column"]["score"] == pytest.approx(0.5)
     assert scores["invented"]["score"] == 0.0
     assert scores["invented"]["replies"][0]["reply"]["verdicts"][0]["rule"] == "numbers"
     assert scores["refusal"]["score"] is None and scores["refusal"]["error"].startswith("NotApplicable")
+    # each record names its judge: the model's stand-in and every rule's version
+    assert scores["right"]["judge"].endswith("+p=0.5") and "-cells" in scores["right"]["judge"]
 
 
 def test_labelled_only_judges_what_is_labelled_so_far(tmp_path):

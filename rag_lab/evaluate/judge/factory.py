@@ -61,7 +61,8 @@ def judge_id(settings: Settings) -> str:
         design = ProbabilityNLIPrompt.version + f"-e{settings.judge_evidence}-n{settings.judge_numbers}"
         design += "-neg" * (settings.judge_negation == "code") + "-names" * (settings.judge_names == "code")
         design += "-verb" * (settings.judge_verbatim == "code") + "-wholefc" * (settings.judge_claims_evidence == "whole")
-        design += "-contrast" * (settings.judge_contrastive == "no-premise")
+        design += "-contrast" * (settings.judge_contrastive == "no-premise") + "-cells" * (settings.judge_cells == "code")
+        design += "-all" * (settings.judge_faithfulness_score == "all")
         design += "-ctx" * (context_design(settings, constrained=settings.llm_provider == "local") == "probability")
         from rag_lab.evaluate.judge.versions import digest
 

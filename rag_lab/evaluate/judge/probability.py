@@ -116,7 +116,8 @@ class ProbabilityNLIPrompt(NLIStatementPrompt):
 
     def __init__(self, evidence: int = DEFAULT_EVIDENCE_PASSAGES, numbers: bool | str = True,
                  store: Any = None, negation: bool = False, names: bool = False, verbatim: bool = False,
-                 claims_evidence: str = "passages", contrastive: bool = False) -> None:
+                 claims_evidence: str = "passages", contrastive: bool = False, cells: bool = False,
+                 faithfulness_score: str = "share") -> None:
         super().__init__()
         self.evidence = evidence
         # True / "code": a value no context states decides; "evidence": a value the chosen passages do not
@@ -128,16 +129,21 @@ class ProbabilityNLIPrompt(NLIStatementPrompt):
         self.store = store
         self.negation, self.names = negation, names  # the rules of :mod:`rules`
         self.verbatim = verbatim  # :mod:`verbatim`: a word-for-word copy of a context is stated
+        self.cells = cells  # :mod:`table_cells`: a figure from another row or column of a table is not stated
+        # faithfulness from the verdicts: the expected share of stated statements ("share", RAGAS's ratio)
+        # or the probability that every statement is stated ("all": their product)
+        self.faithfulness_score = faithfulness_score
         # factual correctness's premise: each claim's best passages ("passages") or the whole other text ("whole")
         self.claims_evidence = claims_evidence
         # P(yes) contrasted with the model's P(yes) for the statement without a premise (:func:`contrast`)
         self.contrastive = contrastive
         self.rules = ("verdict", "model_verdict", "evidence") + ("numbers",) * (numbers != "off") \
-            + ("negation",) * bool(negation) + ("names",) * bool(names) + ("verbatim",) * bool(verbatim)
+            + ("negation",) * bool(negation) + ("names",) * bool(names) + ("verbatim",) * bool(verbatim) \
+            + ("cells",) * bool(cells)
         self.design = (f"{self.version}:evidence={evidence}:numbers={numbers}"
                        + (":negation" if negation else "") + (":names" if names else "")
-                       + (":verbatim" if verbatim else "") + (":whole-claims-premise" if claims_evidence == "whole" else "")
-                       + (":contrastive" if contrastive else "")
+                       + (":verbatim" if verbatim else "") + (":cells" if cells else "") + (":whole-claims-premise" if claims_evidence == "whole" else "")
+                       + (":contrastive" if contrastive else "") + (":all" if faithfulness_score == "all" else "")
                        + ":" + ",".join(version_of(rule) for rule in self.rules))
         self.instruction = INSTRUCTION + QUESTION  # what the cache key hashes: the text the model reads
         self._verdicts: dict[tuple[str, str, str, str], dict[str, Any]] = {}
@@ -166,12 +172,17 @@ class ProbabilityNLIPrompt(NLIStatementPrompt):
             premise = f"Question: {question}\nAnswer: {premise}"
         record: dict[str, Any] = {"statement": statement, "evidence": premise}
         names = unstated_names(statement, f"{context}\n{question}") if self.names else []
+        from rag_lab.evaluate.judge.table_cells import misplaced_figures
+
+        misplaced = misplaced_figures(statement, context) if self.cells else []
         from rag_lab.evaluate.judge.verbatim import copied_from
 
         if self.verbatim and copied_from(statement, context):
             record |= {"rule": "verbatim", "p": 1.0}
         elif missing:
             record |= {"rule": "numbers", "missing": missing, "p": 0.0}
+        elif misplaced:
+            record |= {"rule": "cells", "misplaced": misplaced, "p": 0.0}
         elif negated:
             record |= {"rule": "negation", "p": 0.0}
         elif names:
@@ -235,6 +246,7 @@ class ProbabilityNLIPrompt(NLIStatementPrompt):
             StatementFaithfulnessAnswer.model_construct(
                 statement=r["statement"], verdict=r["p"],
                 reason=f"{r['rule']}: " + (f"not stated {r['missing']}" if "missing" in r else
+                                           f"from another row or column of a table {r['misplaced']}" if "misplaced" in r else
                                            "negated, the evidence is not" if r["rule"] == "negation"
                                            else "copied word for word from the context" if r["rule"] == "verbatim"
                                            else f"P(yes)={r['p']:.3f}") + f" (evidence: {r['evidence'][:300]})")
@@ -244,6 +256,13 @@ class ProbabilityNLIPrompt(NLIStatementPrompt):
 def _mean_probability(self: Any, answers: NLIStatementOutput) -> float:
     verdicts = [float(a.verdict) for a in answers.statements]
     return float(np.mean(verdicts)) if verdicts else float("nan")
+
+
+def _all_probability(self: Any, answers: NLIStatementOutput) -> float:
+    """P(every statement is stated), the verdicts taken as independent: an answer is faithful only
+    when all its claims are, and quoted lines (p = 1) do not dilute its one invented claim."""
+    verdicts = [float(a.verdict) for a in answers.statements]
+    return float(np.prod(verdicts)) if verdicts else float("nan")
 
 
 async def _soft_verify_claims(self: Any, premise: str, hypothesis_list: list[str], callbacks: Any) -> np.ndarray:
@@ -303,18 +322,19 @@ def verdict_store(path: Any) -> Any:
 def use_probability_verdicts(metric: Any, evidence: int = DEFAULT_EVIDENCE_PASSAGES, numbers: bool | str = True,
                              store: Any = None, negation: bool = False, names: bool = False,
                              verbatim: bool = False, claims_evidence: str = "passages",
-                             contrastive: bool = False) -> Any:
+                             contrastive: bool = False, cells: bool = False, faithfulness_score: str = "share") -> Any:
     """``metric`` (faithfulness or factual correctness) with probability verdicts and soft scores;
     ``store``: where the model's verdicts are kept (a ``DiskCache``; None: this metric's memory only)."""
     from rag_lab.evaluate.judge.per_statement import use_nli_prompt
 
     prompt = ProbabilityNLIPrompt(evidence=evidence, numbers=numbers, store=store, negation=negation, names=names,
-                                  verbatim=verbatim, claims_evidence=claims_evidence, contrastive=contrastive)
+                                  verbatim=verbatim, claims_evidence=claims_evidence, contrastive=contrastive,
+                                  cells=cells, faithfulness_score=faithfulness_score)
     use_nli_prompt(metric, prompt)
     stamp(metric, *prompt.rules)
     name = type(metric).__name__
     if name == "Faithfulness":
-        metric._compute_score = MethodType(_mean_probability, metric)
+        metric._compute_score = MethodType(_all_probability if faithfulness_score == "all" else _mean_probability, metric)
     elif name == "FactualCorrectness":
         from ragas.metrics.base import MetricType
 

@@ -85,7 +85,7 @@ class ContextPrecisionProbabilityPrompt(ProbabilityNLIPrompt):
 def use_probability_context_verdicts(metric: Any, **options: Any) -> Any:
     """``metric`` (RAGAS's LLM context recall or LLM context precision with reference) scored with
     probability verdicts; ``options`` are :class:`ProbabilityNLIPrompt`'s (evidence, numbers, store,
-    negation, names, verbatim). Other metrics are returned as they are."""
+    negation, names, verbatim, cells). Other metrics are returned as they are."""
     from rag_lab.evaluate.judge.versions import stamp
 
     name = type(metric).__name__

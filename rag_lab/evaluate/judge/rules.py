@@ -53,6 +53,8 @@ def acronyms_in(text: str) -> list[str]:
 
 
 _NEGATION = re.compile(r"\b(?:not|no|never|cannot|none|nor|neither)\b|n't\b", re.IGNORECASE)
+# A "not" that widens instead of negating ("including, but not limited to", "not only … but also").
+_WIDENING_NOT = re.compile(r"\bnot\s+(?:limited\s+to|only)\b", re.IGNORECASE)
 # Words that say "no" without a negation: a negated statement may restate them ("do not pay" for
 # "free of charge", "are not required" for "exempt"), so an evidence with one leaves the verdict
 # to the model.
@@ -69,7 +71,7 @@ def negation_mismatch(statement: str, evidence: str) -> bool:
     """Whether ``statement`` negates and ``evidence`` has no negation at all, and the line of
     ``evidence`` closest to the statement (its best passage) has no word that says "no" in other
     words (``_PRIVATIVE``: "free", "without", "exempt" …) which the statement does not repeat."""
-    if not _NEGATION.search(statement) or _NEGATION.search(evidence):
+    if not _NEGATION.search(_WIDENING_NOT.sub(" ", statement)) or _NEGATION.search(evidence):
         return False
     from rag_lab.evaluate.judge.evidence import best_passages
 

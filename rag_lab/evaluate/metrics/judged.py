@@ -37,7 +37,8 @@ def _metric(class_name: str, **kwargs):
 
             options = dict(evidence=ctx.settings.judge_evidence, numbers=ctx.settings.judge_numbers,
                            negation=ctx.settings.judge_negation == "code", names=ctx.settings.judge_names == "code",
-                           verbatim=ctx.settings.judge_verbatim == "code",
+                           verbatim=ctx.settings.judge_verbatim == "code", cells=ctx.settings.judge_cells == "code",
+                           faithfulness_score=ctx.settings.judge_faithfulness_score,
                            claims_evidence=ctx.settings.judge_claims_evidence,
                            contrastive=ctx.settings.judge_contrastive == "no-premise",
                            store=verdict_store(ctx.settings.cache_dir / "judge_verdicts.sqlite"))

@@ -9,8 +9,9 @@ Designs (``DESIGNS``): ``judge`` — the shipped local judge (rules, then the 1.
 ``rules`` — the same with the model replaced by a constant P(yes) = 0.5 (what the rules alone
 separate); ``model`` — the model with every rule off (``judge_numbers/negation/names/verbatim = off``);
 ``judge-wholefc`` — the judge with factual correctness's premise the whole other text; ``judge-contrast``,
-``model-contrast`` — P(yes) contrasted with P(yes) of the statement without a premise; ``…-all`` —
-faithfulness as the probability that every statement is stated (the product) instead of the share.
+``model-contrast`` — P(yes) contrasted with P(yes) of the statement without a premise; ``…-share`` —
+faithfulness as the expected share of stated statements (RAGAS's ratio, the mean P) instead of the
+probability that every statement is stated (the product, the default).
 Every judgment is appended to ``<out>/<half>/judgments.jsonl`` as it finishes with the judge's id (its
 rules' and prompts' versions): a rerun skips what is there for the same answer text, design and judge, and
 the table reads the judgments of the current judge only. The test half is scored once per design, at the end:
@@ -33,21 +34,22 @@ from benchmarks.judge_labels.natural import LABEL_OF, SET_DIR, decided_by, label
 METRICS = ("faithfulness", "factual_correctness")
 RULES_OFF = {"judge_numbers": "off", "judge_negation": "off", "judge_names": "off", "judge_verbatim": "off",
              "judge_cells": "off"}
+SHARE = {"judge_faithfulness_score": "share"}
 # design → (settings changes, constant P(yes) standing in for the model or None)
 DESIGNS: dict[str, tuple[dict[str, Any], float | None]] = {
     "judge": ({}, None),
     "rules": ({}, 0.5),
     "model": (RULES_OFF, None),
+    # faithfulness as the expected share of stated statements (RAGAS's ratio) instead of P(all stated)
+    "judge-share": (SHARE, None),
+    "rules-share": (SHARE, 0.5),
+    "model-share": (RULES_OFF | SHARE, None),
     # factual correctness's claims each against the whole other text (one premise per direction)
     "judge-wholefc": ({"judge_claims_evidence": "whole"}, None),
     # P(yes) contrasted with the model's P(yes) for the statement alone
     "judge-contrast": ({"judge_contrastive": "no-premise"}, None),
     "model-contrast": (RULES_OFF | {"judge_contrastive": "no-premise"}, None),
-    # faithfulness as P(every statement stated) instead of the expected share
-    "judge-all": ({"judge_faithfulness_score": "all"}, None),
-    "rules-all": ({"judge_faithfulness_score": "all"}, 0.5),
-    "model-all": (RULES_OFF | {"judge_faithfulness_score": "all"}, None),
-    "judge-contrast-all": ({"judge_contrastive": "no-premise", "judge_faithfulness_score": "all"}, None),
+    "judge-contrast-share": (SHARE | {"judge_contrastive": "no-premise"}, None),
 }
 
 
@@ -122,14 +124,17 @@ def main() -> int:
     parser.add_argument("--set", type=Path, default=SET_DIR)
     parser.add_argument("--out", type=Path, default=Path("runs/judge_natural"))
     parser.add_argument("--limit", type=int, default=None, help="the first N answers of the half (a try)")
+    parser.add_argument("--metrics", default=",".join(METRICS), help="comma-separated: " + ", ".join(METRICS))
     parser.add_argument("--labelled-only", action="store_true",
                         help="judge the answers labelled so far (the others wait for their labels)")
     parser.add_argument("--report-only", action="store_true", help="print the table from what is recorded")
     args = parser.parse_args()
     designs = [d for d in args.designs.split(",") if d]
-    unknown = sorted(set(designs) - set(DESIGNS))
+    metrics = [m for m in args.metrics.split(",") if m]
+    unknown = sorted(set(designs) - set(DESIGNS)) + sorted(set(metrics) - set(METRICS))
     if unknown:
-        print(f"error: unknown design(s) {', '.join(unknown)}: use {', '.join(DESIGNS)}", file=sys.stderr)
+        print(f"error: unknown design(s) or metric(s) {', '.join(unknown)}: use {', '.join(DESIGNS)}; "
+              f"{', '.join(METRICS)}", file=sys.stderr)
         return 2
     answers = load_labelled(args.set, args.half, args.labelled_only)[:args.limit]
     out = args.out / args.half
@@ -152,7 +157,7 @@ def main() -> int:
         try:
             with path.open("a", encoding="utf-8") as log:
                 for design in designs:
-                    todo = [(a, m) for a in answers for m in METRICS if (a["id"], m, design) not in done]
+                    todo = [(a, m) for a in answers for m in metrics if (a["id"], m, design) not in done]
                     if not todo:
                         continue
                     scorers = build_scorers(design, settings, cache)

@@ -183,9 +183,11 @@ class Settings(BaseSettings):
     # statement's own words place it ("bi-weekly … $4,449", the Bi-Monthly cell) is unsupported
     # ("code"). See judge/table_cells.py.
     judge_cells: Literal["code", "off"] = "code"
-    # Probability verdicts: faithfulness as the expected share of the answer's statements the contexts
-    # state ("share": RAGAS's ratio, mean P) or the probability that all of them are ("all": product P).
-    judge_faithfulness_score: Literal["share", "all"] = "share"
+    # Probability verdicts: faithfulness as the probability that every statement of the answer is stated
+    # ("all": product P; an answer is faithful when all its claims are) or the expected share of stated
+    # statements ("share": RAGAS's ratio, mean P). Chosen on the natural answers' tune half
+    # (docs/evaluation.md).
+    judge_faithfulness_score: Literal["all", "share"] = "all"
     # Probability verdicts of factual correctness: each claim against its best passages of the other
     # text ("passages") or against the whole other text, one premise per direction ("whole").
     judge_claims_evidence: Literal["passages", "whole"] = "passages"

@@ -158,7 +158,7 @@ def test_auto_gives_the_constrained_judge_probability_verdicts_and_leaves_provid
     assert type(metrics[1].claim_decomposition_prompt) is CodeClaimPrompt
     assert [type(p) for p in nli_prompts(provider)] == [NLIStatementPrompt] * 2
     assert judge_id(Settings(_env_file=None, llm_provider="local")).endswith(
-        f"+{ProbabilityNLIPrompt.version}-e3-ncode-neg-names-verb-ctx-r{versions.digest()}+{CodeStatementPrompt.design}")
+        f"+{ProbabilityNLIPrompt.version}-e3-ncode-neg-names-verb-cells-all-ctx-r{versions.digest()}+{CodeStatementPrompt.design}")
     # context recall and precision follow faithfulness onto probability verdicts (RAG_LAB_JUDGE_CONTEXT=auto)
     from rag_lab.evaluate.judge.probability_context import (ContextPrecisionProbabilityPrompt,
                                                             ContextRecallProbabilityPrompt)

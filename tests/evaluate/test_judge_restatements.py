@@ -140,7 +140,7 @@ def test_a_quoted_evidence_line_is_stated_without_asking_the_model(scorer):
     assert errors == {} and scores["faithfulness"] == 1.0
     assert not [prompt for prompt in VerdictLLM.asked if "Statement: “A family of 5" in prompt]
     both, _ = score(scorer, "The limit is $3,972 bi-weekly.\n" + quoted, context)
-    assert both["faithfulness"] == pytest.approx((P + 1.0) / 2)
+    assert both["faithfulness"] == pytest.approx(P * 1.0)  # P(both stated): the copy does not dilute the model's P
 
 
 @pytest.mark.parametrize("answer", [
@@ -234,7 +234,7 @@ def test_a_contrastive_verdict_asks_the_statement_without_a_premise_too(tmp_path
 
 @pytest.mark.parametrize("lever", [{"judge_verbatim": "off"}, {"judge_claims_evidence": "whole"},
                                    {"judge_contrastive": "no-premise"}, {"judge_cells": "off"},
-                                   {"judge_faithfulness_score": "all"}])
+                                   {"judge_faithfulness_score": "share"}])
 def test_each_verdict_lever_is_another_judge_in_the_cache_key(lever):
     """A judged score made with one setting of a lever is never served for another: the judge id (in
     manifests and in the judged scores' key) and the verdict prompt's design change with each."""

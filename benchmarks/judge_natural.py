@@ -29,7 +29,9 @@ from typing import Any
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-from benchmarks.judge_labels.natural import LABEL_OF, SET_DIR, decided_by, label_agreement, load_labelled  # noqa: E402
+from benchmarks.judge_labels.agreement import roc_auc  # noqa: E402
+from benchmarks.judge_labels.natural import (LABEL_OF, SET_DIR, decided_by, direction_means,  # noqa: E402
+                                             label_agreement, load_labelled)
 
 METRICS = ("faithfulness", "factual_correctness")
 RULES_OFF = {"judge_numbers": "off", "judge_negation": "off", "judge_names": "off", "judge_verbatim": "off",
@@ -117,6 +119,30 @@ def table(rows: list[dict[str, Any]], answers: list[dict[str, Any]], designs: li
     return "\n".join(lines)
 
 
+def direction_table(rows: list[dict[str, Any]], answers: list[dict[str, Any]], designs: list[str]) -> str:
+    """Factual correctness's AUC per direction: where its F1 gains and loses against the labels."""
+    by_id = {a["id"]: a for a in answers}
+    lines = ["| design | F1 (the metric) | answer's claims in the reference | reference's claims in the answer |",
+             "|---|---|---|---|"]
+    for design in designs:
+        mine = [r for r in rows if r["metric"] == "factual_correctness" and r["design"] == design
+                and by_id[r["id"]]["label"].get("correct") is not None and r["score"] is not None]
+        if not mine:
+            continue
+        sides = [direction_means(r, by_id[r["id"]]["reference"]) for r in mine]
+        label = [by_id[r["id"]]["label"]["correct"] for r in mine]
+
+        def auc(values: list[float | None]) -> str:
+            pos = [v if v is not None else 0.0 for v, y in zip(values, label) if y == 1]
+            neg = [v if v is not None else 0.0 for v, y in zip(values, label) if y == 0]
+            found = roc_auc(pos, neg)
+            return "–" if found is None else f"{found:.3f}"
+
+        lines.append(f"| {design} | {auc([r['score'] for r in mine])} | {auc([a for a, _ in sides])} | "
+                     f"{auc([b for _, b in sides])} |")
+    return "\n".join(lines)
+
+
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--half", choices=("tune", "test", "all"), required=True)
@@ -173,6 +199,9 @@ def main() -> int:
     latest = {(r["id"], r["metric"], r["design"]): r for r in rows if r["id"] in ids and text_of[r["id"]] == r["answer"]}
     print(f"\n{args.set} ({args.half} half): {len(answers)} answers over {len({a['question_id'] for a in answers})} questions")
     print(table(list(latest.values()), answers, designs))
+    if "factual_correctness" in metrics:
+        print("\nfactual correctness by direction (ROC AUC of each direction's mean P(yes))")
+        print(direction_table(list(latest.values()), answers, designs))
     return 0
 
 

@@ -90,3 +90,17 @@ def decided_by(rows: list[dict[str, Any]]) -> dict[str, int]:
                 for verdict in reply["reply"]["verdicts"]:
                     counts[verdict["rule"]] = counts.get(verdict["rule"], 0) + 1
     return counts
+
+
+def direction_means(row: dict[str, Any], reference: str) -> tuple[float | None, float | None]:
+    """Factual correctness's two directions of one judgment, from its recorded verdicts: the mean
+    P(yes) of the answer's claims against the reference (precision) and of the reference's claims
+    against the answer (the share of the reference the answer states)."""
+    from rag_lab.evaluate.judge.probability import premise_sha
+
+    entries = [r["reply"] for r in row.get("replies") or [] if r.get("output") == "ProbabilityVerdicts"]
+    against_reference = premise_sha(reference)
+    answer_side = [v["p"] for e in entries if e["premise_sha"] == against_reference for v in e["verdicts"]]
+    reference_side = [v["p"] for e in entries if e["premise_sha"] != against_reference for v in e["verdicts"]]
+    mean = (lambda ps: sum(ps) / len(ps) if ps else None)
+    return mean(answer_side), mean(reference_side)

@@ -90,3 +90,19 @@ def test_labelled_only_judges_what_is_labelled_so_far(tmp_path):
     with pytest.raises(SystemExit, match="1 answer"):
         load_labelled(tmp_path, "tune")
     assert [a["id"] for a in load_labelled(tmp_path, "tune", labelled_only=True)] == ["q::a"]
+
+
+def test_factual_correctness_directions_are_read_from_the_recorded_verdicts():
+    """The answer's claims were verified against the reference (premise = the reference), the
+    reference's against the answer: each direction's mean P(yes), told apart by the premise's hash."""
+    from benchmarks.judge_labels.natural import direction_means
+    from rag_lab.evaluate.judge.probability import premise_sha
+
+    reference, answer = "A family of 5 may earn $4,106 bi-weekly.", "$4,106 [Doc 1]"
+    row = {"replies": [
+        {"output": "ProbabilityVerdicts", "reply": {"premise_sha": premise_sha(reference),
+                                                     "verdicts": [{"p": 1.0}, {"p": 0.5}]}},
+        {"output": "ProbabilityVerdicts", "reply": {"premise_sha": premise_sha(answer), "verdicts": [{"p": 0.2}]}},
+        {"output": "StatementGeneratorOutput", "reply": {}}]}
+    assert direction_means(row, reference) == (0.75, 0.2)
+    assert direction_means({"replies": []}, reference) == (None, None)

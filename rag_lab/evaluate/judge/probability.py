@@ -10,8 +10,8 @@ token; the verdict is P(Yes) / (P(Yes) + P(No)) read from llama.cpp's log-probab
 token. One short forward pass per statement, no reason generated.
 
 The verdicts are floats in [0, 1]; :func:`use_probability_verdicts` makes the metric score them
-with RAGAS's own definitions taken as expectations: faithfulness = mean P(supported) over the
-statements; factual correctness = precision/recall/F1 with soft counts (tp = Σ p, fp = Σ (1 − p),
+as probabilities: faithfulness = P(every statement supported), the product of the verdicts
+(``faithfulness_score="all"``; "share": RAGAS's ratio taken as an expectation, the mean); factual correctness = precision/recall/F1 with soft counts (tp = Σ p, fp = Σ (1 − p),
 fn = Σ (1 − q)). The 0.5 cut of the same verdicts is RAGAS's ratio (recorded beside each verdict in
 the judge's transcript: ``cut_score``).
 """

@@ -13,13 +13,12 @@ a candidate *unit*:
 Each unit is scored twice — BM25 against the question (the index's own
 :class:`~rag_lab.tokenizer.DomainTokenizer`, the units being the corpus) and the cosine of the
 retriever's embedding model (MiniLM, loaded already: the units are embedded in one batch) — and the
-two rankings are fused by reciprocal rank (:func:`rag_lab.fusion.rrf.rrf_fuse`). The fused order is
-then reordered (:mod:`rag_lab.answer.evidence_order`: the chunks' retrieval rank, units stating a
-figure first, the table rows the question names first) and the first units that do not repeat a line
-already taken are the evidence, the best of them widened by a line each side, each with the chunk
-(``[Doc N]``) and line numbers it came from. Chosen on the dev split of texas_childcare_full by the
-share of the reference answers' key facts the selected evidence states
-(benchmarks/evidence_coverage.py, docs/answering.md).
+two rankings are fused by reciprocal rank (:func:`rag_lab.fusion.rrf.rrf_fuse`). The best units
+that do not repeat a line already taken are the evidence, each with the chunk (``[Doc N]``) and
+line numbers it came from. Chosen on the dev split of texas_childcare_full by the share of the
+reference answers' key facts the selected evidence states (benchmarks/evidence_coverage.py,
+docs/answering.md). The reordering of :mod:`rag_lab.answer.evidence_order` covers more key facts on
+dev but its answers were no better (recall the same, precision halved): measured, not taken.
 """
 
 from __future__ import annotations
@@ -32,15 +31,14 @@ import numpy as np
 from llama_index.core.schema import MetadataMode, NodeWithScore
 
 from rag_lab.answer.compress import line_scores
-from rag_lab.answer.evidence_order import ORDER_RULE, evidence_order, widened
 from rag_lab.fusion.rrf import rrf_fuse
 from rag_lab.ingest.tables import parse_row
 from rag_lab.tokenizer import DomainTokenizer
 
-# Five units, the best three widened by a line each side (~1,500 characters): on the dev split more units
-# covered more key facts but did not raise the answers' recall and made an answer slower
-# (benchmarks/evidence_coverage.py, benchmarks/evidence_answers.py, docs/answering.md).
-DEFAULT_EVIDENCE_UNITS = 5
+# Six units (~1,300 characters): on the dev split ten covered more key facts (0.45 against 0.40) but the
+# answers' recall was the same and an answer took a quarter longer (benchmarks/evidence_coverage.py,
+# benchmarks/evidence_answers.py, docs/answering.md).
+DEFAULT_EVIDENCE_UNITS = 6
 EVIDENCE_RRF_K = 10
 # Lines a sentence window reaches back (to the sentence's start) and ahead (to its end): a PDF line
 # holds ~12 words, a sentence of the corpus one to three lines.
@@ -50,8 +48,7 @@ MAX_UNIT_CHARS = 600
 _SENTENCE_END = re.compile(r"[.!?:;)\]\"”]\s*$")
 _DIGIT_TOKEN = re.compile(r"\S*\d\S*")
 # Part of cached answers' keys (rag_lab.evaluate.plan.answering): change it with the selection rule.
-EVIDENCE_RULE = (f"rows+header, sentence windows -{WINDOW_BACK}/+{WINDOW_AHEAD}; bm25 ⊕ dense rrf k={EVIDENCE_RRF_K}; "
-                 f"{ORDER_RULE}; {DEFAULT_EVIDENCE_UNITS} units, distinct texts")
+EVIDENCE_RULE = f"rows+header, sentence windows -{WINDOW_BACK}/+{WINDOW_AHEAD}; bm25 ⊕ dense rrf k={EVIDENCE_RRF_K}; {DEFAULT_EVIDENCE_UNITS} units, distinct texts"
 
 
 @dataclass(frozen=True)
@@ -164,17 +161,10 @@ def pick_units(units: Sequence[Unit], order: Sequence[int], max_units: int, dist
 def select_evidence(nodes: Sequence[NodeWithScore], query: str, max_units: int = DEFAULT_EVIDENCE_UNITS,
                     embed_model=None, tokenizer: DomainTokenizer | None = None,
                     rrf_k: float = EVIDENCE_RRF_K) -> list[Evidence]:
-    """The best ``max_units`` units of ``nodes`` for ``query`` in the order of
-    :func:`~rag_lab.answer.evidence_order.evidence_order`, none repeating a line or a text, the first
-    ones widened (:func:`~rag_lab.answer.evidence_order.widened`); ``score`` is the unit's BM25 ⊕ dense
-    RRF score."""
-    chunks = [chunk_lines(node) for node in nodes]
-    units = [unit for doc, lines in enumerate(chunks, start=1) for unit in line_units(lines, doc)]
+    """The best ``max_units`` units of ``nodes`` for ``query``, best first (BM25 ⊕ dense by RRF; BM25
+    alone without a model), none repeating a line or a text."""
+    units = [unit for doc, node in enumerate(nodes, start=1) for unit in line_units(chunk_lines(node), doc)]
     legs = scorer_rankings(query, units, embed_model, tokenizer)
     scores = {int(i): score for i, score in rrf_fuse(legs, k=rrf_k)}
-    order = evidence_order(query, [u.text for u in units], [u.doc for u in units], legs, list(scores), rrf_k)
-    picked = pick_units(units, order, max_units)
-    spans = widened([(units[i].doc - 1, units[i].first, units[i].last) for i in picked],
-                    [units[i].text for i in picked], chunks, query)
-    return [Evidence(units[i].doc, first + 1, last + 1, text, scores[i])
-            for i, (first, last, text) in zip(picked, spans)]
+    return [Evidence(units[i].doc, units[i].first + 1, units[i].last + 1, units[i].text, scores[i])
+            for i in pick_units(units, list(scores), max_units)]

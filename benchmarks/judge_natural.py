@@ -30,8 +30,8 @@ from typing import Any
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 from benchmarks.judge_labels.agreement import roc_auc  # noqa: E402
-from benchmarks.judge_labels.natural import (LABEL_OF, SET_DIR, decided_by, direction_means,  # noqa: E402
-                                             label_agreement, load_labelled)
+from benchmarks.judge_labels.natural import (LABEL_OF, SET_DIR, auc_interval, decided_by,  # noqa: E402
+                                             direction_means, label_agreement, load_labelled)
 
 METRICS = ("faithfulness", "factual_correctness")
 RULES_OFF = {"judge_numbers": "off", "judge_negation": "off", "judge_names": "off", "judge_verbatim": "off",
@@ -103,8 +103,8 @@ def build_scorers(design: str, settings: Any, cache: Any) -> dict[str, Any]:
 
 def table(rows: list[dict[str, Any]], answers: list[dict[str, Any]], designs: list[str]) -> str:
     label_of = {a["id"]: a["label"] for a in answers}
-    lines = ["| metric | design | judgments | failures | ROC AUC | balanced acc. (0.5) | pairwise acc. (pairs) | "
-             "refusals scored 0 | s/judgment | decided by |", "|---" * 10 + "|"]
+    lines = ["| metric | design | judgments | failures | ROC AUC [95 % CI, by question] | balanced acc. (0.5) | "
+             "pairwise acc. (pairs) | refusals scored 0 | s/judgment | decided by |", "|---" * 10 + "|"]
     for metric in METRICS:
         for design in designs:
             mine = [r | {"label": label_of[r["id"]]} for r in rows if r["metric"] == metric and r["design"] == design]
@@ -113,7 +113,9 @@ def table(rows: list[dict[str, Any]], answers: list[dict[str, Any]], designs: li
             a = label_agreement(mine, LABEL_OF[metric])
             fmt = (lambda v: "–" if v is None else f"{v:.3f}")
             decided = ", ".join(f"{k} {v}" for k, v in sorted(decided_by(mine).items(), key=lambda kv: -kv[1]))
-            lines.append(f"| {metric} | {design} | {a.judgments} | {a.failures} | {fmt(a.auc)} | "
+            interval = auc_interval(mine, LABEL_OF[metric])
+            auc = fmt(a.auc) + (f" [{interval[0]:.2f}, {interval[1]:.2f}]" if interval else "")
+            lines.append(f"| {metric} | {design} | {a.judgments} | {a.failures} | {auc} | "
                          f"{fmt(a.balanced_accuracy)} | {fmt(a.pairwise_accuracy)} ({a.pairs}) | {a.refusals_scored_zero} | "
                          f"{sum(r['seconds'] for r in mine) / len(mine):.1f} | {decided or '–'} |")
     return "\n".join(lines)

@@ -104,3 +104,30 @@ def direction_means(row: dict[str, Any], reference: str) -> tuple[float | None, 
     reference_side = [v["p"] for e in entries if e["premise_sha"] != against_reference for v in e["verdicts"]]
     mean = (lambda ps: sum(ps) / len(ps) if ps else None)
     return mean(answer_side), mean(reference_side)
+
+
+def auc_interval(rows: list[dict[str, Any]], label_field: str, resamples: int = 1000,
+                 seed: int = 0) -> tuple[float, float] | None:
+    """95 % percentile interval of the ROC AUC, resampling whole questions (a question's answers share
+    its contexts and reference: they are not independent)."""
+    import random
+
+    scored = [r for r in rows if r["label"].get(label_field) is not None and _usable(r["score"])]
+    by_question: dict[str, list[dict[str, Any]]] = {}
+    for r in scored:
+        by_question.setdefault(r["question_id"], []).append(r)
+    questions = sorted(by_question)
+    if not questions:
+        return None
+    draw = random.Random(seed)
+    found = []
+    for _ in range(resamples):
+        sample = [r for q in (draw.choice(questions) for _ in questions) for r in by_question[q]]
+        auc = roc_auc([r["score"] for r in sample if r["label"][label_field] == 1],
+                      [r["score"] for r in sample if r["label"][label_field] == 0])
+        if auc is not None:
+            found.append(auc)
+    if not found:
+        return None
+    found.sort()
+    return found[int(0.025 * len(found))], found[min(len(found) - 1, int(0.975 * len(found)))]

@@ -106,3 +106,18 @@ def test_factual_correctness_directions_are_read_from_the_recorded_verdicts():
         {"output": "StatementGeneratorOutput", "reply": {}}]}
     assert direction_means(row, reference) == (0.75, 0.2)
     assert direction_means({"replies": []}, reference) == (None, None)
+
+
+def test_the_auc_interval_resamples_whole_questions():
+    from benchmarks.judge_labels.natural import auc_interval
+
+    def row(question, label, score):
+        return {"question_id": question, "score": score, "label": {"faithful": label}}
+
+    separated = [row(f"q{i}", 1, 0.9) for i in range(5)] + [row(f"q{i}", 0, 0.1) for i in range(5)]
+    assert auc_interval(separated, "faithful") == (1.0, 1.0)
+    # one question's answers always travel together: a question whose wrong answer outscores its right one
+    mixed = separated + [row("q9", 1, 0.2), row("q9", 0, 0.95)]
+    low, high = auc_interval(mixed, "faithful")
+    assert low < high <= 1.0 and low < 0.9
+    assert auc_interval([], "faithful") is None

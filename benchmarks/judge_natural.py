@@ -85,7 +85,9 @@ def judge_one(scorer: Any, answer: dict[str, Any], metric: str, design: str, jud
             "error": errors.get(metric), "seconds": round(time.perf_counter() - started, 2), "replies": transcript or []}
 
 
-def build_scorers(design: str, settings: Any, cache: Any) -> dict[str, Any]:
+def build_scorers(design: str, settings: Any) -> dict[str, Any]:
+    """One scorer per metric, without the judged-score cache: every judgment records its verdicts
+    (which rule decided each); the model's own verdicts still come from the verdict store."""
     from rag_lab.evaluate.judge import build_judge
     from rag_lab.evaluate.run.runner import judge_settings
     from rag_lab.evaluate.run.scorer import Scorer
@@ -97,8 +99,8 @@ def build_scorers(design: str, settings: Any, cache: Any) -> dict[str, Any]:
     else:
         from tests.evaluate.judge_doubles import VerdictLLM
 
-        llm, cache = VerdictLLM(p=constant), None
-    return {m: Scorer(own, judge_llm=llm, cache=cache, metrics=[m]) for m in METRICS}
+        llm = VerdictLLM(p=constant)
+    return {m: Scorer(own, judge_llm=llm, cache=None, metrics=[m]) for m in METRICS}
 
 
 def table(rows: list[dict[str, Any]], answers: list[dict[str, Any]], designs: list[str]) -> str:
@@ -177,26 +179,22 @@ def main() -> int:
     settings = get_settings()
     judges = {design: design_judge_id(design, settings) for design in designs}
     rows = [r for r in rows if r.get("judge") == judges.get(r["design"])]
+    # a judgment without its verdicts (a score an older run served from the judged-score cache) is redone
+    rows = [r for r in rows if r.get("replies") or r["score"] is None]
     done = {(r["id"], r["metric"], r["design"]) for r in rows if text_of.get(r["id"]) == r["answer"]}
     if not args.report_only:
-        from rag_lab.models.llm.disk_cache import DiskCache
-
-        cache = DiskCache(settings.cache_dir / "llm.sqlite")
-        try:
-            with path.open("a", encoding="utf-8") as log:
-                for design in designs:
-                    todo = [(a, m) for a in answers for m in metrics if (a["id"], m, design) not in done]
-                    if not todo:
-                        continue
-                    scorers = build_scorers(design, settings, cache)
-                    for number, (answer, metric) in enumerate(todo, start=1):
-                        row = judge_one(scorers[metric], answer, metric, design, judges[design])
-                        append_record(log, row)
-                        rows.append(row)
-                        print(f"[{design} {number}/{len(todo)}] {answer['id']} {metric}: {row['score']} "
-                              f"{row['seconds']:.1f}s {row['error'] or ''}", flush=True)
-        finally:
-            cache.close()
+        with path.open("a", encoding="utf-8") as log:
+            for design in designs:
+                todo = [(a, m) for a in answers for m in metrics if (a["id"], m, design) not in done]
+                if not todo:
+                    continue
+                scorers = build_scorers(design, settings)
+                for number, (answer, metric) in enumerate(todo, start=1):
+                    row = judge_one(scorers[metric], answer, metric, design, judges[design])
+                    append_record(log, row)
+                    rows.append(row)
+                    print(f"[{design} {number}/{len(todo)}] {answer['id']} {metric}: {row['score']} "
+                          f"{row['seconds']:.1f}s {row['error'] or ''}", flush=True)
     ids = {a["id"] for a in answers}
     latest = {(r["id"], r["metric"], r["design"]): r for r in rows if r["id"] in ids and text_of[r["id"]] == r["answer"]}
     print(f"\n{args.set} ({args.half} half): {len(answers)} answers over {len({a['question_id'] for a in answers})} questions")

@@ -66,7 +66,7 @@ def test_rules_alone_scores_what_the_rules_decide(tmp_path, monkeypatch):
     monkeypatch.setenv("RAG_LAB_DATA_DIR", str(tmp_path / "data"))
     from rag_lab.config import get_settings
 
-    scorers = judge_natural.build_scorers("rules", get_settings(), cache=None)
+    scorers = judge_natural.build_scorers("rules", get_settings())
     scores = {}
     for name, text in answers.items():
         answer = {"id": f"q::{name}", "question_id": "q", "generator": name, "answer": text, "question":

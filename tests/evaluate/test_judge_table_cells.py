@@ -33,6 +33,7 @@ def test_rows_are_the_lines_of_three_or_more_cells_with_their_headers():
     assert [c.header for c in first.cells] == ["", "Annual", "Monthly", "Weekly", "Bi-Monthly", "Bi-Weekly"]
     assert first.cells[0].values == {"5"} and first.cells[-1].values == {"4106"}
     assert rows[4].cells[0].values == {"01-27", "2025", "02-09"} and rows[4].cells[1].header == "Payment Date Issued"
+    assert first.labels == {"5"} and rows[4].labels == {"01-27", "2025", "02-09"}
 
 
 @pytest.mark.parametrize(("text", "periods"), [
@@ -48,8 +49,9 @@ def test_pay_periods_are_read_in_any_common_wording_and_each_wording_once(text, 
 @pytest.mark.parametrize(("statement", "misplaced"), [
     # another column of the right row: Bi-Monthly's figure for a bi-weekly question
     ("The maximum income for a family of 5 earning bi-weekly is $4,449.", ["4449"]),
-    # another row: family size 10's cell said of a family of 5 (both figures sit in rows without the other)
-    ("The maximum income for a family of 5 earning bi-weekly is $5,522.", ["5", "5522"]),
+    # another row: family size 10's cell said of a family of 5 (the label 5 names a row without it)
+    ("The maximum income for a family of 5 earning bi-weekly is $5,522.", ["5522"]),
+    ("A family of 10 may earn $106,768 a year.", ["106768"]),
     # the issue date of another service period
     ("The payment date for services provided from January 27, 2025 to February 9, 2025, is 8/27/2025.",
      ["08-27"]),
@@ -58,6 +60,9 @@ def test_pay_periods_are_read_in_any_common_wording_and_each_wording_once(text, 
     ("A family of 5 may earn $4,106 every two weeks.", []),
     ("A family of 5 may earn $8,897 monthly or $4,106 bi-weekly.", []),
     ("Family of 5: $4,106 bi-weekly; family of 2: $2,407 bi-weekly.", []),
+    # a bare list of one column's figures from several rows names no row
+    ("The bi-weekly limits are $2,407 and $4,106.", []),
+    ("The limits are $62,588 a year and $8,897 a month.", []),
     ("The payment date for services from January 27, 2025 to February 9, 2025 is January 30, 2025.", []),
     # a terse figure names no column; a year every row repeats places nothing; two tables' rows
     ("$4,106 [Doc 1]", []),

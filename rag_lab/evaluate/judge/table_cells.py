@@ -8,9 +8,11 @@ family size 10; a payment date of another service period). The numbers rule pass
 is in a context) and the 1.5B model's P(yes) for it is as high as for the right cell. Code sees a
 cell's place:
 
-- **row**: a figure of the statement is held only by rows of its table that hold none of the
-  statement's other figures which tell that table's rows apart (a list of several rows' figures,
-  each beside its own row label, passes; a year every row repeats tells nothing);
+- **row**: a figure of the statement is held only by rows of its table whose labels (the row's
+  first cell and its cells without a header: "Family Size 5", "Payment Service Dates 1/27/2025 -
+  2/09/2025") hold none of the statement's other label figures which tell that table's rows apart
+  (a list of several rows' figures, each beside its own row label, passes; a bare list of one
+  column's figures names no row; a year every row repeats tells nothing);
 - **column**: the statement names another column of the figure's row (by its header, a pay period
   in any common wording: "every two weeks" is Bi-Weekly) and never the figure's own column.
 """
@@ -54,6 +56,11 @@ class Row:
     @property
     def values(self) -> frozenset[str]:
         return frozenset().union(*(cell.values for cell in self.cells))
+
+    @property
+    def labels(self) -> frozenset[str]:
+        """The figures that name the row: its first cell's and those of its cells without a header."""
+        return frozenset().union(*(cell.values for i, cell in enumerate(self.cells) if i == 0 or not cell.header))
 
 
 def rows_of(context: str) -> list[Row]:
@@ -111,10 +118,13 @@ def misplaced_figures(statement: str, context: str) -> list[str]:
         if not holding:
             continue
         table_rows = [row for row in rows if row.table in {r.table for r in holding}]
-        # the statement's other figures that tell this table's rows apart (a year every row repeats does not)
+        # the statement's other figures that name rows of this table apart (a year every row repeats does not;
+        # another column's figure names no row)
         others = {f for f in figures - {figure}
-                  if 0 < sum(f in row.values for row in table_rows) < len(table_rows)}
-        if others and not any(others & row.values for row in holding):
+                  if 0 < sum(f in row.labels for row in table_rows) < len(table_rows)}
+        # a figure that names a row itself (its label) is placed by that row, whatever else the statement lists
+        named_row = any(figure in row.labels for row in holding)
+        if others and not named_row and not any(others & row.labels for row in holding):
             misplaced.add(figure)
             continue
         # the column: the figure's own header unnamed while the statement names another header of its row

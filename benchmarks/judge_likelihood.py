@@ -47,7 +47,7 @@ def forced_logprobs(llm: Any, prompt: str, statement: str) -> list[float]:
     return [float(token["logprob"]) for token in content]
 
 
-def model_statements(rows: list[dict[str, Any]]) -> list[dict[str, Any]]:
+def model_statements(rows: list[dict[str, Any]]) -> dict[str, dict[str, Any]]:
     """The last ``judge`` faithfulness judgment of each answer, by answer id."""
     return {r["id"]: r for r in rows if r["metric"] == "faithfulness" and r["design"] == "judge" and r.get("judge")}
 

@@ -121,3 +121,24 @@ def test_the_auc_interval_resamples_whole_questions():
     low, high = auc_interval(mixed, "faithful")
     assert low < high <= 1.0 and low < 0.9
     assert auc_interval([], "faithful") is None
+
+
+def test_the_likelihood_benchmark_replaces_only_the_models_verdicts_by_formula():
+    """benchmarks/judge_likelihood.py: pmi = mean log-prob with the evidence − without; the verdict
+    sigmoid(k·pmi + b) replaces P(yes) of a statement the model decided, the rules' verdicts stay."""
+    import math
+
+    from benchmarks.judge_likelihood import answer_score, signal
+
+    judgment = {"id": "a", "replies": [{"output": "ProbabilityVerdicts", "reply": {"verdicts": [
+        {"statement": "copied line", "rule": "verbatim", "p": 1.0},
+        {"statement": "own sentence", "rule": "model", "p": 0.6}]}}]}
+    record = {"with": [-0.5, -1.5], "alone": [-2.0, -4.0]}  # means -1.0 and -3.0
+    assert signal(record, "pmi") == pytest.approx(2.0) and signal(record, "with") == pytest.approx(-1.0)
+    likelihoods = {("a", "own sentence"): record}
+    assert answer_score(judgment, likelihoods, None) == pytest.approx(0.6)
+    assert answer_score(judgment, likelihoods, ("pmi", 1.0, -1.0, 1.0)) == pytest.approx(1 / (1 + math.exp(-1.0)))
+    # half the likelihood's log-odds, half P(yes)'s
+    mixed = 0.5 * (1.0 * 2.0 - 1.0) + 0.5 * math.log(0.6 / 0.4)
+    assert answer_score(judgment, likelihoods, ("pmi", 1.0, -1.0, 0.5)) == pytest.approx(1 / (1 + math.exp(-mixed)))
+    assert answer_score(judgment, {}, ("pmi", 1.0, 0.0, 1.0)) is None  # a statement not measured

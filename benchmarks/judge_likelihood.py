@@ -28,7 +28,7 @@ from typing import Any
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 from benchmarks.judge_labels.agreement import roc_auc  # noqa: E402
-from benchmarks.judge_labels.natural import SET_DIR, load_labelled, read_jsonl  # noqa: E402
+from benchmarks.judge_labels.natural import SET_DIR, load_labelled, read_jsonl, verdicts_of  # noqa: E402
 
 WITH_PREMISE = "Premise: {premise}\nQuestion: {question}\nAnswer from the premise."
 ALONE = "Question: {question}\nAnswer."
@@ -47,14 +47,9 @@ def forced_logprobs(llm: Any, prompt: str, statement: str) -> list[float]:
     return [float(token["logprob"]) for token in content]
 
 
-def model_statements(rows: list[dict[str, Any]]) -> dict[str, dict[str, Any]]:
+def judge_judgments(rows: list[dict[str, Any]]) -> dict[str, dict[str, Any]]:
     """The last ``judge`` faithfulness judgment of each answer, by answer id."""
     return {r["id"]: r for r in rows if r["metric"] == "faithfulness" and r["design"] == "judge" and r.get("judge")}
-
-
-def verdicts_of(judgment: dict[str, Any]) -> list[dict[str, Any]]:
-    return [v for reply in judgment["replies"] if reply.get("output") == "ProbabilityVerdicts"
-            for v in reply["reply"]["verdicts"]]
 
 
 def measure(judgments: dict[str, dict[str, Any]], answers: dict[str, dict[str, Any]], out: Path) -> None:
@@ -145,7 +140,7 @@ def main() -> int:
     judged = args.out / args.half / "judgments.jsonl"
     if not judged.is_file():
         raise SystemExit(f"no judgments at {judged}: run benchmarks/judge_natural.py --half {args.half} --designs judge first")
-    judgments = model_statements(read_jsonl(judged))
+    judgments = judge_judgments(read_jsonl(judged))
     out = args.out / args.half / "likelihoods.jsonl"
     if not args.report_only:
         measure(judgments, answers, out)

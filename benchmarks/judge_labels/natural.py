@@ -81,14 +81,18 @@ def label_agreement(rows: list[dict[str, Any]], label_field: str) -> LabelAgreem
                           pairwise_accuracy=won / pairs if pairs else None, refusals_scored_zero=refusals_zero)
 
 
+def verdicts_of(row: dict[str, Any]) -> list[dict[str, Any]]:
+    """Every statement verdict a judgment's transcript records (rule, p, statement, evidence), in order."""
+    return [verdict for reply in row.get("replies") or [] if reply.get("output") == "ProbabilityVerdicts"
+            for verdict in reply["reply"]["verdicts"]]
+
+
 def decided_by(rows: list[dict[str, Any]]) -> dict[str, int]:
     """How many statement verdicts each rule (or the model) decided, from the judges' transcripts."""
     counts: dict[str, int] = {}
     for r in rows:
-        for reply in r.get("replies") or []:
-            if reply.get("output") == "ProbabilityVerdicts":
-                for verdict in reply["reply"]["verdicts"]:
-                    counts[verdict["rule"]] = counts.get(verdict["rule"], 0) + 1
+        for verdict in verdicts_of(r):
+            counts[verdict["rule"]] = counts.get(verdict["rule"], 0) + 1
     return counts
 
 

@@ -8,7 +8,8 @@ alone, scored against labels made by reading (docs/judge-labels.md, docs/evaluat
 Designs (``DESIGNS``): ``judge`` — the shipped local judge (rules, then the 1.5B model's P(yes));
 ``rules`` — the same with the model replaced by a constant P(yes) = 0.5 (what the rules alone
 separate); ``model`` — the model with every rule off (``judge_numbers/negation/names/verbatim = off``);
-``judge-wholefc`` — the judge with factual correctness's premise the whole other text; ``judge-contrast``,
+``judge-wholefc`` — the judge with factual correctness's premise the whole other text; ``judge-ev2`` — every
+statement's premise its two best passages instead of three; ``judge-contrast``,
 ``model-contrast`` — P(yes) contrasted with P(yes) of the statement without a premise; ``…-share`` —
 faithfulness as the expected share of stated statements (RAGAS's ratio, the mean P) instead of the
 probability that every statement is stated (the product, the default).
@@ -48,6 +49,8 @@ DESIGNS: dict[str, tuple[dict[str, Any], float | None]] = {
     "model-share": (RULES_OFF | SHARE, None),
     # factual correctness's claims each against the whole other text (one premise per direction)
     "judge-wholefc": ({"judge_claims_evidence": "whole"}, None),
+    # every statement's premise its two best passages instead of three (fewer prompt tokens a verdict)
+    "judge-ev2": ({"judge_evidence": 2}, None),
     # P(yes) contrasted with the model's P(yes) for the statement alone
     "judge-contrast": ({"judge_contrastive": "no-premise"}, None),
     "model-contrast": (RULES_OFF | {"judge_contrastive": "no-premise"}, None),

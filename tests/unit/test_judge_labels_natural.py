@@ -142,3 +142,33 @@ def test_the_likelihood_benchmark_replaces_only_the_models_verdicts_by_formula()
     mixed = 0.5 * (1.0 * 2.0 - 1.0) + 0.5 * math.log(0.6 / 0.4)
     assert answer_score(judgment, likelihoods, ("pmi", 1.0, -1.0, 0.5)) == pytest.approx(1 / (1 + math.exp(-mixed)))
     assert answer_score(judgment, {}, ("pmi", 1.0, 0.0, 1.0)) is None  # a statement not measured
+
+
+def test_the_nli_candidate_benchmark_reads_each_line_and_pair_and_keeps_the_rules_verdicts():
+    """benchmarks/judge_nli_candidate.py: a statement's premise pieces are its evidence lines and each two
+    adjacent lines; in the ``judge`` rows only the model's statements take the classifier's verdict."""
+    from benchmarks.judge_nli_candidate import premise_pieces, report
+
+    assert premise_pieces("a\n\nb\nc") == ["a", "b", "c", "a b", "b c"]
+    assert premise_pieces("") == [""]
+
+    class Classifier:  # a fixed P(supported) per statement stands in for the ONNX model
+        p = {"copied": 0.1, "right": 0.9, "wrong": 0.2}
+
+        def verdict(self, statement: str, evidence: str) -> float:
+            return self.p[statement]
+
+    def judgment(answer_id: str, own: str, llm_p: float) -> dict:
+        return {"id": answer_id, "replies": [{"output": "ProbabilityVerdicts", "reply": {"verdicts": [
+            {"statement": "copied", "evidence": "x", "rule": "verbatim", "p": 1.0},
+            {"statement": own, "evidence": "x", "rule": "model", "p": llm_p}]}}]}
+
+    # the 1.5B ranks the wrong answer first; the classifier ranks them right
+    judgments = {"good": judgment("good", "right", 0.4), "bad": judgment("bad", "wrong", 0.7)}
+    answers = {"good": {"label": {"faithful": 1}}, "bad": {"label": {"faithful": 0}}}
+    rows = {line.split(" | ")[0].strip("| ") + " / " + line.split(" | ")[1]: line.split(" | ")[3]
+            for line in report(judgments, answers, Classifier()).splitlines()[2:]}
+    assert rows["rules, then the classifier / product"] == "1.000"  # 1.0 × 0.9 against 1.0 × 0.2
+    assert rows["rules, then the 1.5B's P(yes) (shipped) / product"] == "0.000"
+    # alone, the copied line's 0.1 counts too: min 0.1 for both answers, a tie
+    assert rows["the classifier alone / min"] == "0.500"

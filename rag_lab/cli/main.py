@@ -22,7 +22,7 @@ def build_parser() -> argparse.ArgumentParser:
     sub = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")
     for register in commands.REGISTRY:
         register(sub, _common)
-    parser.set_defaults(_commands=sub.choices)
+    parser.commands = sub.choices  # each command's own parser, to refuse what it does not know
     return parser
 
 
@@ -32,9 +32,8 @@ def _parse(parser: argparse.ArgumentParser, argv: list[str]) -> argparse.Namespa
     import difflib
 
     args, unknown = parser.parse_known_args(argv)
-    commands = vars(args).pop("_commands")
     if unknown:
-        command = commands[args.command]
+        command = parser.commands[args.command]
         options = [o for action in command._actions for o in action.option_strings if o.startswith("--")]
         close = [match for word in unknown if word.startswith("-")
                  for match in difflib.get_close_matches(word.split("=")[0], options, n=1, cutoff=0.6)]

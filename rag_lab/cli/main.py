@@ -27,10 +27,16 @@ def build_parser() -> argparse.ArgumentParser:
 
 
 def _parse(parser: argparse.ArgumentParser, argv: list[str]) -> argparse.Namespace:
-    """``argv`` parsed; an argument the command does not know is refused by that command's own parser
-    (its usage, not the top level's), with the closest option it has when the argument looks like one."""
+    """``argv`` parsed; a command it does not know is refused with the closest command's name, and an
+    argument the command does not know by that command's own parser (its usage, not the top level's),
+    with the closest option it has when the argument looks like one."""
     import difflib
 
+    words = [word for word in argv if not word.startswith("-")]
+    if words and words[0] not in parser.commands:  # a misspelled command: argparse lists them, without a guess
+        close = difflib.get_close_matches(words[0], list(parser.commands), n=1, cutoff=0.6)
+        if close:
+            parser.error(f"unknown command {words[0]!r} (did you mean {close[0]}?)")
     args, unknown = parser.parse_known_args(argv)
     if unknown:
         command = parser.commands[args.command]

@@ -27,7 +27,8 @@ print(json.dumps({"code": code, "heavy": heavy}))
 
 
 @pytest.mark.parametrize("argv", [["--help"], ["search", "--help"], ["search"], ["ask", "x", "y", "--mode", "nope"],
-                                  ["ir", "scifact", "--limit", "many"], ["search", "d", "q", "--mdoe", "hybrid"]])
+                                  ["ir", "scifact", "--limit", "many"], ["search", "d", "q", "--mdoe", "hybrid"],
+                                  ["serch", "d", "q"]])
 def test_help_and_argument_errors_import_nothing_heavy(argv):
     env = {**os.environ, "PYTHONPATH": str(REPO)}
     done = subprocess.run([sys.executable, "-c", PROBE, *argv], input=json.dumps(HEAVY), capture_output=True,
@@ -50,3 +51,17 @@ def test_a_misspelled_option_is_refused_by_its_command_with_the_closest_option(c
         main(["ask", "texas_childcare", "a question", "--zzz"])
     err = capsys.readouterr().err
     assert "usage: rag-lab ask" in err and err.rstrip().endswith("unrecognized arguments: --zzz")  # nothing close: no guess
+
+
+def test_a_misspelled_command_is_refused_with_the_closest_command(capsys):
+    from rag_lab.cli import main
+
+    with pytest.raises(SystemExit) as refused:
+        main(["--debug", "serch", "texas_childcare", "a query"])
+    assert refused.value.code == 2
+    assert "unknown command 'serch' (did you mean search?)" in capsys.readouterr().err
+    with pytest.raises(SystemExit) as refused:  # nothing close: argparse's own list of the commands
+        main(["zzzz"])
+    assert refused.value.code == 2
+    err = capsys.readouterr().err
+    assert "invalid choice: 'zzzz'" in err and "did you mean" not in err

@@ -31,7 +31,7 @@ from pathlib import Path
 from typing import Any
 
 # cheap (tomllib, dataclasses): the CLI imports this module before parsing its arguments
-from rag_lab.retrieve.registry import INDEX_MODES, needs_dataset
+from rag_lab.retrieve.registry import INDEX_MODES, needs_dataset, retrieval_modes
 from rag_lab.retrieve.tuned_config import answering_params, fused_levers, load_config
 
 SEARCH_TOP_K = 5  # `rag-lab search`: results shown
@@ -55,6 +55,39 @@ def load_dataset(name_or_path: Any, settings=None):
     if isinstance(name_or_path, Dataset):
         return name_or_path
     return resolve_dataset(name_or_path, (settings or load_settings()).datasets_dir)
+
+
+def _names(value: Any, what: str) -> list[str] | None:
+    """``modes`` / ``metrics`` as a list: a string is the command's comma-separated form ("bm25,hybrid"),
+    not a sequence of one-letter names."""
+    if value is None:
+        return None
+    if isinstance(value, str):
+        return [name.strip() for name in value.split(",") if name.strip()]
+    try:
+        return [str(name) for name in value]
+    except TypeError:
+        raise TypeError(f"{what} must be a list of names or a comma-separated string, got {value!r}") from None
+
+
+def _with_answer_style(settings, answer_style: str | None):
+    """``settings`` with ``answer_style`` (``--answer-style``) applied; None leaves them as they are."""
+    if answer_style is None:
+        return settings
+    if answer_style not in ("auto", "evidence", "free"):
+        from rag_lab.errors import ConfigError
+
+        raise ConfigError(f"Unknown answer_style {answer_style!r}", "use one of: auto, evidence, free")
+    return settings.model_copy(update={"answer_style": answer_style})
+
+
+def _with_dev_split(dataset, dev_split: str | Path | None):
+    """``dataset`` with ``dev_split`` (``--dev-split FILE``) as its dev split; None leaves it as it is."""
+    if dev_split is None:
+        return dataset
+    import dataclasses
+
+    return dataclasses.replace(dataset, dev_split_file=Path(dev_split))
 
 
 def _strict(function):
@@ -119,7 +152,9 @@ def search(dataset: Any, query: str, *, mode: str | None = None, top_k: int | No
     (``fusion_k`` = ``--fusion-k`` …); ``config`` = ``--config`` (a path or a ``TunedConfig``), whose
     values fill the keywords not given."""
     from rag_lab.retrieve import build_retriever
+    from rag_lab.retrieve.base import check_query
 
+    query = check_query(query)  # before any index loads: a wrong query fails at once
     s = settings or load_settings()
     tuned, mode = _config_and_mode(config, mode)
     ds = load_dataset(dataset, s) if needs_dataset(mode) else None
@@ -136,14 +171,23 @@ def answerer(dataset: Any, *, mode: str | None = None, rerank: bool | None = Non
              top_n: int | None = None, explain: bool = False, contextual: str = "none", config: Any = None,
              fusion_k: float | None = None, prefetch: int | None = None, dense_weight: float | None = None,
              sparse_weight: float | None = None, max_per_doc: int | None = None, year_boost: float | None = None,
-             settings=None, llm=None, retriever=None):
+             answer_style: str | None = None, settings=None, llm=None, retriever=None):
     """The answerer behind ``rag-lab ask`` (ask it many questions: its models load once). ``top_k``:
     chunks the retriever returns (default 30), ``top_n``: chunks the LLM reads (default 7); ``config``
-    and the levers as :func:`search`. ``llm`` / ``retriever`` replace the configured ones (tests, stubs)."""
+    and the levers as :func:`search`; ``answer_style`` as ``--answer-style`` (auto, evidence, free).
+    ``llm`` / ``retriever`` replace the configured ones (tests, stubs)."""
     from rag_lab.answer import make_answerer
+    from rag_lab.retrieve.base import check_top_k
 
-    s = settings or load_settings()
+    for name, value in (("top_k", top_k), ("top_n", top_n)):
+        if value is not None:
+            check_top_k(value, name)
+    s = _with_answer_style(settings or load_settings(), answer_style)
     tuned, mode = _config_and_mode(config, mode)
+    if mode != "agent" and mode not in retrieval_modes():  # the retrievers' own refusal would leave the agent out
+        from rag_lab.errors import ConfigError
+
+        raise ConfigError(f"Unknown answering mode {mode!r}", f"use one of: {', '.join((*retrieval_modes(), 'agent'))}")
     if tuned is not None and (mode == "agent" or not needs_dataset(mode)):  # they take no fused-retrieval settings
         import warnings
 
@@ -164,6 +208,9 @@ def answerer(dataset: Any, *, mode: str | None = None, rerank: bool | None = Non
 @_strict_as(answerer, after="dataset", extra="question")
 def ask(dataset: Any, question: str, **options: Any):
     """``rag-lab ask DATASET QUESTION``: one cited :class:`rag_lab.answer.Answer` (keywords as :func:`answerer`)."""
+    from rag_lab.retrieve.base import check_query
+
+    check_query(question)  # before the models load
     return answerer(dataset, **options).query(question)
 
 
@@ -175,19 +222,28 @@ def evaluate(dataset: Any, modes=None, out: str | Path | None = None, *, limit: 
              fusion_k: float | None = None, prefetch: int | None = None, dense_weight: float | None = None,
              sparse_weight: float | None = None, max_per_doc: int | None = None, year_boost: float | None = None,
              concurrency: int | None = None, max_cost: float | None = None, dry_run: bool = False, force: bool = False,
+             answer_style: str | None = None, dev_split: str | Path | None = None,
              progress: bool = False, settings=None, llm=None, agent_llm=None, judge_llm=None, executor=None):
     """``rag-lab eval DATASET``: answer and score the questions in each mode; returns the loaded run
     (``run.summary``, ``run.samples``, ``run.modes``). ``modes`` None: the config's mode, else
     dense, bm25, fusion, hybrid; ``out`` defaults to ``runs/<dataset>``; the other keywords as the
     command's flags (``config`` and the levers as :func:`answerer`). ``out`` holding another run is refused
     (``RunFolderTakenError``, naming both); ``force=True`` moves it aside first."""
+    from rag_lab.errors import ConfigError
     from rag_lab.evaluate import run_evaluation
 
-    s = settings or load_settings()
-    ds = load_dataset(dataset, s)
+    if retry_failed and not resume:
+        raise ConfigError("retry_failed=True continues a run", "pass resume=True with it")
+    if max_cost is not None and not (isinstance(max_cost, (int, float)) and max_cost >= 0):
+        raise ConfigError(f"max_cost must be a number ≥ 0 (USD), got {max_cost!r}", "pass a budget in dollars, or None")
+    if out is not None and not str(out).strip():
+        raise ConfigError("out is empty", "pass a folder for the run, or leave out= out for runs/<dataset>")
+    s = _with_answer_style(settings or load_settings(), answer_style)
+    ds = _with_dev_split(load_dataset(dataset, s), dev_split)
     tuned = _config_and_mode(config, None)[0]
     _check_config(tuned, config, ds)
-    modes = list(modes) if modes is not None else [tuned.mode] if tuned else list(EVAL_MODES)
+    modes, metrics = _names(modes, "modes"), _names(metrics, "metrics")
+    modes = modes if modes is not None else [tuned.mode] if tuned else list(EVAL_MODES)
     params = answering_params(tuned, top_k, top_n, contextual, fusion_k=fusion_k, prefetch=prefetch,
                             dense_weight=dense_weight, sparse_weight=sparse_weight, max_per_doc=max_per_doc,
                             year_boost=year_boost)
@@ -202,17 +258,18 @@ def evaluate(dataset: Any, modes=None, out: str | Path | None = None, *, limit: 
 def ir(dataset: Any, modes=None, *, limit: int | None = None, split: str = "all", contextual: str = "none",
        resume: bool = True, config: Any = None, fusion_k: float | None = None, prefetch: int | None = None,
        dense_weight: float | None = None, sparse_weight: float | None = None, max_per_doc: int | None = None,
-       year_boost: float | None = None, settings=None):
+       year_boost: float | None = None, dev_split: str | Path | None = None, settings=None):
     """``rag-lab ir DATASET``: ranx metrics per mode (an ``IRReport``: ``.results``, ``.per_query``).
     ``modes`` None: the config's mode, else dense, bm25, fusion, hybrid; ``config`` and the levers as
     :func:`search`."""
     from rag_lab.evaluate.retrieval.ir import evaluate_modes
 
     s = settings or load_settings()
-    ds = load_dataset(dataset, s)
+    ds = _with_dev_split(load_dataset(dataset, s), dev_split)
     tuned = _config_and_mode(config, None)[0]
     _check_config(tuned, config, ds)
-    modes = list(modes) if modes is not None else [tuned.mode] if tuned else list(IR_MODES)
+    modes = _names(modes, "modes")
+    modes = modes if modes is not None else [tuned.mode] if tuned else list(IR_MODES)
     index(ds, settings=s, contextual=contextual)  # no-op when up to date, as the command does
     params = fused_levers(tuned, fusion_k=fusion_k, prefetch=prefetch, dense_weight=dense_weight,
                      sparse_weight=sparse_weight, max_per_doc=max_per_doc, year_boost=year_boost)
@@ -224,7 +281,8 @@ def ir(dataset: Any, modes=None, *, limit: int | None = None, split: str = "all"
 def ablate(dataset: Any, out: str | Path | None = None, *, grid: str | Path | dict | None = None,
            modes=None, fusion_k=None, prefetch=None, top_k=None, weights=None, max_per_doc=None, config: Any = None,
            limit: int | None = None, seed: int = 42, split: str = "all", answer_configs: str | None = None,
-           answer_limit: int = 5, concurrency: int | None = None, force: bool = False, settings=None):
+           answer_limit: int = 5, concurrency: int | None = None, force: bool = False,
+           dev_split: str | Path | None = None, settings=None):
     """``rag-lab ablate DATASET``: the retrieval grid (an ``AblationResult``; ``results.csv`` in ``out``,
     default ``runs/ablation-<dataset>``). The grid: ``grid`` (a YAML/TOML file or a dict, as
     ``--grid``) and the axes (lists, as the flags); ``config`` (as ``--config``) gives each axis that
@@ -237,11 +295,11 @@ def ablate(dataset: Any, out: str | Path | None = None, *, grid: str | Path | di
     from rag_lab.evaluate.ablation.runner import run_ablation
 
     s = settings or load_settings()
-    ds = load_dataset(dataset, s)
+    ds = _with_dev_split(load_dataset(dataset, s), dev_split)
     tuned = _config_and_mode(config, None)[0]
     _check_config(tuned, config, ds)
     index(ds, settings=s)
-    spec = grid_spec(grid, base=config_axes(tuned) if tuned else None, modes=modes, fusion_k=fusion_k,
+    spec = grid_spec(grid, base=config_axes(tuned) if tuned else None, modes=_names(modes, "modes"), fusion_k=fusion_k,
                      prefetch=prefetch, top_k=top_k, weights=weights, max_per_doc=max_per_doc)
     answered = None if (answer_configs or "").strip().lower() == "none" else parse_answer_configs(answer_configs, spec)
     return run_ablation(ds, s, spec, Path(out) if out else Path(f"runs/ablation-{ds.name}"), limit=limit,

@@ -349,12 +349,21 @@ def _first_existing(root: Path, *names: str) -> Path | None:
     return next((root / n for n in names if (root / n).exists()), None)
 
 
+def _known_datasets(datasets_dir: Path) -> list[str]:
+    return sorted(p.name for p in Path(datasets_dir).glob("*") if p.is_dir()) if Path(datasets_dir).is_dir() else []
+
+
 def resolve_dataset(name_or_path: str | Path, datasets_dir: Path = Path("datasets")) -> Dataset:
     """A name under ``datasets_dir`` or a path to a folder."""
+    if not isinstance(name_or_path, (str, Path)) or not str(name_or_path).strip():
+        # Path("") is the working folder: an empty name would quietly mean the whole repository
+        known = _known_datasets(datasets_dir)
+        raise DatasetError(f"The dataset name is {'empty' if isinstance(name_or_path, str) else type(name_or_path).__name__}",
+                           f"use one of: {', '.join(known)}, or a folder of documents" if known else "pass a folder of documents")
     candidate = Path(name_or_path)
     root = candidate if candidate.is_dir() else Path(datasets_dir) / str(name_or_path)
     if not root.is_dir():
-        known = sorted(p.name for p in Path(datasets_dir).glob("*") if p.is_dir()) if Path(datasets_dir).is_dir() else []
+        known = _known_datasets(datasets_dir)
         raise DatasetError(
             f"Unknown dataset {str(name_or_path)!r}: no folder {candidate}"
             + (f" nor {root}" if root != candidate else ""),

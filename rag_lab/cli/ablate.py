@@ -26,7 +26,7 @@ def add_ablate(sub, common) -> None:
                         "leg cache, one holding another run (another dataset, grid, questions or seed) is refused "
                         "unless --force")
     add_force_option(p)
-    p.add_argument("--limit", type=int, default=None, help="N questions spread over the source documents (round-robin)")
+    p.add_argument("--limit", type=int, default=None, help="N questions spread over the source documents (round-robin; default: every question)")
     p.add_argument("--seed", type=int, default=42, help="seed of the bootstrap confidence intervals (default %(default)s)")
     p.add_argument("--answer-configs", default=None,
                    help="configurations also answered by the LLM: 'none', top-k values (e.g. 3,5,7) or config ids "

@@ -100,7 +100,7 @@ def add_ir(sub, common) -> None:
                    help=f"comma-separated retrieval modes ({', '.join(index_modes())}) (default {','.join(IR_MODES)}; "
                         "with --config: the file's mode)")
     add_fusion_options(p)
-    p.add_argument("--limit", type=positive_int, default=None, help="N queries spread over the relevant documents (round-robin)")
+    p.add_argument("--limit", type=positive_int, default=None, help="N queries spread over the relevant documents (round-robin; default: every query)")
     from rag_lab.cli.options import add_split_option
 
     add_split_option(p)

@@ -18,7 +18,7 @@ def add_eval(sub, common) -> None:
     p.add_argument("--out", default=None,
                    help="run folder (default runs/<dataset>); one holding another run (another dataset, configuration, "
                         "modes or questions) is refused unless --resume (same configuration) or --force")
-    p.add_argument("--limit", type=positive_int, default=None, help="N questions spread over the source documents (round-robin)")
+    p.add_argument("--limit", type=positive_int, default=None, help="N questions spread over the source documents (round-robin; default: every question)")
     p.add_argument("--resume", action="store_true",
                    help="continue the run in --out: run the samples not yet there, and again those whose answer or "
                         "judged metric failed for a reason that may pass (server error, timeout, judge deadline, rate "
@@ -178,7 +178,7 @@ def run_eval(args) -> int:
                          dry_run=args.dry_run, executor=ray_sample_executor(args), force=args.force, **params)
     if args.dry_run:
         print(run.summary())
-        return 0
+        return 2 if run.folder_refused else 0  # a script sees that the real run would be refused
     if args.json:
         from rag_lab.evaluate.store.frames import split_label
 

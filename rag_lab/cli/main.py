@@ -14,11 +14,21 @@ def _common(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--debug", action="store_true", help="show tracebacks and debug logs")
 
 
+def _version() -> str:
+    from importlib.metadata import PackageNotFoundError, version
+
+    try:
+        return version("rag-lab")
+    except PackageNotFoundError:  # run from a checkout that was never installed
+        return "(not installed)"
+
+
 def build_parser() -> argparse.ArgumentParser:
     from rag_lab.cli import commands
 
     parser = argparse.ArgumentParser(prog="rag-lab", description="Which retrieval strategy works best on this corpus, and why?")
     _common(parser)
+    parser.add_argument("--version", action="version", version=f"rag-lab {_version()}")
     sub = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")
     for register in commands.REGISTRY:
         register(sub, _common)

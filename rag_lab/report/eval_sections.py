@@ -10,6 +10,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from rag_lab.evaluate.statistics import policy
 from rag_lab.report import figures as F
 from rag_lab.report import tables as T
 from rag_lab.report.manifest_table import kv_table
@@ -59,8 +60,8 @@ def _eval_sections(run, warnings: list) -> list:
     baseline = comparison.baseline if comparison else "the first mode"
     body = (f"<p>Questions: {html.escape(split_label(run.manifest))}. "
             "Means with seeded 95 % bootstrap intervals over the scored samples; ▲/▼ = significant "
-            f"against {html.escape(baseline)} by both paired tests (Student's t and Fisher's randomization) "
-            "after Holm correction. <b>failed</b>: samples whose metric failed or came back NaN, out of those "
+            f"against {html.escape(baseline)} by the lab's paired test ({html.escape(policy.TEST_NAME)}), "
+            f"{policy.CORRECTION}-corrected over every mode × metric. <b>failed</b>: samples whose metric failed or came back NaN, out of those "
             "it applies to, left out of the mean (not counted as 0); <b>n/a</b>: no sample could be scored.</p>"
             + table_html(_eval_mode_table(run, comparison), html_columns=("metric",)))
     if comparison is not None and len(comparison.significance):

@@ -96,15 +96,40 @@ def check_self_contained(page: str) -> list[str]:
     return problems
 
 
+def declared_parameters(notebook: Path) -> list[str]:
+    """The names ``notebook``'s parameters cell assigns (papermill reads them without running it)."""
+    import papermill as pm
+
+    return list(pm.inspect_notebook(str(notebook)))
+
+
+def check_parameters(notebooks: list[Path], parameters: dict) -> None:
+    """Refuse a parameter that none of ``notebooks`` declares: papermill would only log it and run the
+    defaults, so a misspelt name would quietly give another notebook than the one asked for."""
+    import difflib
+
+    declared = sorted({name for notebook in notebooks for name in declared_parameters(notebook)})
+    unknown = [name for name in parameters if name not in declared]
+    if unknown:
+        close = {name: difflib.get_close_matches(name, declared, n=1, cutoff=0.5) for name in unknown}
+        guesses = "; ".join(f"did you mean {close[name][0]} for {name}?" for name in unknown if close[name])
+        raise ValueError(f"unknown notebook parameter(s) {', '.join(unknown)}" + (f" ({guesses})" if guesses else "")
+                         + f"; the notebooks take: {', '.join(declared)}")
+
+
 def run_all(notebooks: list[Path], out_dir: Path, parameters: dict | None = None, executed_dir: Path | None = None,
             cwd: Path | None = None) -> list[Path]:
-    """Execute each notebook and export it to ``out_dir/<name>.html``; prints each path."""
+    """Execute each notebook and export it to ``out_dir/<name>.html``; prints each path. Each notebook gets
+    the ``parameters`` it declares (one value may serve several notebooks); a name none declares is refused."""
     out_dir = Path(out_dir)
     executed_dir = Path(executed_dir or out_dir / "executed")
+    parameters = parameters or {}
+    check_parameters(notebooks, parameters)
     written = []
     for notebook in notebooks:
         started = time.perf_counter()
-        executed = execute(notebook, executed_dir / notebook.name, parameters, cwd=cwd)
+        own = {name: value for name, value in parameters.items() if name in declared_parameters(notebook)}
+        executed = execute(notebook, executed_dir / notebook.name, own, cwd=cwd)
         page = out_dir / f"{notebook.stem}.html"
         page.parent.mkdir(parents=True, exist_ok=True)
         page.write_text(to_html(executed), encoding="utf-8")
@@ -129,6 +154,11 @@ def main(argv: list[str] | None = None) -> int:
     notebooks = args.notebooks or notebook_paths()
     if not notebooks:
         print("error: no notebooks found under notebooks/", file=sys.stderr)
+        return 2
+    try:
+        check_parameters(notebooks, parameters)
+    except ValueError as exc:
+        print(f"error: {exc}", file=sys.stderr)
         return 2
     run_all(notebooks, args.out, parameters, cwd=Path.cwd())
     return 0

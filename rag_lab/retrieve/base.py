@@ -24,7 +24,9 @@ def check_top_k(top_k: int, name: str = "top_k") -> int:
 
 
 def check_query(query: str) -> str:
-    if not isinstance(query, str) or not query.strip():
+    if not isinstance(query, str):
+        raise ValueError(f"The query must be text, got {type(query).__name__} {query!r}")
+    if not query.strip():
         raise ValueError("The query is empty: pass a question or keywords to search for")
     # Very long queries are cut, not rejected: embedders and Qdrant handle the first part.
     return query.strip()[:MAX_QUERY_CHARS]

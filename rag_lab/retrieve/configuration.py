@@ -82,9 +82,28 @@ def check_ks(values: Sequence) -> None:
         raise ValueError(f"fusion k values must be ≥ 0, got {list(values)}")
 
 
+def _is_number(value: object) -> bool:
+    return isinstance(value, (int, float)) and not isinstance(value, bool)
+
+
+def check_fusion_k(k: float) -> float:
+    if not _is_number(k) or k < 0:
+        raise ValueError(f"fusion k (RRF k) must be a number ≥ 0, got {k!r}")
+    return k
+
+
+def check_leg_weights(dense_weight: float, sparse_weight: float) -> tuple[float, float]:
+    """Both weights ≥ 0 (a negative one would turn its leg's ranking upside down), at least one > 0."""
+    if not (_is_number(dense_weight) and _is_number(sparse_weight)) or dense_weight < 0 or sparse_weight < 0:
+        raise ValueError(f"leg weights must be numbers ≥ 0, got dense {dense_weight!r}, sparse {sparse_weight!r}")
+    if dense_weight == 0 and sparse_weight == 0:
+        raise ValueError("at least one leg weight must be > 0 (dense and sparse are both 0)")
+    return float(dense_weight), float(sparse_weight)
+
+
 def check_weights(values: Sequence) -> None:
-    if any(wd <= 0 and ws <= 0 for wd, ws in values):
-        raise ValueError("at least one leg weight must be > 0 in every weight pair")
+    for dense, sparse in values:
+        check_leg_weights(dense, sparse)
 
 
 def positive_whole(key: str) -> Callable[[Sequence], None]:

@@ -24,7 +24,7 @@ from rag_lab.fusion.score import leg_contributions
 from rag_lab.index import CorpusIndex
 from rag_lab.retrieve.base import check_query, check_top_k, finalize_results
 from rag_lab.retrieve.bm25 import BM25Retriever
-from rag_lab.retrieve.configuration import DEFAULTS
+from rag_lab.retrieve.configuration import DEFAULTS, check_fusion_k, check_leg_weights
 from rag_lab.retrieve.dense import DenseRetriever
 from rag_lab.retrieve.diversity import cap_results, check_max_per_doc
 
@@ -52,8 +52,7 @@ class FusionRetriever(QueryFusionRetriever):
         score_threshold: float | None = None,
         max_per_doc: int = DEFAULTS.max_per_doc,
     ) -> None:
-        if rrf_k < 0:
-            raise ValueError(f"fusion k (RRF k) must be ≥ 0, got {rrf_k}")
+        check_fusion_k(rrf_k)
         if fusion_mode not in ("reciprocal_rerank", "relative_score", "dist_based_score"):
             raise ValueError(
                 f"fusion_mode must be reciprocal_rerank, relative_score or dist_based_score, got {fusion_mode!r}"
@@ -61,7 +60,7 @@ class FusionRetriever(QueryFusionRetriever):
         self.top_k = check_top_k(top_k)
         self.prefetch = check_top_k(prefetch, "prefetch")
         self.rrf_k = rrf_k
-        self.weights = (float(dense_weight), float(sparse_weight))
+        self.weights = check_leg_weights(dense_weight, sparse_weight)
         self.max_per_doc = check_max_per_doc(max_per_doc)
         legs = [DenseRetriever(index, top_k=prefetch, score_threshold=score_threshold),
                 BM25Retriever(index, top_k=prefetch)]

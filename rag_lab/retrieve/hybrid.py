@@ -21,7 +21,7 @@ from rag_lab.fusion import explain_fusion, qdrant_rrf_k, rank_fused
 from rag_lab.index import CorpusIndex
 from rag_lab.index.backend import Hit, SparseQuery
 from rag_lab.retrieve.base import LabRetriever, check_query, check_top_k
-from rag_lab.retrieve.configuration import DEFAULTS
+from rag_lab.retrieve.configuration import DEFAULTS, check_fusion_k, check_leg_weights
 from rag_lab.retrieve.diversity import cap_results, check_max_per_doc
 from rag_lab.retrieve.ties import TIE_MARGIN, stable_legs
 from rag_lab.tokenizer import sparse_query_vector
@@ -43,13 +43,11 @@ class HybridRetriever(LabRetriever):
         max_per_doc: int = DEFAULTS.max_per_doc,
         **kwargs,
     ) -> None:
-        if rrf_k < 0:
-            raise ValueError(f"fusion k (RRF k) must be ≥ 0, got {rrf_k}")
+        check_fusion_k(rrf_k)
         self.index = index
         self.prefetch = check_top_k(prefetch, "prefetch")
         self.rrf_k = int(rrf_k)
-        self.dense_weight = float(dense_weight)
-        self.sparse_weight = float(sparse_weight)
+        self.dense_weight, self.sparse_weight = check_leg_weights(dense_weight, sparse_weight)
         self.explain = explain
         self.score_threshold = score_threshold
         self.max_per_doc = check_max_per_doc(max_per_doc)

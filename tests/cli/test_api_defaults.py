@@ -87,3 +87,59 @@ def test_search_from_python_equals_the_command(lab_cli, lab_settings, texas_inde
         assert 1 <= len(results) <= api.SEARCH_TOP_K
         assert results_json(results) == json.loads(out), mode
     assert len(results) == api.SEARCH_TOP_K
+
+
+def test_modes_and_metrics_as_a_string_are_the_commands_comma_separated_names():
+    assert api._names("bm25", "modes") == ["bm25"]
+    assert api._names("bm25, hybrid", "modes") == ["bm25", "hybrid"]
+    assert api._names(("dense",), "modes") == ["dense"] and api._names(None, "modes") is None
+    with pytest.raises(TypeError, match="modes must be a list of names"):
+        api._names(3, "modes")
+
+
+@pytest.mark.parametrize(("keywords", "message"), [
+    ({"retry_failed": True}, "retry_failed=True continues a run"),
+    ({"max_cost": -1}, "max_cost must be a number ≥ 0"),
+    ({"out": ""}, "out is empty")])
+def test_evaluate_refuses_what_the_command_refuses_before_any_work(lab_settings, keywords, message):
+    from rag_lab.errors import ConfigError
+
+    with pytest.raises(ConfigError, match=message):
+        api.evaluate("texas_childcare", ["bm25"], settings=lab_settings, **keywords)
+
+
+def test_wrong_queries_counts_and_modes_fail_with_one_clear_message(lab_settings):
+    from rag_lab.errors import ConfigError, DatasetError
+
+    with pytest.raises(ValueError, match="The query must be text, got int"):
+        api.search("texas_childcare", 4106, settings=lab_settings)
+    with pytest.raises(ValueError, match="The query is empty"):
+        api.ask("texas_childcare", "  ", settings=lab_settings)
+    with pytest.raises(ValueError, match="top_n must be a whole number ≥ 1, got 0"):
+        api.answerer("texas_childcare", top_n=0, settings=lab_settings)
+    with pytest.raises(ConfigError, match="Unknown answering mode 'vector'") as refused:
+        api.answerer("texas_childcare", mode="vector", settings=lab_settings)
+    assert "agent" in str(refused.value)
+    with pytest.raises(DatasetError, match="The dataset name is empty"):
+        api.search("", "income", settings=lab_settings)
+
+
+def test_answer_style_and_dev_split_are_keywords_as_they_are_flags(lab_settings, tmp_path):
+    from rag_lab.errors import ConfigError
+
+    with pytest.raises(ConfigError, match="Unknown answer_style 'terse'"):
+        api.answerer("texas_childcare", answer_style="terse", settings=lab_settings)
+    assert api._with_answer_style(lab_settings, "free").answer_style == "free"
+    assert api._with_answer_style(lab_settings, None) is lab_settings
+    split = tmp_path / "my_dev.txt"
+    split.write_text("texas_childcare/bcy-26-psoc-chart-twc-qa#Q3\n", encoding="utf-8")
+    estimate = api.evaluate("texas_childcare", "bm25", tmp_path / "run", split="dev", dev_split=split, dry_run=True,
+                            settings=lab_settings)
+    assert estimate.samples == 1  # the one question of the file given, not the folder's dev_split.txt
+    for function in (api.ir, api.ablate):
+        assert "dev_split" in inspect.signature(function).parameters
+
+
+def test_a_mode_named_twice_is_run_once(lab_settings, tmp_path):
+    estimate = api.evaluate("texas_childcare", "bm25,bm25", tmp_path / "run", limit=1, dry_run=True, settings=lab_settings)
+    assert estimate.samples == 1

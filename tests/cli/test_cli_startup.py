@@ -28,7 +28,7 @@ print(json.dumps({"code": code, "heavy": heavy}))
 
 @pytest.mark.parametrize("argv", [["--help"], ["search", "--help"], ["search"], ["ask", "x", "y", "--mode", "nope"],
                                   ["ir", "scifact", "--limit", "many"], ["search", "d", "q", "--mdoe", "hybrid"],
-                                  ["serch", "d", "q"]])
+                                  ["serch", "d", "q"], ["--version"]])
 def test_help_and_argument_errors_import_nothing_heavy(argv):
     env = {**os.environ, "PYTHONPATH": str(REPO)}
     done = subprocess.run([sys.executable, "-c", PROBE, *argv], input=json.dumps(HEAVY), capture_output=True,
@@ -65,3 +65,13 @@ def test_a_misspelled_command_is_refused_with_the_closest_command(capsys):
     assert refused.value.code == 2
     err = capsys.readouterr().err
     assert "invalid choice: 'zzzz'" in err and "did you mean" not in err
+
+
+def test_version(capsys):
+    from importlib.metadata import version
+
+    from rag_lab.cli import main
+
+    with pytest.raises(SystemExit) as done:
+        main(["--version"])
+    assert done.value.code == 0 and capsys.readouterr().out.strip() == f"rag-lab {version('rag-lab')}"

@@ -187,6 +187,19 @@ def test_a_resumed_run_reads_an_old_manifests_rrf_k_as_fusion_k():
     assert configuration_differences(old, {"config": {"params": {"fusion_k": 10, "top_n": 5}}}) == ["fusion k: 5 → 10"]
 
 
+def test_a_lever_given_at_its_default_is_the_same_configuration_as_the_run_without_it():
+    from rag_lab.answer.engine import DEFAULT_TOP_K
+    from rag_lab.answer.rerank import DEFAULT_TOP_N
+    from rag_lab.evaluate.run.runner import configuration_differences
+
+    without = {"config": {"params": {}}}
+    explicit = {"config": {"params": {"top_k": DEFAULT_TOP_K, "top_n": DEFAULT_TOP_N, "fusion_k": 60, "prefetch": 100}}}
+    assert configuration_differences(without, explicit) == []
+    assert configuration_differences(explicit, without) == []
+    assert configuration_differences(without, {"config": {"params": {"top_n": 3}}}) == [
+        f"top-n: default ({DEFAULT_TOP_N}) → 3"]
+
+
 def test_ask_and_eval_take_the_contextual_variant(cli, generator, tmp_path, lab_settings):  # noqa: F811
     from rag_lab.index import CorpusIndex
 

@@ -60,7 +60,7 @@ def test_eval_of_another_dataset_is_refused_naming_both_and_force_moves_the_old_
     assert files_of(out) == before and not moved_folders(out)  # nothing written, nothing moved
 
     code, stdout, _ = cli("eval", mycorpus, "--modes", "bm25", "--limit", "1", "--out", str(out), "--dry-run")
-    assert code == 0
+    assert code == 2  # the estimate is printed, and a script still sees that the run would be refused
     assert f"run folder: {out} holds an eval run of texas_childcare" in stdout
     assert "another dataset" in stdout and "The run would be refused" in stdout
     code, stdout, _ = cli("eval", mycorpus, "--modes", "bm25", "--limit", "1", "--out", str(out), "--dry-run",
@@ -110,7 +110,7 @@ def test_the_same_dataset_starts_over_only_as_the_same_run_and_resume_adds_to_it
     # another configuration: refused with or without --resume, each naming what differs
     before = files_of(out)
     code, _, err = cli("eval", "texas_childcare", "--modes", "bm25", "--limit", "2", "--top-n", "3", "--out", str(out))
-    assert code == 2 and "top-n: 'default' → 3" in err and "holds an eval run of texas_childcare" in err
+    assert code == 2 and "top-n: default (7) → 3" in err and "holds an eval run of texas_childcare" in err
     code, _, err = cli("eval", "texas_childcare", "--modes", "bm25", "--limit", "2", "--top-n", "3", "--out", str(out),
                        "--resume")
     assert code == 2 and "cannot resume a run of another configuration" in err

@@ -60,6 +60,13 @@ def test_unknown_name_lists_known_datasets():
     assert known and f"use one of: {', '.join(known)}" in message
 
 
+
+@pytest.mark.parametrize("name", ["", "  ", None])
+def test_an_empty_dataset_name_is_refused_not_read_as_the_working_folder(name):
+    with pytest.raises(DatasetError) as refused:
+        resolve_dataset(name)
+    assert str(refused.value).startswith("The dataset name is ") and "texas_childcare" in str(refused.value)
+
 def test_unknown_name_without_datasets_dir_hints_at_a_folder(tmp_path):
     with pytest.raises(DatasetError, match="pass a folder of documents"):
         resolve_dataset("nope", tmp_path / "missing")

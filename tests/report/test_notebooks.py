@@ -162,3 +162,13 @@ def test_notebook_executes_without_error_cells(notebook, notebook_env, tmp_path,
         run = load_run(small_parameters(notebook_env)[notebook.stem]["run_dir"])
         scored = run.summary[run.summary["metric"] == "key_fact_recall"]
         assert len(scored) == 2 and (scored["n"] > 0).all()  # one question, both modes
+
+
+def test_a_parameter_no_notebook_declares_is_refused_before_any_runs(tmp_path, capsys):
+    from rag_lab.report.notebooks import main
+
+    code = main(["notebooks/05_explain_hybrid.ipynb", "--out", str(tmp_path), "-p", "top_kk", "3"])
+    assert code == 2 and not any(tmp_path.iterdir())  # nothing executed, nothing written
+    err = capsys.readouterr().err
+    assert "unknown notebook parameter(s) top_kk (did you mean search_top_k for top_kk?)" in err
+    assert "the notebooks take: dataset, keyword_queries, mode" in err

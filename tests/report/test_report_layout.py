@@ -47,6 +47,9 @@ def test_eval_report_counts_failed_judged_metrics(small_eval_run):
     assert re.search(r"of \d+</td><td>[^<]*(RagasOutputParserException|NaN score)", page), \
         "the failure table names the reason"
     assert "texas_childcare · 4 questions × 3 modes (bm25, dense, hybrid)" in page
+    # the marks' legend names the test that makes them (the comparison policy's), not the exploratory ones
+    assert "significant against bm25 by the lab's paired test (sign-flip ∨ empirical likelihood), Holm-corrected" in page
+    assert "by both paired tests" not in page
 
 
 @needs_chromium

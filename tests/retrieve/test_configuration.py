@@ -172,3 +172,36 @@ def test_grid_files_and_the_cli_pick_a_new_axis_up(promote_axis, tmp_path):
     assert grid_spec(path).promote == (0, 3)
     args = build_parser().parse_args(["ablate", "texas_childcare", "--promote", "0,1"])
     assert grid_from_args(args).promote == (0, 1)
+
+
+# -- the fused levers' values, checked by every entry point alike -------------------------------------
+
+@pytest.mark.parametrize(("dense", "sparse", "message"), [
+    (0, 0, "at least one leg weight must be > 0"), (-1, 1, "leg weights must be numbers ≥ 0"),
+    (1, -0.5, "leg weights must be numbers ≥ 0"), ("1", 1, "leg weights must be numbers ≥ 0")])
+def test_leg_weights_that_rank_nothing_or_upside_down_are_refused(dense, sparse, message):
+    with pytest.raises(ValueError, match=message):
+        configuration.check_leg_weights(dense, sparse)
+    with pytest.raises(ValueError, match=message):  # the grid's pairs: the same rule
+        configuration.check_weights([(1.0, 1.0), (dense, sparse)])
+
+
+def test_one_leg_may_be_switched_off_and_fusion_k_must_be_a_number():
+    assert configuration.check_leg_weights(0, 2) == (0.0, 2.0)
+    assert configuration.check_fusion_k(0) == 0
+    for bad in (-1, "abc", None, True):
+        with pytest.raises(ValueError, match="fusion k"):
+            configuration.check_fusion_k(bad)
+
+
+@pytest.mark.parametrize("mode", ["fusion", "hybrid"])
+def test_the_fused_retrievers_refuse_zero_weights_before_searching(texas_index, mode):
+    from rag_lab.retrieve.fusion import FusionRetriever
+    from rag_lab.retrieve.hybrid import HybridRetriever
+
+    retriever = {"fusion": FusionRetriever, "hybrid": HybridRetriever}[mode]
+    with pytest.raises(ValueError, match="at least one leg weight must be > 0"):
+        retriever(texas_index, dense_weight=0.0, sparse_weight=0.0)
+    with pytest.raises(ValueError, match="fusion k"):
+        retriever(texas_index, rrf_k="abc")
+    assert retriever(texas_index, top_k=3, dense_weight=0.0).retrieve("income limit")  # one leg off: still ranks

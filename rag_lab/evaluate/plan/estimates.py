@@ -95,6 +95,7 @@ class EvalPlan:
     concurrency: int
     rate_limit_seconds: float = 0.0  # of ``seconds``: waiting for RAG_LAB_LLM_RPM (the calls cannot go faster)
     folder_note: str | None = None  # the run folder holds another run: refused, or moved aside by --force
+    folder_refused: bool = False  # the real run would be refused (the folder holds another run, no --force)
 
     @property
     def cost_usd(self) -> float | None:

@@ -142,7 +142,7 @@ def run_evaluation(
         rerank = default_rerank(settings)
     if isinstance(dataset, (str, Path)):
         dataset = resolve_dataset(dataset, settings.datasets_dir)
-    modes = list(modes)
+    modes = list(dict.fromkeys(modes))  # a mode named twice is run once
     unknown = [m for m in modes if m not in eval_modes()]
     if unknown or not modes:
         raise ConfigError(f"Unknown or missing mode(s): {', '.join(unknown) or '(none)'}",
@@ -166,8 +166,8 @@ def run_evaluation(
         manifest = run_manifest(plan, pairs, limit=limit, split=split, conversations=conversations)
         if plan.index_fingerprint is None:  # not built yet: nothing to compare the old run's index with
             manifest["config"].pop("index_fingerprint")
-        return replace(estimate, folder_note=folder_note(out, owner_of(manifest), _differences(out, manifest, resume),
-                                                         force=force))
+        note = folder_note(out, owner_of(manifest), _differences(out, manifest, resume), force=force)
+        return replace(estimate, folder_note=note, folder_refused=note is not None and not force)
     if executor is not None and any(x is not None for x in (llm, agent_llm, judge_llm)):
         raise ConfigError("--ray builds the generator and the judge on each Ray actor from the settings; "
                           "LLM objects passed in cannot be used there",
@@ -346,11 +346,24 @@ def configuration_differences(previous: dict, current: dict) -> list[str]:
     # a manifest may name a lever by a name it had before (rrf_k): the same lever, not a change
     old_params = {RENAMED.get(k, k): v for k, v in ((previous.get("config") or {}).get("params") or {}).items()}
     new_params = (current.get("config") or {}).get("params") or {}
+    defaults = lever_defaults()
     for key in sorted(set(old_params) | set(new_params)):
-        if old_params.get(key) != new_params.get(key):
-            differences.append(f"{PARAM_LABELS.get(key, key)}: {old_params.get(key, 'default')!r} → "
-                               f"{new_params.get(key, 'default')!r}")
+        # a lever given at its default value is the run without it: the same samples
+        old, new = old_params.get(key, defaults.get(key)), new_params.get(key, defaults.get(key))
+        if old != new:
+            def shown(params: dict, value: Any) -> str:
+                return repr(value) if key in params else f"default ({value})" if value is not None else "default"
+            differences.append(f"{PARAM_LABELS.get(key, key)}: {shown(old_params, old)} → {shown(new_params, new)}")
     return differences
+
+
+def lever_defaults() -> dict[str, Any]:
+    """What each retrieval lever is when a run does not give it (top-k, top-n and the fused levers)."""
+    from rag_lab.answer.engine import DEFAULT_TOP_K
+    from rag_lab.answer.rerank import DEFAULT_TOP_N
+    from rag_lab.retrieve.configuration import fused_defaults
+
+    return {"top_k": DEFAULT_TOP_K, "top_n": DEFAULT_TOP_N, **fused_defaults()}
 
 
 class ResumeMismatchError(ConfigError):

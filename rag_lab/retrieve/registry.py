@@ -151,6 +151,23 @@ def _top_k(params: dict[str, Any]) -> Any:
 
 
 def _accepted(cls: type, params: dict[str, Any]) -> dict[str, Any]:
-    """The subset of shared CLI/ablation parameters that this retriever takes."""
+    """The subset of shared CLI/ablation parameters that this retriever takes; a fused lever given that it
+    does not take is named in a warning (``--fusion-k`` for bm25 would otherwise be dropped without a word)."""
+    from rag_lab.retrieve.configuration import fused_defaults
+
     names = inspect.signature(cls).parameters
+    ignored = [lever for k, v in params.items() if v is not None and k not in names
+               and (lever := RETRIEVER_TO_LEVER.get(k, k)) in fused_defaults()]
+    if ignored:
+        import warnings
+
+        from rag_lab.errors import RagLabWarning
+
+        mode = getattr(cls, "mode_name", None) or getattr(getattr(cls, "__self__", None), "mode_name", cls.__name__)
+        warnings.warn(RagLabWarning(f"{mode} takes no {', '.join(ignored)}: ignored (fusion and hybrid take the "
+                                    "fused levers)"), stacklevel=3)
     return {k: v for k, v in params.items() if v is not None and k in names}
+
+
+# the constructors' names back to the levers' (what the user typed): rrf_k is --fusion-k
+RETRIEVER_TO_LEVER = {"rrf_k": "fusion_k"}

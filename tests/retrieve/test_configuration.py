@@ -205,3 +205,19 @@ def test_the_fused_retrievers_refuse_zero_weights_before_searching(texas_index, 
     with pytest.raises(ValueError, match="fusion k"):
         retriever(texas_index, rrf_k="abc")
     assert retriever(texas_index, top_k=3, dense_weight=0.0).retrieve("income limit")  # one leg off: still ranks
+
+
+def test_a_fused_lever_given_to_a_mode_without_it_is_named_not_dropped_silently():
+    import warnings
+
+    from rag_lab.errors import RagLabWarning
+    from rag_lab.retrieve.bm25 import BM25Retriever
+    from rag_lab.retrieve.fusion import FusionRetriever
+    from rag_lab.retrieve.registry import _accepted
+
+    with pytest.warns(RagLabWarning, match="bm25 takes no fusion_k, max_per_doc: ignored"):
+        assert _accepted(BM25Retriever, {"top_k": 3, "rrf_k": 5, "max_per_doc": 1}) == {"top_k": 3}
+    with warnings.catch_warnings():
+        warnings.simplefilter("error", RagLabWarning)
+        assert _accepted(FusionRetriever, {"top_k": 3, "rrf_k": 5}) == {"top_k": 3, "rrf_k": 5}
+        assert _accepted(BM25Retriever, {"top_k": 3, "explain": True, "rrf_k": None}) == {"top_k": 3}

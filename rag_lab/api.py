@@ -232,10 +232,6 @@ def evaluate(dataset: Any, modes=None, out: str | Path | None = None, *, limit: 
     from rag_lab.errors import ConfigError
     from rag_lab.evaluate import run_evaluation
 
-    if retry_failed and not resume:
-        raise ConfigError("retry_failed=True continues a run", "pass resume=True with it")
-    if max_cost is not None and not (isinstance(max_cost, (int, float)) and max_cost >= 0):
-        raise ConfigError(f"max_cost must be a number ≥ 0 (USD), got {max_cost!r}", "pass a budget in dollars, or None")
     if out is not None and not str(out).strip():
         raise ConfigError("out is empty", "pass a folder for the run, or leave out= out for runs/<dataset>")
     s = _with_answer_style(settings or load_settings(), answer_style)

@@ -152,12 +152,6 @@ def run_eval(args) -> int:
              else configured_modes(args, EVAL_MODES))
     params = answer_params(args)
     out = Path(args.out) if args.out else Path("runs") / dataset.name
-    if args.max_cost is not None and not args.max_cost >= 0:
-        print(f"error: --max-cost must be a number ≥ 0 (USD), got {args.max_cost}", file=sys.stderr)
-        return 2
-    if args.retry_failed and not args.resume:
-        print("error: --retry-failed continues a run: use it with --resume", file=sys.stderr)
-        return 2
     metrics = [m.strip() for m in args.metrics.split(",")] if args.metrics is not None else None
     if metrics and not args.judge:
         from rag_lab.evaluate.metrics import all_specs

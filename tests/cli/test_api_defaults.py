@@ -98,8 +98,8 @@ def test_modes_and_metrics_as_a_string_are_the_commands_comma_separated_names():
 
 
 @pytest.mark.parametrize(("keywords", "message"), [
-    ({"retry_failed": True}, "retry_failed=True continues a run"),
-    ({"max_cost": -1}, "max_cost must be a number ≥ 0"),
+    ({"retry_failed": True}, r"--retry-failed \(retry_failed=True\) continues a run"),
+    ({"max_cost": -1}, r"--max-cost \(max_cost\) must be a number ≥ 0"),
     ({"out": ""}, "out is empty")])
 def test_evaluate_refuses_what_the_command_refuses_before_any_work(lab_settings, keywords, message):
     from rag_lab.errors import ConfigError

@@ -150,6 +150,11 @@ def run_evaluation(
     if resume and force:
         raise ConfigError("--resume continues the run in the folder, --force moves it aside: not both",
                           "drop --force to continue the run, or --resume to start a new one there")
+    if retry_failed and not resume:
+        raise ConfigError("--retry-failed (retry_failed=True) continues a run", "use it with --resume (resume=True)")
+    if max_cost is not None and not (isinstance(max_cost, (int, float)) and max_cost >= 0):
+        raise ConfigError(f"--max-cost (max_cost) must be a number ≥ 0 (USD), got {max_cost!r}",
+                          "give a budget in dollars, or leave it out")
     out = Path(out)
     pairs = questions(dataset, limit, split)
     metrics = chosen_metrics(metrics, out, resume)

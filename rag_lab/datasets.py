@@ -358,7 +358,8 @@ def resolve_dataset(name_or_path: str | Path, datasets_dir: Path = Path("dataset
     if not isinstance(name_or_path, (str, Path)) or not str(name_or_path).strip():
         # Path("") is the working folder: an empty name would quietly mean the whole repository
         known = _known_datasets(datasets_dir)
-        raise DatasetError(f"The dataset name is {'empty' if isinstance(name_or_path, str) else type(name_or_path).__name__}",
+        raise DatasetError("The dataset name is empty" if isinstance(name_or_path, str) else
+                           f"The dataset must be a name or a folder path, got {name_or_path!r}",
                            f"use one of: {', '.join(known)}, or a folder of documents" if known else "pass a folder of documents")
     candidate = Path(name_or_path)
     root = candidate if candidate.is_dir() else Path(datasets_dir) / str(name_or_path)

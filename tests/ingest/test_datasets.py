@@ -65,7 +65,9 @@ def test_unknown_name_lists_known_datasets():
 def test_an_empty_dataset_name_is_refused_not_read_as_the_working_folder(name):
     with pytest.raises(DatasetError) as refused:
         resolve_dataset(name)
-    assert str(refused.value).startswith("The dataset name is ") and "texas_childcare" in str(refused.value)
+    message = str(refused.value)
+    assert message.startswith("The dataset name is empty" if name is not None else
+                              "The dataset must be a name or a folder path, got None") and "texas_childcare" in message
 
 def test_unknown_name_without_datasets_dir_hints_at_a_folder(tmp_path):
     with pytest.raises(DatasetError, match="pass a folder of documents"):

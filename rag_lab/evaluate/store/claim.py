@@ -155,8 +155,8 @@ def _message(folder: Path, old: RunOwner, new: RunOwner, why: str) -> str:
 
 
 def _hint(folder: Path, flag: str) -> str:
-    return (f"write to another {flag} folder, or add --force to move the old run to "
-            f"{folder.with_name(folder.name + '.moved-<UTC time>')} first (nothing is deleted)")
+    return (f"write to another {flag} folder ({flag.lstrip('-')}= in Python), or add --force (force=True) to move the "
+            f"old run to {folder.with_name(folder.name + '.moved-<UTC time>')} first (nothing is deleted)")
 
 
 def claim_run_folder(folder: str | Path, owner: RunOwner, differences: Sequence[str] = (), *, force: bool = False,

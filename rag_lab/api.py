@@ -70,26 +70,6 @@ def _names(value: Any, what: str) -> list[str] | None:
         raise TypeError(f"{what} must be a list of names or a comma-separated string, got {value!r}") from None
 
 
-def _with_answer_style(settings, answer_style: str | None):
-    """``settings`` with ``answer_style`` (``--answer-style``) applied; None leaves them as they are."""
-    if answer_style is None:
-        return settings
-    if answer_style not in ("auto", "evidence", "free"):
-        from rag_lab.errors import ConfigError
-
-        raise ConfigError(f"Unknown answer_style {answer_style!r}", "use one of: auto, evidence, free")
-    return settings.model_copy(update={"answer_style": answer_style})
-
-
-def _with_dev_split(dataset, dev_split: str | Path | None):
-    """``dataset`` with ``dev_split`` (``--dev-split FILE``) as its dev split; None leaves it as it is."""
-    if dev_split is None:
-        return dataset
-    import dataclasses
-
-    return dataclasses.replace(dataset, dev_split_file=Path(dev_split))
-
-
 def _strict(function):
     """Unknown keywords raise ``TypeError`` naming them and listing the accepted ones: a misspelt or
     renamed lever (``rrf_k``) must not quietly run the default."""
@@ -182,7 +162,9 @@ def answerer(dataset: Any, *, mode: str | None = None, rerank: bool | None = Non
     for name, value in (("top_k", top_k), ("top_n", top_n)):
         if value is not None:
             check_top_k(value, name)
-    s = _with_answer_style(settings or load_settings(), answer_style)
+    from rag_lab.config import with_answer_style
+
+    s = with_answer_style(settings or load_settings(), answer_style)
     tuned, mode = _config_and_mode(config, mode)
     if mode != "agent" and mode not in retrieval_modes():  # the retrievers' own refusal would leave the agent out
         from rag_lab.errors import ConfigError
@@ -234,8 +216,11 @@ def evaluate(dataset: Any, modes=None, out: str | Path | None = None, *, limit: 
 
     if out is not None and not str(out).strip():
         raise ConfigError("out is empty", "pass a folder for the run, or leave out= out for runs/<dataset>")
-    s = _with_answer_style(settings or load_settings(), answer_style)
-    ds = _with_dev_split(load_dataset(dataset, s), dev_split)
+    from rag_lab.config import with_answer_style
+    from rag_lab.datasets import with_dev_split_file
+
+    s = with_answer_style(settings or load_settings(), answer_style)
+    ds = with_dev_split_file(load_dataset(dataset, s), dev_split)
     tuned = _config_and_mode(config, None)[0]
     _check_config(tuned, config, ds)
     modes, metrics = _names(modes, "modes"), _names(metrics, "metrics")
@@ -261,7 +246,9 @@ def ir(dataset: Any, modes=None, *, limit: int | None = None, split: str = "all"
     from rag_lab.evaluate.retrieval.ir import evaluate_modes
 
     s = settings or load_settings()
-    ds = _with_dev_split(load_dataset(dataset, s), dev_split)
+    from rag_lab.datasets import with_dev_split_file
+
+    ds = with_dev_split_file(load_dataset(dataset, s), dev_split)
     tuned = _config_and_mode(config, None)[0]
     _check_config(tuned, config, ds)
     modes = _names(modes, "modes")
@@ -291,7 +278,9 @@ def ablate(dataset: Any, out: str | Path | None = None, *, grid: str | Path | di
     from rag_lab.evaluate.ablation.runner import run_ablation
 
     s = settings or load_settings()
-    ds = _with_dev_split(load_dataset(dataset, s), dev_split)
+    from rag_lab.datasets import with_dev_split_file
+
+    ds = with_dev_split_file(load_dataset(dataset, s), dev_split)
     tuned = _config_and_mode(config, None)[0]
     _check_config(tuned, config, ds)
     index(ds, settings=s)

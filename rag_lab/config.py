@@ -371,3 +371,15 @@ def load_settings(**overrides: object) -> Settings:
 @lru_cache(maxsize=1)
 def get_settings() -> Settings:
     return load_settings()
+
+
+ANSWER_STYLES = ("auto", "evidence", "free")
+
+
+def with_answer_style(settings: Settings, style: str | None) -> Settings:
+    """``settings`` with an answer style (``--answer-style`` / ``answer_style=``) applied; None leaves them."""
+    if style is None:
+        return settings
+    if style not in ANSWER_STYLES:
+        raise ConfigError(f"Unknown answer style {style!r}", f"use one of: {', '.join(ANSWER_STYLES)}")
+    return settings.model_copy(update={"answer_style": style})

@@ -13,6 +13,7 @@ from __future__ import annotations
 import csv
 from collections import Counter
 import json
+import dataclasses
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -347,6 +348,11 @@ def _read_jsonl(path: Path):
 
 def _first_existing(root: Path, *names: str) -> Path | None:
     return next((root / n for n in names if (root / n).exists()), None)
+
+
+def with_dev_split_file(dataset: Dataset, path: str | Path | None) -> Dataset:
+    """``dataset`` with the dev split read from ``path`` (``--dev-split FILE`` / ``dev_split=``); None leaves it."""
+    return dataset if path is None else dataclasses.replace(dataset, dev_split_file=Path(path))
 
 
 def _known_datasets(datasets_dir: Path) -> list[str]:

@@ -63,7 +63,9 @@ def add_answer_style_option(p) -> None:
 
 def with_answer_style(settings, style: str | None):
     """``settings`` with ``--answer-style`` applied (unchanged when the flag is not given)."""
-    return settings if style is None else settings.model_copy(update={"answer_style": style})
+    from rag_lab.config import with_answer_style as applied
+
+    return applied(settings, style)
 
 
 def run_ask(args) -> int:

@@ -107,12 +107,9 @@ def add_split_option(p) -> None:
 
 def with_dev_split(dataset, args):
     """``dataset`` with ``--dev-split FILE`` as its dev split (unchanged without the flag)."""
-    if not getattr(args, "dev_split", None):
-        return dataset
-    import dataclasses
-    from pathlib import Path
+    from rag_lab.datasets import with_dev_split_file
 
-    return dataclasses.replace(dataset, dev_split_file=Path(args.dev_split))
+    return with_dev_split_file(dataset, getattr(args, "dev_split", None) or None)
 
 
 # The grid flags of `ablate` and `tune` (comma-separated lists).

@@ -14,6 +14,8 @@ from rag_lab.retrieve.configuration import fused_defaults
 # The fused modes' levers (fusion, hybrid), as every entry point names them: the ablation axes'
 # (:mod:`rag_lab.retrieve.configuration`) and the year boost.
 FUSED_LEVERS = (*fused_defaults(), "year_boost")
+# The retriever constructors' names of the levers that differ (RRF's own name for k).
+CONSTRUCTOR_NAMES = {"fusion_k": "rrf_k"}
 # Names that meant a lever before and are refused with the name to use.
 RENAMED = {"rrf_k": "fusion_k"}
 
@@ -30,7 +32,9 @@ def constructor_params(params: dict[str, Any]) -> dict[str, Any]:
     for name in params:
         if hint := renamed_hint(name):
             raise TypeError(f"unknown retrieval parameter {name!r}: {hint}")
-    out = dict(params)
-    if "fusion_k" in out:
-        out["rrf_k"] = out.pop("fusion_k")
-    return out
+    return {CONSTRUCTOR_NAMES.get(name, name): value for name, value in params.items()}
+
+
+def lever_name(constructor_name: str) -> str:
+    """A retriever constructor's parameter name → the lever's (``rrf_k`` → ``fusion_k``)."""
+    return {c: lever for lever, c in CONSTRUCTOR_NAMES.items()}.get(constructor_name, constructor_name)

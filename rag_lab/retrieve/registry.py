@@ -154,10 +154,11 @@ def _accepted(cls: type, params: dict[str, Any]) -> dict[str, Any]:
     """The subset of shared CLI/ablation parameters that this retriever takes; a fused lever given that it
     does not take is named in a warning (``--fusion-k`` for bm25 would otherwise be dropped without a word)."""
     from rag_lab.retrieve.configuration import fused_defaults
+    from rag_lab.retrieve.levers import lever_name
 
     names = inspect.signature(cls).parameters
     ignored = [lever for k, v in params.items() if v is not None and k not in names
-               and (lever := RETRIEVER_TO_LEVER.get(k, k)) in fused_defaults()]
+               and (lever := lever_name(k)) in fused_defaults()]
     if ignored:
         import warnings
 
@@ -168,6 +169,3 @@ def _accepted(cls: type, params: dict[str, Any]) -> dict[str, Any]:
                                     "fused levers)"), stacklevel=3)
     return {k: v for k, v in params.items() if v is not None and k in names}
 
-
-# the constructors' names back to the levers' (what the user typed): rrf_k is --fusion-k
-RETRIEVER_TO_LEVER = {"rrf_k": "fusion_k"}

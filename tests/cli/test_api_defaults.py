@@ -127,10 +127,12 @@ def test_wrong_queries_counts_and_modes_fail_with_one_clear_message(lab_settings
 def test_answer_style_and_dev_split_are_keywords_as_they_are_flags(lab_settings, tmp_path):
     from rag_lab.errors import ConfigError
 
-    with pytest.raises(ConfigError, match="Unknown answer_style 'terse'"):
+    with pytest.raises(ConfigError, match="Unknown answer style 'terse'"):
         api.answerer("texas_childcare", answer_style="terse", settings=lab_settings)
-    assert api._with_answer_style(lab_settings, "free").answer_style == "free"
-    assert api._with_answer_style(lab_settings, None) is lab_settings
+    from rag_lab.config import with_answer_style
+
+    assert with_answer_style(lab_settings, "free").answer_style == "free"
+    assert with_answer_style(lab_settings, None) is lab_settings
     split = tmp_path / "my_dev.txt"
     split.write_text("texas_childcare/bcy-26-psoc-chart-twc-qa#Q3\n", encoding="utf-8")
     estimate = api.evaluate("texas_childcare", "bm25", tmp_path / "run", split="dev", dev_split=split, dry_run=True,

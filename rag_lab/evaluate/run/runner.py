@@ -356,10 +356,14 @@ def configuration_differences(previous: dict, current: dict) -> list[str]:
         # a lever given at its default value is the run without it: the same samples
         old, new = old_params.get(key, defaults.get(key)), new_params.get(key, defaults.get(key))
         if old != new:
-            def shown(params: dict, value: Any) -> str:
-                return repr(value) if key in params else f"default ({value})" if value is not None else "default"
-            differences.append(f"{PARAM_LABELS.get(key, key)}: {shown(old_params, old)} → {shown(new_params, new)}")
+            differences.append(f"{PARAM_LABELS.get(key, key)}: {_shown(key, old_params, old)} → "
+                               f"{_shown(key, new_params, new)}")
     return differences
+
+
+def _shown(key: str, params: dict, value: Any) -> str:
+    """A lever's value in a difference: as given, or marked as the default it stands for."""
+    return repr(value) if key in params else f"default ({value})" if value is not None else "default"
 
 
 def lever_defaults() -> dict[str, Any]:

@@ -43,7 +43,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 
 from compression_sweep import compressed_text, load_items  # noqa: E402
 from evidence_variants import (Candidates, better_side_grown, by_budget, figure_lines_grown,  # noqa: E402
-                               grown_texts, rows_named_first, rows_per_table, texts_of, trimmed_texts)
+                               grow_passages, grown_texts, rows_named_first, rows_per_table, texts_of, trimmed_texts)
 
 from rag_lab.answer.compress import line_scores  # noqa: E402
 from rag_lab.answer.evidence import Unit, line_units, pick_units  # noqa: E402
@@ -128,7 +128,7 @@ def _grown(order: str, top: int | None, back: int, ahead: int, by: str = "line",
 
 
 def _shipped(c: Candidates, k: int) -> list[str]:
-    """The shipped selection (:func:`rag_lab.answer.evidence.select_evidence`) on the cached scores, k−1 units."""
+    """The selection of :mod:`rag_lab.answer.evidence_order` (measured, not taken) on the cached scores, k−1 units."""
     texts = [u.text for u in c.units]
     legs = {"bm25": ranking("bm25", c.sparse, c.dense), "dense": ranking("dense", c.sparse, c.dense)}
     order = evidence_order(c.question, texts, [u.doc for u in c.units], legs, c.fused, 10)
@@ -139,7 +139,9 @@ def _shipped(c: Candidates, k: int) -> list[str]:
 
 
 SELECTORS = {
-    "shipped (select_evidence): prior+fig, named, rows/table 2, k−1 units, top 3 grown ±1 line, named rows not": _shipped,
+    "evidence_order: prior+fig, named, rows/table 2, k−1 units, top 3 grown ±1 line, named rows not": _shipped,
+    "budget: passages -1/+4 lines around the units in fused order, named rows alone":
+        lambda c, k: [p.text for p in grow_passages(c.units, c.fused, c.chunks, c.question, BUDGET_PER_UNIT * k)],
     "base, top 3 grown ±1 line": _grown("base", 3, 1, 1),
     "prior+fig, all grown ±1 line": _grown("prior+fig", None, 1, 1),
     "prior+fig, top 3 grown ±1 line": _grown("prior+fig", 3, 1, 1),

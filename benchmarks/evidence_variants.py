@@ -8,7 +8,9 @@ question from its candidate units, by retrieval-grade scores (BM25, MiniLM, thei
   last (:func:`rag_lab.answer.evidence_order.named_rows_first`); ``trimmed``: a row cut to its label
   and the column the question names (``project_row``), so that a character budget holds more units;
 - ``rows/table``: at most N rows of one table, the rest after every other unit;
-- ``budget``: units taken while their texts fit a number of characters instead of a number of units.
+- ``budget``: units taken while their texts fit a number of characters instead of a number of units;
+- ``passages``: each unit in fused order that no passage holds yet, with the line before it and up to
+  four lines after it in its chunk (a row the question names alone), within a character budget.
 """
 
 from __future__ import annotations
@@ -148,3 +150,67 @@ def by_budget(c: Candidates, order: list[int], chars: int, render: Callable[[Can
             break
         picked.append(i)
     return render(c, picked)
+
+
+@dataclass(frozen=True)
+class Passage:
+    unit: int  # index of the unit it grew from
+    first: int  # 0-based line indices within the unit's chunk
+    last: int
+    line_texts: tuple[str, ...]
+
+    @property
+    def text(self) -> str:
+        return " ".join(self.line_texts)
+
+
+def _names_a_row(question: str, text: str) -> bool:
+    label = row_label(text)
+    return label is not None and names_row(question, label[1])
+
+
+def grow_passages(units: Sequence[Unit], order: Sequence[int], chunks: Sequence[Sequence[str]], question: str,
+                  max_chars: int, back: int = 1, ahead: int = 4) -> list[Passage]:
+    """Passages around the units of ``order`` (best first): each unit no passage holds yet, with up to
+    ``back`` lines before it and ``ahead`` after it in its chunk (stopping at a line another passage
+    holds), lines kept in reading order while the passages fit ``max_chars``. A unit whose text was taken
+    already (the same sentence printed twice) is skipped; a row the question names gets no lines around it."""
+    taken: set[tuple[int, int]] = set()
+    texts: set[str] = set()
+    passages: list[Passage] = []
+    used = 0
+    for index in order:
+        unit = units[index]
+        span = {(unit.doc, j) for j in range(unit.first, unit.last + 1)}
+        if span & taken or unit.text in texts:
+            continue
+        lines = chunks[unit.doc - 1]
+        first, last = unit.first, unit.last
+        if not _names_a_row(question, unit.text):
+            while first > 0 and unit.first - first < back and (unit.doc, first - 1) not in taken:
+                first -= 1
+            while last + 1 < len(lines) and last - unit.last < ahead and (unit.doc, last + 1) not in taken:
+                last += 1
+        # a one-line unit as the unit reads (a bare row carries its header), a window as its lines
+        own = [unit.text] if unit.first == unit.last else list(lines[unit.first:unit.last + 1])
+        candidates = [(j, lines[j]) for j in range(first, unit.first)] + \
+                     [(unit.first + n, text) for n, text in enumerate(own)] + \
+                     [(j, lines[j]) for j in range(unit.last + 1, last + 1)]
+        kept: list[tuple[int, str]] = []
+        size = 0
+        for j, text in candidates:
+            if used + size + len(text) > max_chars and j < unit.first:
+                continue  # the line before is the first to go
+            if used + size + len(text) > max_chars and (passages or j > unit.last):
+                break
+            kept.append((j, text))
+            size += len(text) + 1
+        if not any(unit.first <= j <= unit.last for j, _ in kept):
+            break
+        taken |= {(unit.doc, j) for j, _ in kept}
+        texts.add(unit.text)
+        passages.append(Passage(index, kept[0][0], kept[-1][0], tuple(text for _, text in kept)))
+        used += size
+        if used >= max_chars:
+            break
+    return passages

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import importlib.util
 import json
+import sys
 from collections.abc import Iterable, Mapping
 from pathlib import Path
 
@@ -37,5 +38,6 @@ def load_benchmark(name: str):
     """``benchmarks/<name>.py`` as a module (the benchmarks are scripts, not a package)."""
     spec = importlib.util.spec_from_file_location(name, ROOT / "benchmarks" / f"{name}.py")
     module = importlib.util.module_from_spec(spec)
+    sys.modules[name] = module  # dataclasses look their module up while the class is made
     spec.loader.exec_module(module)
     return module

@@ -51,14 +51,15 @@ def add_ask(sub, common) -> None:
     p.set_defaults(handler=run_ask)
 
 
-ANSWER_STYLES = ("evidence", "free")
+# rag_lab.config.ANSWER_STYLES, repeated: the command line parses before the settings module is imported
+ANSWER_STYLES = ("auto", "evidence", "free")
 
 
 def add_answer_style_option(p) -> None:
     p.add_argument("--answer-style", choices=ANSWER_STYLES, default=None,
                    help="evidence: answer from a few selected lines, figures only as they state them, each cited "
-                        "to its line; free: a free-form answer from the chunks (default: evidence for the local "
-                        "model, free for cloud providers; RAG_LAB_ANSWER_STYLE)")
+                        "to its line; free: a free-form answer from the chunks; auto: evidence for the local "
+                        "model, free for cloud providers (default: RAG_LAB_ANSWER_STYLE, else auto)")
 
 
 def with_answer_style(settings, style: str | None):

@@ -47,7 +47,7 @@ def _parse(parser: argparse.ArgumentParser, argv: list[str]) -> argparse.Namespa
         close = difflib.get_close_matches(words[0], list(parser.commands), n=1, cutoff=0.6)
         if close:
             parser.error(f"unknown command {words[0]!r} (did you mean {close[0]}?)")
-    args, unknown = parser.parse_known_args(argv)
+    args, unknown = parser.parse_known_args(bare_json_flags(argv))
     if unknown:
         command = parser.commands[args.command]
         options = [o for action in command._actions for o in action.option_strings if o.startswith("--")]
@@ -56,6 +56,20 @@ def _parse(parser: argparse.ArgumentParser, argv: list[str]) -> argparse.Namespa
         hint = f" (did you mean {', '.join(close)}?)" if close else ""
         command.error(f"unrecognized arguments: {' '.join(unknown)}{hint}")
     return args
+
+
+def bare_json_flags(argv: list[str]) -> list[str]:
+    """``--json`` followed by a word that is not a ``.json`` path (``search --json texas_childcare "q"``)
+    is the flag alone: the word is the command's next argument, not the file to write (``--json=out.txt``
+    still names any file)."""
+    out: list[str] = []
+    for n, word in enumerate(argv):
+        out.append(word)
+        following = argv[n + 1] if n + 1 < len(argv) else None
+        if word == "--json" and following is not None and following != "-" and not following.startswith("-") \
+                and not following.lower().endswith(".json"):
+            out.append("-")
+    return out
 
 
 def _show_lab_warnings() -> None:

@@ -36,7 +36,7 @@ def add_force_option(p) -> None:
 def add_json_option(p, what: str) -> None:
     """``--json [FILE]``: ``what`` as JSON on stdout (no FILE; the text output is left out), or into FILE."""
     p.add_argument("--json", nargs="?", const="-", default=None, metavar="FILE",
-                   help=f"{what} as JSON: on stdout, or written to FILE")
+                   help=f"{what} as JSON: on stdout, or written to FILE (a .json path; --json=FILE for any name)")
 
 
 def emit_json(target: str, data) -> None:

@@ -1,4 +1,4 @@
-"""`--answer-style` (evidence | free): parsed by `ask` and `eval`, resolved per generator, part of the answer key."""
+"""`--answer-style` (auto | evidence | free): parsed by `ask` and `eval`, resolved per generator, part of the answer key."""
 
 from __future__ import annotations
 
@@ -19,7 +19,11 @@ def _settings(**kw) -> Settings:
 
 @pytest.mark.parametrize("command", [["ask", "texas_childcare", "q?"], ["eval", "texas_childcare"]])
 def test_the_flag_is_parsed_and_applied(command):
-    for style in ("evidence", "free"):
+    from rag_lab.cli.ask import ANSWER_STYLES
+    from rag_lab.config import ANSWER_STYLES as SETTINGS_STYLES
+
+    assert ANSWER_STYLES == SETTINGS_STYLES  # the flag takes every style the settings take (auto too)
+    for style in ANSWER_STYLES:
         args = build_parser().parse_args([*command, "--answer-style", style])
         assert args.answer_style == style
         assert with_answer_style(_settings(), args.answer_style).answer_style == style

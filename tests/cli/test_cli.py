@@ -36,6 +36,21 @@ def test_search_money_amount_bm25_json(cli):
     assert scores == sorted(scores, reverse=True) and scores[0] > 0
 
 
+def test_json_before_the_dataset_is_the_flag_alone(cli, tmp_path):
+    """`--json` followed by a word that is not a .json path leaves the word to the command (it was read as
+    the file to write, and the dataset went missing); a .json path is still the file."""
+    from rag_lab.cli.main import bare_json_flags
+
+    assert bare_json_flags(["search", "--json", "texas_childcare", "q"]) == ["search", "--json", "-", "texas_childcare", "q"]
+    assert bare_json_flags(["ir", "x", "--json", "out.JSON"]) == ["ir", "x", "--json", "out.JSON"]
+    assert bare_json_flags(["ir", "x", "--json", "--limit", "3"]) == ["ir", "x", "--json", "--limit", "3"]
+    code, out, _ = cli("search", "--json", "texas_childcare", "$4,106", "--mode", "bm25")
+    assert code == 0 and json.loads(out)[0]["filename"] == BCY
+    target = tmp_path / "hits.json"
+    code, out, _ = cli("search", "texas_childcare", "$4,106", "--mode", "bm25", "--json", str(target))
+    assert code == 0 and json.loads(target.read_text())[0]["filename"] == BCY
+
+
 def test_search_dense_json_finds_the_income_table(cli):
     code, out, _ = cli("search", "texas_childcare", "bi-weekly income limit for a family of 5", "--mode", "dense",
                        "--json", "--top-k", "3")

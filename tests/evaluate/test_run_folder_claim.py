@@ -58,6 +58,13 @@ def test_eval_of_another_dataset_is_refused_naming_both_and_force_moves_the_old_
     assert "this is an eval run of mycorpus (modes bm25; 1 question): another dataset" in message[0]
     assert "--force" in message[1] and ".moved-" in message[1]
     assert files_of(out) == before and not moved_folders(out)  # nothing written, nothing moved
+    # with --resume (which refuses --force) the hint says to drop it before --force can move the run
+    code, _, err = cli("eval", mycorpus, "--modes", "bm25", "--limit", "1", "--out", str(out), "--resume")
+    assert code == 2 and "another dataset" in err
+    assert "drop --resume (resume=False) and add --force (force=True)" in err
+    code, stdout, _ = cli("eval", mycorpus, "--modes", "bm25", "--limit", "1", "--out", str(out), "--resume", "--dry-run")
+    assert code == 2 and "drop --resume" in stdout
+    assert files_of(out) == before and not moved_folders(out)
 
     code, stdout, _ = cli("eval", mycorpus, "--modes", "bm25", "--limit", "1", "--out", str(out), "--dry-run")
     assert code == 2  # the estimate is printed, and a script still sees that the run would be refused
@@ -106,6 +113,9 @@ def test_the_same_dataset_starts_over_only_as_the_same_run_and_resume_adds_to_it
     assert code == 0
     assert len((out / "bm25" / "samples.jsonl").read_text().splitlines()) == 2
     assert json.loads((out / "manifest.json").read_text())["config"]["modes"] == ["bm25", "hybrid"]
+    code, _, err = cli("eval", "texas_childcare", "--modes", "bm25,hybrid", "--limit", "2", "--out", str(out),
+                       "--resume")  # nothing left: said, not silent
+    assert code == 0 and f"--resume: every sample in {out} is finished, nothing was run" in err
 
     # another configuration: refused with or without --resume, each naming what differs
     before = files_of(out)

@@ -171,7 +171,7 @@ def run_evaluation(
         manifest = run_manifest(plan, pairs, limit=limit, split=split, conversations=conversations)
         if plan.index_fingerprint is None:  # not built yet: nothing to compare the old run's index with
             manifest["config"].pop("index_fingerprint")
-        note = folder_note(out, owner_of(manifest), _differences(out, manifest, resume), force=force)
+        note = folder_note(out, owner_of(manifest), _differences(out, manifest, resume), force=force, resume=resume)
         return replace(estimate, folder_note=note, folder_refused=note is not None and not force)
     if executor is not None and any(x is not None for x in (llm, agent_llm, judge_llm)):
         raise ConfigError("--ray builds the generator and the judge on each Ray actor from the settings; "
@@ -182,7 +182,7 @@ def run_evaluation(
         # another dataset's (or kind's) run is refused, or moved aside, before the index is built
         claim_run_folder(out, RunOwner("eval", dataset.name, dataset_hash(dataset),
                                        eval_summary({"modes": modes, "questions": len(pairs), "split": split})),
-                         force=force)
+                         force=force, resume=resume)
         if any(m != "kendra" for m in modes):
             from rag_lab.index import build_index
 
@@ -212,7 +212,7 @@ def _run_locked(plan: RunPlan, out: Path, pairs, previous: dict | None, *, limit
     manifest = run_manifest(plan, pairs, limit=limit, split=split, conversations=conversations)
     config, models = manifest["config"], manifest["models"]
     if previous is None:  # another configuration's run (or other modes or questions) is refused, or moved aside
-        claim_run_folder(out, owner_of(manifest), _differences(out, manifest, resume), force=force)
+        claim_run_folder(out, owner_of(manifest), _differences(out, manifest, resume), force=force, resume=resume)
     else:
         check_same_configuration(previous, manifest, manifest_path)
         # a resumed run keeps the modes it had: the tables show every mode of the folder's one configuration
@@ -253,6 +253,8 @@ def _run_locked(plan: RunPlan, out: Path, pairs, previous: dict | None, *, limit
             if previous is not None:  # what this resume runs again, and the failures it keeps
                 manifest["resumes"] = [*(previous.get("resumes") or []), {"at": manifest["created_at"], **resumed}]
                 write_json_atomic(manifest_path, manifest)
+                if not items:
+                    _nothing_left(out, resumed)
             # One pool for every mode: the next mode's samples start while the last ones of a mode finish
             # (a pool per mode idled its workers at every mode boundary).
             started = list(dict.fromkeys(mode for mode, _ in items))
@@ -275,6 +277,17 @@ def _write(log: SampleLog, record: dict[str, Any]) -> None:
     from rag_lab.evaluate.plan.rescore import keep_scored
 
     log.append(keep_scored(log.done.get(record["id"]), record))
+
+
+def _nothing_left(out: Path, resumed: dict[str, Any]) -> None:
+    """Say that a resume found every sample finished (it shows the run's tables as they were)."""
+    import warnings
+
+    from rag_lab.errors import RagLabWarning
+
+    kept = sum(resumed["kept_failures"].values())
+    failures = f"; {kept} failed sample(s) kept (--retry-failed runs them again)" if kept else ""
+    warnings.warn(RagLabWarning(f"--resume: every sample in {out} is finished, nothing was run{failures}"), stacklevel=3)
 
 
 def _count_resumed(resumed: dict[str, Any], mode: str, done: dict[str, dict[str, Any]], todo: list) -> None:

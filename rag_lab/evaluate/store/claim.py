@@ -154,13 +154,15 @@ def _message(folder: Path, old: RunOwner, new: RunOwner, why: str) -> str:
     return f"{folder} holds {old.describe()}; this is {new.describe()}: {why}"
 
 
-def _hint(folder: Path, flag: str) -> str:
-    return (f"write to another {flag} folder ({flag.lstrip('-')}= in Python), or add --force (force=True) to move the "
+def _hint(folder: Path, flag: str, resume: bool = False) -> str:
+    # --resume continues the run in the folder and refuses --force: it must go before --force can move the run aside
+    force = "drop --resume (resume=False) and add --force (force=True)" if resume else "add --force (force=True)"
+    return (f"write to another {flag} folder ({flag.lstrip('-')}= in Python), or {force} to move the "
             f"old run to {folder.with_name(folder.name + '.moved-<UTC time>')} first (nothing is deleted)")
 
 
 def claim_run_folder(folder: str | Path, owner: RunOwner, differences: Sequence[str] = (), *, force: bool = False,
-                     flag: str = "--out") -> Path | None:
+                     flag: str = "--out", resume: bool = False) -> Path | None:
     """Check ``folder`` before ``owner``'s run writes into it: refuse another run there
     (:class:`RunFolderTakenError`, naming both), or with ``force`` move it aside. Returns the folder
     the old run was moved to, else None (no run there, or the same run, which the caller continues)."""
@@ -174,11 +176,11 @@ def claim_run_folder(folder: str | Path, owner: RunOwner, differences: Sequence[
         warnings.warn(RagLabWarning(f"--force: moved {old.describe()} from {folder} to {moved} (nothing deleted)"),
                       stacklevel=2)
         return moved
-    raise RunFolderTakenError(_message(folder, old, owner, why), _hint(folder, flag))
+    raise RunFolderTakenError(_message(folder, old, owner, why), _hint(folder, flag, resume))
 
 
 def folder_note(folder: str | Path, owner: RunOwner, differences: Sequence[str] = (), *, force: bool = False,
-                flag: str = "--out") -> str | None:
+                flag: str = "--out", resume: bool = False) -> str | None:
     """:func:`claim_run_folder`'s verdict as one line, changing nothing (``--dry-run``); None when the
     run may simply write there."""
     folder = Path(folder)
@@ -189,4 +191,4 @@ def folder_note(folder: str | Path, owner: RunOwner, differences: Sequence[str] 
     message = _message(folder, old, owner, why)
     if force:
         return f"{message}. --force: the old run would be moved to {aside_folder(folder)} (nothing deleted)."
-    return f"{message}. The run would be refused: {_hint(folder, flag)}."
+    return f"{message}. The run would be refused: {_hint(folder, flag, resume)}."

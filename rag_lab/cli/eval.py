@@ -105,7 +105,9 @@ def render_eval_table(run) -> str:
                 cells.append("n/a (not applicable)")
         rows.append((metric, cells))
     info = run.modes.set_index("mode")
-    counts = [("samples", "{:.0f}"), ("dev_split", "{:.0f}"), ("errors", "{:.0f}")]
+    # dev_split counts samples of the declared dev split; shown (and explained below the table) only when there are any
+    has_dev = "dev_split" in info.columns and info["dev_split"].fillna(0).sum() > 0
+    counts = [("samples", "{:.0f}"), *([("dev_split", "{:.0f}")] if has_dev else []), ("errors", "{:.0f}")]
     if "unjudgeable" in info.columns and info["unjudgeable"].fillna(0).sum() > 0:
         counts.append(("unjudgeable", "{:.0f}"))  # no document-level metrics: source_file names no document
     for column, fmt in [*counts, ("cached", "{:.0f}"),

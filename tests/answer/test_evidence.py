@@ -157,7 +157,7 @@ def test_citing_every_line_quotes_no_more_than_max_quoted_lines_and_scores_no_fr
     answer = answer_from_evidence(everything, INCOME_QUESTION, CHUNKS, max_units=8)
     quoted = [line for line in answer.text.splitlines() if line.startswith("“")]
     assert len(quoted) == MAX_QUOTED
-    assert all(any(line.startswith(f"“{item.text}”") for item in evidence[:MAX_QUOTED]) for line in quoted)
+    assert all(any(item.text in line for item in evidence[:MAX_QUOTED]) for line in quoted)
     reference = "The maximum bi-weekly income for a family of 5 in BCY 2026 is $4,106."
     precision = key_fact_precision(answer.text, reference, INCOME_QUESTION)
     assert key_fact_recall(answer.text, reference, INCOME_QUESTION) == 1.0  # the row is quoted ...
@@ -166,3 +166,27 @@ def test_citing_every_line_quotes_no_more_than_max_quoted_lines_and_scores_no_fr
     answer = answer_from_evidence(focused, INCOME_QUESTION, CHUNKS, max_units=8)
     [row] = [line for line in answer.text.splitlines() if line.startswith("“")]  # the line stating its figure
     assert "Bi-Weekly: $4,106" in row
+
+
+def test_a_quoted_unit_shows_the_lines_around_it_but_a_named_row_stays_alone():
+    """Each quoted unit comes with the line before and after it in its chunk (a sentence cut by the PDF, the
+    line a figure's subject is on), cited as the span; the figure keeps its own unit. A row the question
+    names is quoted alone: the rows around it answer other questions."""
+    from rag_lab.answer.evidence_answer import QUOTE_CONTEXT_LINES
+
+    assert QUOTE_CONTEXT_LINES == 1
+    reply = ScriptedLLM(script=json.dumps({"answer": "Families may earn up to 85% of the State Median Income.",
+                                           "lines": []}))
+    answer = answer_from_evidence(reply, INCOME_QUESTION, CHUNKS)
+    [quote] = [line for line in answer.text.splitlines() if line.startswith("“")]
+    # the sentence window (lines 1-3) and line 4 after it; line 5 (a row) is beyond the one line of context
+    assert quote.endswith(f"Median Income (SMI).” [Doc 2: {INCOME_FILE}, Page 1, lines 1-4]")
+    assert "Family Size 4" not in quote
+    [citation] = [c for c in answer.figure_citations if c.figure == "percent_85"]
+    assert (citation.doc, citation.first_line, citation.last_line) == (2, 1, 3)
+    share = "What is the maximum bi-weekly parent share of cost for a family of 8?"
+    named = answer_from_evidence(ScriptedLLM(script=json.dumps({"answer": "A family of 8 pays at most $383 bi-weekly.",
+                                                                 "lines": []})), share, CHUNKS)
+    [row] = [line for line in named.text.splitlines() if line.startswith("“")]
+    assert row.startswith("“Maximum Parent Share of Cost | Family Size 8") and "Family Size 7" not in row
+    assert row.endswith(", line 4]")

@@ -36,6 +36,13 @@ def test_the_runner_marks_dev_split_questions(lab_settings, tmp_path):
                          llm=ScriptedLLM(script=quoting_answer))
     assert {r["id"]: r["dev_split"] for r in run.records["bm25"]} == {"tuned": True, "held-out": False}
     assert run.modes.loc[0, "dev_split"] == 1
+    from rag_lab.cli.eval import render_eval_table
+
+    assert any(line.split()[:2] == ["dev_split", "1"] for line in render_eval_table(run).splitlines())
+    held_out = run_evaluation(str(corpus), lab_settings, ["bm25"], tmp_path / "rest", rerank=False, progress=False,
+                              split="rest", llm=ScriptedLLM(script=quoting_answer))
+    assert held_out.modes.loc[0, "dev_split"] == 0
+    assert not any(line.startswith("dev_split") for line in render_eval_table(held_out).splitlines())  # no 0 row
 
 
 def _two_question_corpus(lab_settings, tmp_path):

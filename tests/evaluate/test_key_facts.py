@@ -203,3 +203,14 @@ def test_a_refusal_ends_at_a_comma_and_a_hedged_figure_is_a_claim():
     assert key_fact_precision("I cannot confirm it, it may be $287.", "The limit is $4,106.") == 0.0
     assert key_fact_precision("I cannot confirm the $287 figure.", "The limit is $4,106.") is None  # a pure refusal
     assert "287" not in claimed_text("I don't know whether it is $287.")
+
+
+def test_a_legislatures_ordinal_states_its_number_but_not_the_reverse():
+    """A page footer "Report to the 89th Texas / Legislature" reads as the code leg89; a quote of it that
+    stops before "Legislature" reads as the number 89, which the page does print: stated, so no invented
+    figure and no loss of precision. The code itself is stated only by the code (recall)."""
+    footer = "Evaluation of the Effectiveness of the Subsidized Child Care Program—Report to the 89th Texas\nLegislature 1"
+    cut = "Report to the 89th Texas"
+    assert key_fact_precision(cut, footer) == 1.0
+    assert key_fact_precision("89 percent", footer) == 0.0  # a percentage is no ordinal
+    assert key_fact_recall(cut, footer) == 0.0

@@ -235,7 +235,8 @@ def stated_values(text: str) -> frozenset[str]:
 def _is_stated(fact: Term, stated: frozenset[str] | set[str]) -> bool:
     # Money and plain numbers are interchangeable ("$4,106" is stated by a table row "4,106" and
     # "4,106" by "$4,106"); a year by any way of writing it; a range only by the same range;
-    # a percentage and a fraction by each other ("85%" = "0.85"); other codes only by themselves.
+    # a percentage and a fraction by each other ("85%" = "0.85"); a number by a legislature's ordinal
+    # ("89" by "89th Legislature"); other codes only by themselves.
     if fact.text in stated:
         return True
     if (share := _share_of(fact)) is not None and share in stated:
@@ -245,7 +246,9 @@ def _is_stated(fact: Term, stated: frozenset[str] | set[str]) -> bool:
     if fact.kind == "money":
         return amount_of(fact) in stated
     if fact.kind == "number":
-        return any(value.endswith(f"_{fact.text}") for value in stated if value.startswith(("dollar_", "euro_", "pound_")))
+        # "the 89th Texas" states 89 where the page reads "89th Texas Legislature" (the code leg89)
+        return f"leg{fact.text}" in stated or \
+            any(value.endswith(f"_{fact.text}") for value in stated if value.startswith(("dollar_", "euro_", "pound_")))
     return False
 
 

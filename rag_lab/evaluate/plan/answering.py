@@ -123,10 +123,10 @@ def answer_style_input(settings: Settings) -> dict[str, str]:
     if settings.resolved_answer_style == "free":
         return {}
     from rag_lab.answer.evidence import EVIDENCE_RULE
-    from rag_lab.answer.evidence_answer import EVIDENCE_PROMPT_TMPL
+    from rag_lab.answer.evidence_answer import EVIDENCE_PROMPT_TMPL, QUOTE_RULE
 
     return {"answer_style": settings.resolved_answer_style, "evidence_rule": EVIDENCE_RULE,
-            "evidence_prompt": EVIDENCE_PROMPT_TMPL}
+            "evidence_prompt": EVIDENCE_PROMPT_TMPL, "quote_rule": QUOTE_RULE}
 
 
 def answer_inputs(settings: Settings, *, rerank: bool, params: dict[str, Any], index: str | None,

@@ -17,6 +17,7 @@ figure also keeps its own line in the answer's ``figure_citations``.
 
 from __future__ import annotations
 
+import itertools
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 
@@ -150,10 +151,8 @@ def in_context(quoted: Sequence[Evidence], nodes: Sequence[NodeWithScore], quest
         def free(j: int) -> bool:  # a bare row's text holds its header line already: no gain in adding it
             return 1 <= j <= len(chunk) and (item.doc, j) not in taken and chunk[j - 1] not in item.text
 
-        before = [j for j in range(item.first - 1, item.first - 1 - lines, -1)]
-        before = before[:next((n for n, j in enumerate(before) if not free(j)), len(before))][::-1]
-        after = [j for j in range(item.last + 1, item.last + 1 + lines)]
-        after = after[:next((n for n, j in enumerate(after) if not free(j)), len(after))]
+        before = list(itertools.takewhile(free, range(item.first - 1, item.first - 1 - lines, -1)))[::-1]
+        after = list(itertools.takewhile(free, range(item.last + 1, item.last + 1 + lines)))
         taken |= {(item.doc, j) for j in before + after}
         parts = [Evidence(item.doc, j, j, chunk[j - 1], item.score) for j in before] + [item] + \
                 [Evidence(item.doc, j, j, chunk[j - 1], item.score) for j in after]

@@ -22,7 +22,7 @@ import numpy as np
 
 from rag_lab.answer.compress import project_row
 from rag_lab.answer.evidence import Unit, pick_units
-from rag_lab.answer.evidence_order import capped_rows, named_rows_first, names_row, row_label, states_figure
+from rag_lab.answer.evidence_order import capped_rows, is_named_row, named_rows_first, states_figure
 from rag_lab.ingest.tables import parse_row
 from rag_lab.tokenizer import DomainTokenizer
 
@@ -48,7 +48,7 @@ def rows_named_first(c: Candidates, order: list[int], demote_siblings: bool = Tr
     chunk_of = [u.doc for u in c.units]
     if demote_siblings:
         return named_rows_first(order, [u.text for u in c.units], chunk_of, c.question)
-    named = [i for i in order if (label := row_label(c.units[i].text)) and names_row(c.question, label[1])]
+    named = [i for i in order if is_named_row(c.question, c.units[i].text)]
     return named + [i for i in order if i not in named]
 
 
@@ -164,11 +164,6 @@ class Passage:
         return " ".join(self.line_texts)
 
 
-def _names_a_row(question: str, text: str) -> bool:
-    label = row_label(text)
-    return label is not None and names_row(question, label[1])
-
-
 def grow_passages(units: Sequence[Unit], order: Sequence[int], chunks: Sequence[Sequence[str]], question: str,
                   max_chars: int, back: int = 1, ahead: int = 4) -> list[Passage]:
     """Passages around the units of ``order`` (best first): each unit no passage holds yet, with up to
@@ -186,7 +181,7 @@ def grow_passages(units: Sequence[Unit], order: Sequence[int], chunks: Sequence[
             continue
         lines = chunks[unit.doc - 1]
         first, last = unit.first, unit.last
-        if not _names_a_row(question, unit.text):
+        if not is_named_row(question, unit.text):
             while first > 0 and unit.first - first < back and (unit.doc, first - 1) not in taken:
                 first -= 1
             while last + 1 < len(lines) and last - unit.last < ahead and (unit.doc, last + 1) not in taken:

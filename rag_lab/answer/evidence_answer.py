@@ -137,13 +137,12 @@ def in_context(quoted: Sequence[Evidence], nodes: Sequence[NodeWithScore], quest
     """Each quoted unit with up to ``lines`` lines before and after it in its chunk, never a line another
     quoted unit holds (or its context took already); a row the question names stays alone (its neighbours
     are other rows, answering other questions)."""
-    from rag_lab.answer.evidence_order import names_row, row_label
+    from rag_lab.answer.evidence_order import is_named_row
 
     taken = {(item.doc, j) for item in quoted for j in range(item.first, item.last + 1)}
     quotes = []
     for item in quoted:
-        label = row_label(item.text)
-        if lines <= 0 or label is not None and names_row(question, label[1]):
+        if lines <= 0 or is_named_row(question, item.text):
             quotes.append(Quote(item, [item]))
             continue
         chunk = chunk_lines(nodes[item.doc - 1])  # 1-based line j is chunk[j - 1]

@@ -6,7 +6,8 @@ the best units, each step measured by the key-fact coverage of the evidence on t
 (benchmarks/evidence_coverage.py, benchmarks/evidence_variants.py, docs/answering.md). Together the
 steps raise coverage@6 by +0.08, but the 1.5B's answers from that evidence stated no more key facts
 (recall 0.327 → 0.341 on 16 dev questions) and half as precisely (0.33 → 0.17): the answer path does
-not use it; the benchmarks do.
+not reorder or widen its evidence; the benchmarks do. Its quotes do use :func:`is_named_row` (a row the
+question names is quoted without the rows around it).
 
 1. **chunk prior** — a third reciprocal-rank ranking beside BM25 and dense, at half weight: the units
    by their chunk's retrieval rank (the fused order within a chunk). The first chunk holds most facts.
@@ -95,6 +96,12 @@ def names_row(question: str, label: str) -> bool:
     return bool(l_numbers) and l_numbers <= q_numbers
 
 
+def is_named_row(question: str, text: str) -> bool:
+    """``text`` is a table row whose row label the question names (:func:`names_row`)."""
+    label = row_label(text)
+    return label is not None and names_row(question, label[1])
+
+
 def with_chunk_prior(legs: dict[str, list[int]], fused: Sequence[int], chunk_of: Sequence[int],
                      k: float) -> list[int]:
     """The units fused again by RRF with a third leg, the units by their chunk's rank (``fused``'s
@@ -161,8 +168,7 @@ def widened(spans: Sequence[tuple[int, int, int]], texts: Sequence[str], chunks:
     taken = {(doc, j) for doc, first, last in spans for j in range(first, last + 1)}
     out: list[tuple[int, int, str]] = []
     for rank, ((doc, first, last), text) in enumerate(zip(spans, texts)):
-        label = row_label(text)
-        if rank >= top or label is not None and names_row(question, label[1]):
+        if rank >= top or is_named_row(question, text):
             out.append((first, last, text))
             continue
         chunk = chunks[doc]

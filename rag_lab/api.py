@@ -9,6 +9,7 @@
     report = api.ir("scifact", limit=100)                     # rag-lab ir scifact --limit 100
     result = api.ablate("texas_childcare", grid="grid.yaml")  # rag-lab ablate … --grid grid.yaml
     api.report("runs/texas_childcare", "reports/run.html")    # rag-lab report … --out …
+    result = api.compare("runs/a", "runs/b")                  # rag-lab compare runs/a runs/b
 
 Every default is the command's (``tests/cli/test_api_defaults.py`` holds them equal): rerank off
 for the local model and on for remote providers (:func:`rag_lab.answer.engine.default_rerank`),
@@ -298,6 +299,18 @@ def report(run_dir: str | Path, out: str | Path | None = None) -> Path:
     from rag_lab.report.html import write_report
 
     return write_report(Path(run_dir), Path(out or f"reports/{Path(run_dir).name}.html"))
+
+
+@_strict
+def compare(run_a: str | Path, run_b: str | Path, *, modes=None, metrics=None, intersect: bool = False,
+            allow_judge_change: bool = False, flip_metric: str | None = None):
+    """``rag-lab compare RUN_A RUN_B``: B against A paired by question id — what changed in the set-up,
+    paired differences under the lab's significance policy, per-question flips
+    (a :class:`rag_lab.evaluate.compare.Comparison`; ``.verdict()``, ``.table``, ``.to_json()``)."""
+    from rag_lab.evaluate.compare import compare_runs
+
+    return compare_runs(run_a, run_b, modes=_names(modes, "modes"), metrics=_names(metrics, "metrics"),
+                        intersect=intersect, allow_judge_change=allow_judge_change, flip_metric=flip_metric)
 
 
 def _config_and_mode(config: Any, mode: str | None):

@@ -50,3 +50,22 @@ def run_lock(folder: str | Path) -> Iterator[Path]:
             fcntl.flock(fd, fcntl.LOCK_UN)
     finally:
         os.close(fd)
+
+
+def lock_holder(folder: str | Path) -> str | None:
+    """Who is writing ``folder`` right now: the PID in its held ``.lock`` (``"unknown"`` when it wrote
+    none), or None when no process holds the lock (a finished or killed run). Only tries a shared
+    lock for an instant: readers never block a writer for longer."""
+    path = Path(folder) / LOCK_FILE
+    if not path.exists():
+        return None
+    fd = os.open(path, os.O_RDONLY)
+    try:
+        try:
+            fcntl.flock(fd, fcntl.LOCK_SH | fcntl.LOCK_NB)
+        except BlockingIOError:
+            return os.pread(fd, 64, 0).decode("ascii", "replace").strip() or "unknown"
+        fcntl.flock(fd, fcntl.LOCK_UN)
+        return None
+    finally:
+        os.close(fd)

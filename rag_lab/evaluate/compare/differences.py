@@ -25,8 +25,9 @@ COLUMNS = ["mode", "metric", "judged", "mean_a", "mean_b", "delta", "ci_low", "c
 
 
 def paired_rows(run_a: EvalRun, run_b: EvalRun, pairing: Pairing, metrics: Sequence[str], *,
-                skip_judged: str | None = None) -> pd.DataFrame:
-    """One row per mode × metric. ``skip_judged``: why judged metrics are not compared (None: they are)."""
+                skip_judged: str | None = None, ci: bool = True) -> pd.DataFrame:
+    """One row per mode × metric. ``skip_judged``: why judged metrics are not compared (None: they are);
+    ``ci=False`` leaves the intervals out (NaN; the marks do not read them — simulations)."""
     rows = []
     for mode in pairing.modes:
         for metric in metrics:
@@ -42,10 +43,12 @@ def paired_rows(run_a: EvalRun, run_b: EvalRun, pairing: Pairing, metrics: Seque
             x, y = np.array([a[q] for q in ids], dtype=float), np.array([b[q] for q in ids], dtype=float)
             p, decided, dropped = policy.decide_pair(x, y)
             scored = ~(np.isnan(x) | np.isnan(y))
-            ci = bootstrap_ci(y[scored] - x[scored])
+            d = y[scored] - x[scored]
+            interval = bootstrap_ci(d) if ci else {"ci_low": np.nan, "ci_high": np.nan}
             rows.append({**row, "mean_a": float(x[scored].mean()) if scored.any() else np.nan,
                          "mean_b": float(y[scored].mean()) if scored.any() else np.nan,
-                         "delta": ci["mean"], "ci_low": ci["ci_low"], "ci_high": ci["ci_high"],
+                         "delta": float(d.mean()) if d.size else np.nan,
+                         "ci_low": interval["ci_low"], "ci_high": interval["ci_high"],
                          "n": int(scored.sum()), "n_dropped": dropped, "p_value": p, "decided_by": decided})
     frame = pd.DataFrame(rows).reindex(columns=COLUMNS)
     tested = frame["p_value"].notna()

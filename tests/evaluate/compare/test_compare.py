@@ -151,3 +151,14 @@ def test_the_modes_compared_are_checked(runs):
     assert compare_runs(a, b, modes=["hybrid"]).pairing.modes == ("hybrid",)
     with pytest.raises(ConfigError, match="mode dense is not in both runs"):
         compare_runs(a, b, modes=["dense"])
+
+
+def test_modes_and_metrics_narrow_the_family_and_api_takes_the_flags_form(runs):
+    from rag_lab import api
+
+    a, b = runs
+    result = api.compare(a, b, modes="hybrid", metrics="ndcg@10")
+    assert result.family == 1 and list(result.table["metric"]) == ["ndcg@10"]
+    assert "over all 1 comparisons" in result.notes()[1]
+    with pytest.raises(TypeError):
+        api.compare(a, b, top_k=3)

@@ -35,8 +35,8 @@ def differences_table(result: Comparison) -> pd.DataFrame:
                      "B − A [95% CI]": (f"{_fmt(r['delta'], True)} [{_fmt(r['ci_low'], True)}, {_fmt(r['ci_high'], True)}]"
                                        if r["delta"] == r["delta"] else "—"),
                      "n": "—" if r["n"] != r["n"] else str(int(r["n"])),
-                     "p (FWER-adjusted)": _fmt(r["p_adjusted"]), "decided by": r["decided_by"] or "—"
-                     if isinstance(r["decided_by"], str) else "—",
+                     "p (FWER-adjusted)": _fmt(r["p_adjusted"]),
+                     "decided by": r["decided_by"] if isinstance(r["decided_by"], str) else "—",
                      "significance": marked or r["note"] or ""})
     return pd.DataFrame(rows)
 

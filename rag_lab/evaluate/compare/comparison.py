@@ -8,6 +8,7 @@ metric under the lab's one policy, and the per-question flips.
 
 from __future__ import annotations
 
+import json
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -88,7 +89,7 @@ class Comparison:
         def side(run: EvalRun) -> dict[str, Any]:
             return {"path": str(run.path), "created_at": run.manifest.get("created_at")}
 
-        rows = self.table.astype(object).where(self.table.notna(), None).to_dict(orient="records")
+        rows = json.loads(self.table.to_json(orient="records"))  # NaN → null, numpy → JSON types
         return {"a": side(self.run_a), "b": side(self.run_b), "verdict": self.verdict(), "notes": self.notes(),
                 "questions": {"paired": len(self.pairing.ids), "only_a": self.pairing.only_a,
                               "only_b": self.pairing.only_b},

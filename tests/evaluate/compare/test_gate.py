@@ -75,6 +75,7 @@ def test_json_holds_the_gate_and_the_differences(lab_cli, runs, tmp_path):
     assert code == 1 and data["gate"]["failed"] is True
     assert data["changes"][0]["facet"] == "retrieval configuration"
     assert {r["metric"] for r in data["differences"]} == {"ndcg@10", "rouge_l"}
+    assert all(r["significant"] is True and r["delta"] == pytest.approx(-0.1) for r in data["differences"])
     assert data["significance"]["family"] == 4
 
 

@@ -74,6 +74,7 @@ class Comparison:
     def notes(self) -> list[str]:
         out = [f"{self.pairing.text()}; modes {', '.join(self.pairing.modes)}",
                policy.family_text(self.family, "every mode × metric compared")]
+        out += [f"A {note}" for note in self.run_a.notes] + [f"B {note}" for note in self.run_b.notes]  # cut-off lines
         largest = int(self.table["n"].max()) if self.family else 0
         if self.family and min(1.0, self.family * 2.0 ** (1 - largest)) >= policy.ALPHA:
             out.append(f"too few questions to tell: with n = {largest} paired questions no paired test gives p below "

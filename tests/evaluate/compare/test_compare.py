@@ -162,3 +162,11 @@ def test_modes_and_metrics_narrow_the_family_and_api_takes_the_flags_form(runs):
     assert "over all 1 comparisons" in result.notes()[1]
     with pytest.raises(TypeError):
         api.compare(a, b, top_k=3)
+
+
+def test_a_cut_off_last_line_is_said_not_hidden(runs):
+    a, b = runs
+    samples = b / "bm25" / "samples.jsonl"
+    samples.write_text(samples.read_text() + '{"id": "q99", "scor')  # a run killed mid-write
+    result = compare_runs(a, b)
+    assert any(n.startswith("B bm25: 24 of 25 samples: the last line of") for n in result.notes())

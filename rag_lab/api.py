@@ -9,6 +9,7 @@
     report = api.ir("scifact", limit=100)                     # rag-lab ir scifact --limit 100
     result = api.ablate("texas_childcare", grid="grid.yaml")  # rag-lab ablate … --grid grid.yaml
     api.report("runs/texas_childcare", "reports/run.html")    # rag-lab report … --out …
+    api.calibrate(scores, labels)                             # a judged mean corrected by labels (PPI++)
 
 Every default is the command's (``tests/cli/test_api_defaults.py`` holds them equal): rerank off
 for the local model and on for remote providers (:func:`rag_lab.answer.engine.default_rerank`),
@@ -298,6 +299,17 @@ def report(run_dir: str | Path, out: str | Path | None = None) -> Path:
     from rag_lab.report.html import write_report
 
     return write_report(Path(run_dir), Path(out or f"reports/{Path(run_dir).name}.html"))
+
+
+def calibrate(scores, labels, alpha: float = 0.05, *, strata=None):
+    """A judged mean corrected by a person's labels (PPI++ with power tuning): ``scores`` the judge's
+    score of every sample (floats in [0, 1]), ``labels`` 0/1 for the labelled samples and None for the
+    rest; ``strata`` each sample's stratum when the labels were drawn per stratum. Returns a
+    :class:`~rag_lab.evaluate.statistics.calibrate.Calibration`: ``estimate``, ``ci``,
+    ``labels_only_ci``, ``n_labelled``, ``kappa``, ``auc``, ``tpr``, ``tnr``, ``too_few_labels``."""
+    from rag_lab.evaluate.statistics.calibrate import calibrate as calibrate_scores
+
+    return calibrate_scores(scores, labels, alpha, strata=strata)
 
 
 def _config_and_mode(config: Any, mode: str | None):

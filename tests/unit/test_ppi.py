@@ -13,7 +13,8 @@ import pytest
 from rag_lab import api
 from rag_lab.evaluate.statistics.agreement import cohen_kappa, judge_agreement, roc_auc
 from rag_lab.evaluate.statistics.calibrate import calibrate, labels_for_width
-from rag_lab.evaluate.statistics.ppi import merge_sparse_strata, score_bands, stratified_mean_many
+from rag_lab.evaluate.statistics.ppi import (allocate_budget, merge_sparse_strata, ppi_mean_many, score_bands,
+                                             stratified_mean_many)
 
 ppi_py = pytest.importorskip("ppi_py", reason="ppi-python is the test extra: pip install -e '.[test]'")
 
@@ -33,8 +34,15 @@ def test_calibrate_matches_ppi_python(seed, n_total, n_labelled, signal):
     f, y, labelled = _run(seed, n_total, n_labelled, signal)
     c = api.calibrate(f, [v if m else None for v, m in zip(y, labelled)], alpha=0.05)
     expected = ppi_py.ppi_mean_pointestimate(y[labelled], f[labelled], f[~labelled])
-    low, high = ppi_py.ppi_mean_ci(y[labelled], f[labelled], f[~labelled], alpha=0.05)
-    only_low, only_high = ppi_py.classical_mean_ci(y[labelled], alpha=0.05)
+    # the interval: ppi_py's at the tuned λ, with two pseudo-labels of 1 and two of 0 at the mean score
+    y_plus = np.concatenate([y[labelled], [1.0, 1.0, 0.0, 0.0]])
+    f_plus = np.concatenate([f[labelled], [f[labelled].mean()] * 4])
+    low, high = ppi_py.ppi_mean_ci(y_plus, f_plus, f[~labelled], alpha=0.05, lam=c.lam)
+    only_low, only_high = ppi_py.classical_mean_ci(y_plus, alpha=0.05)
+    plain = ppi_py.ppi_mean_ci(y[labelled], f[labelled], f[~labelled], alpha=0.05)  # without pseudo-labels
+    core, se, _ = ppi_mean_many(f, y, labelled)
+    assert (core[0] - 1.959963984540054 * se[0], core[0] + 1.959963984540054 * se[0]) == pytest.approx(
+        tuple(float(np.ravel(b)[0]) for b in plain), abs=1e-12)
     assert c.estimate == pytest.approx(float(np.ravel(expected)[0]), abs=1e-12)
     assert c.ci == pytest.approx((float(np.ravel(low)[0]), float(np.ravel(high)[0])), abs=1e-12)
     assert c.labels_only_ci == pytest.approx((float(only_low), float(only_high)), abs=1e-12)
@@ -68,7 +76,8 @@ def test_stratified_estimate_is_the_share_weighted_sum_of_per_stratum_ppi():
         low, high = ppi_py.ppi_mean_ci(y[lab], f[lab], f[unl], alpha=0.05)
         parts.append((inside.mean(), point, (float(np.ravel(high)[0]) - float(np.ravel(low)[0])) / (2 * 1.959963984540054)))
     assert estimate[0] == pytest.approx(sum(w * p for w, p, _ in parts), abs=1e-12)
-    assert se[0] == pytest.approx(math.sqrt(sum((w * s) ** 2 for w, _, s in parts)), abs=1e-9)
+    between = sum(w * (p - estimate[0]) ** 2 for w, p, _ in parts) / 200  # the strata's shares are drawn too
+    assert se[0] == pytest.approx(math.sqrt(sum((w * s) ** 2 for w, _, s in parts) + between), abs=1e-12)
     by_api = calibrate(f, [v if m else None for v, m in zip(y, labelled)], strata=strata)
     assert by_api.estimate == pytest.approx(estimate[0]) and math.isnan(by_api.lam)
 
@@ -78,6 +87,8 @@ def test_sparse_strata_merge_into_their_neighbour():
     labelled = np.array([1, 1, 1, 1, 0, 1, 1, 1, 0], bool)
     assert merge_sparse_strata(strata, labelled, minimum=3).tolist() == [0, 0, 0, 2, 2, 2, 2, 2, 2]
     assert merge_sparse_strata(strata, labelled, minimum=9).tolist() == [2] * 9
+    assert allocate_budget([100, 50, 850], 40) == [8, 8, 24]  # proportional (4, 2, 34), each band topped up to 8
+    assert allocate_budget([3, 50, 850], 40) == [3, 8, 29] and allocate_budget([5, 5, 5], 7) == [3, 2, 2]
     assert score_bands([0.0, 0.33, 0.34, 0.66, 0.67, 1.0]).tolist() == [0, 0, 1, 1, 2, 2]
 
 

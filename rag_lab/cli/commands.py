@@ -214,3 +214,4 @@ from rag_lab.cli.eval import add_eval; REGISTRY.append(add_eval)  # noqa: E402,E
 from rag_lab.cli.ablate import add_ablate, add_report; REGISTRY += [add_ablate, add_report]  # noqa: E402,E702
 from rag_lab.cli.split import add_split; REGISTRY.append(add_split)  # noqa: E402,E702  (rag-lab split)
 from rag_lab.cli.tune import add_tune; REGISTRY.append(add_tune)  # noqa: E402,E702  (rag-lab tune)
+from rag_lab.cli.label import add_label; REGISTRY.append(add_label)  # noqa: E402,E702  (rag-lab label)

@@ -1,0 +1,164 @@
+"""`rag-lab label`: the queue and the --budget draw, the form round-trip over real HTTP, blindness,
+resume, a second labeller kept apart, the two-process refusal, bad labels files, --plan, and the
+calibrated judged numbers read back from RUN/labels.jsonl."""
+
+from __future__ import annotations
+
+import json
+import threading
+import urllib.error
+import urllib.parse
+import urllib.request
+from http.server import HTTPServer
+
+import pytest
+
+from rag_lab.cli.main import main
+from rag_lab.evaluate.calibration import NOT_CALIBRATED, calibrated_judged
+from rag_lab.evaluate.store.frames import load_run
+from rag_lab.evaluate.store.labels import LABELS, Label, append_labels, read_labels
+from rag_lab.label.queue import answered, draw_budget, interleaved
+from rag_lab.label.server import Session, labelling_lock, make_handler
+
+
+def _session(run, labeller="ana", queue=None):
+    loaded = load_run(run)
+    items = answered(loaded)
+    known = {(i.mode, i.sample_id) for i in items}
+    return Session(run, queue or interleaved(items), labeller, known)
+
+
+class Page:
+    """The labelling server on a free local port, in a thread."""
+
+    def __init__(self, session):
+        self.server = HTTPServer(("127.0.0.1", 0), make_handler(session))
+        self.url = f"http://127.0.0.1:{self.server.server_address[1]}/"
+        threading.Thread(target=self.server.serve_forever, daemon=True).start()
+
+    def get(self) -> str:
+        return urllib.request.urlopen(self.url).read().decode()
+
+    def post(self, fields: dict) -> tuple[int, str]:
+        data = urllib.parse.urlencode(fields).encode()
+        try:
+            response = urllib.request.urlopen(urllib.request.Request(self.url, data=data))
+            return response.status, response.read().decode()  # urllib follows the 303 to the next page
+        except urllib.error.HTTPError as error:
+            return error.code, error.read().decode()
+
+    def close(self):
+        self.server.shutdown()
+        self.server.server_close()
+
+
+def _token(page: str) -> str:
+    return page.split('name="sample" value="')[1].split('"')[0]
+
+
+def test_queue_interleaves_every_mode_in_a_seeded_order(toy_run):
+    items = answered(load_run(toy_run))
+    first, again = interleaved(items), interleaved(list(reversed(items)))
+    assert [(i.mode, i.sample_id) for i in first] == [(i.mode, i.sample_id) for i in again]
+    modes = [i.mode for i in first]
+    assert set(modes[:10]) == {"bm25", "hybrid"} and modes != sorted(modes)
+
+
+def test_budget_draws_per_mode_and_score_band_and_keeps_the_draw(toy_run):
+    run = load_run(toy_run)
+    items = answered(run)
+    drawn = draw_budget(run, items, 24)
+    assert sorted(i.mode for i in drawn).count("bm25") == 12 and len(drawn) == 24
+    saved = json.loads((toy_run / "label_sample.json").read_text())
+    assert saved["drawn_by"] == "faithfulness" and len(saved["strata"]) == 60
+    band_of = {(m, s): b for m, s, b in saved["strata"]}
+    for mode in ("bm25", "hybrid"):  # every populated band of the mode is in the draw
+        assert {band_of[(mode, i.sample_id)] for i in drawn if i.mode == mode} == \
+            {b for (m, _), b in band_of.items() if m == mode}
+    assert [i.token for i in draw_budget(run, items, 24)] == [i.token for i in drawn]  # resumed: the same draw
+
+
+def test_form_round_trip_blind_resume_and_a_second_labeller(toy_run):
+    page = Page(_session(toy_run))
+    try:
+        first = page.get()
+        assert "1 of 60" in first and 'name="faithful" value="1"' in first and 'name="correct" value="na"' in first
+        assert 'action="/"' in first and 'name="note"' in first
+        assert "bm25" not in first and "hybrid" not in first  # blind: no mode
+        scores = [json.loads(line)["scores"]["faithfulness"] for line in (toy_run / "bm25" / "samples.jsonl").open()]
+        assert not any(f"{s}" in first for s in scores)  # blind: no judge score
+        status, nxt = page.post({"sample": _token(first), "faithful": "1", "correct": "0", "note": "fee stated"})
+        assert status == 200 and "2 of 60" in nxt and _token(nxt) != _token(first)
+        status, again = page.post({"sample": _token(nxt), "faithful": "maybe", "correct": "1", "note": ""})
+        assert status == 400 and "choose yes, no or not applicable" in again and "2 of 60" in again
+    finally:
+        page.close()
+    labels = read_labels(toy_run)
+    assert [(x.metric, x.value, x.labeller, x.note) for x in labels] == [("faithful", 1, "ana", "fee stated"),
+                                                                         ("correct", 0, "ana", "fee stated")]
+    assert labels[0].time.endswith("Z") and labels[0].mode in ("bm25", "hybrid")
+    assert _session(toy_run).next_item()[0] == 2  # resumed where it stopped
+    assert _session(toy_run, labeller="bo").next_item()[0] == 1  # another person starts at the beginning
+
+
+def test_a_second_labelling_process_is_refused_naming_the_first(toy_run, capsys):
+    with labelling_lock(toy_run, "ana"):
+        assert main(["label", str(toy_run), "--no-browser", "--port", "0"]) == 2
+    err = capsys.readouterr().err
+    assert "is being labelled by another `rag-lab label` process (PID" in err and "labeller ana" in err
+
+
+@pytest.mark.parametrize("line,needle", [
+    ({"sample_id": "toy#Q99", "mode": "bm25", "metric": "faithful", "value": 1}, "which this run does not hold"),
+    ({"sample_id": "toy#Q1", "mode": "bm25", "metric": "faithful", "value": 2}, "must be 1, 0 or na"),
+    ({"sample_id": "toy#Q1", "mode": "bm25", "metric": "relevant", "value": 1}, "unknown metric 'relevant'"),
+])
+def test_a_bad_labels_file_is_one_line_and_rc_2(toy_run, capsys, line, needle):
+    (toy_run / LABELS).write_text(json.dumps(line) + "\n")
+    assert main(["label", str(toy_run), "--plan"]) == 2
+    err = capsys.readouterr().err
+    assert needle in err and "labels.jsonl: line 1" in err and len(err.strip().splitlines()) == 2  # message + hint
+
+
+def test_a_run_with_no_answers_is_refused(tmp_path, capsys):
+    from tests.label.conftest import write_toy_run
+
+    run = write_toy_run(tmp_path / "empty", questions=0)
+    assert main(["label", str(run), "--no-browser"]) == 2
+    assert "holds no answers to label" in capsys.readouterr().err
+
+
+def _label_all(run, labeller, flip_every=0):
+    """Every answer labelled: faithful when the judge's score is ≥ 0.4 (a judge that mostly agrees)."""
+    labels = []
+    for mode in ("bm25", "hybrid"):
+        for n, line in enumerate((run / mode / "samples.jsonl").open()):
+            record = json.loads(line)
+            value = int(record["scores"]["faithfulness"] >= 0.4)
+            if flip_every and n % flip_every == 0:
+                value = 1 - value
+            labels += [Label(record["id"], mode, "faithful", value, labeller, "t"),
+                       Label(record["id"], mode, "correct", "na", labeller, "t")]
+    append_labels(run, labels)
+
+
+def test_calibrated_judged_reads_the_labels_and_marks_the_rest_not_calibrated(toy_run, capsys):
+    before = calibrated_judged(toy_run)
+    assert [e.verdict() for e in before.values()] == [f"faithfulness: {NOT_CALIBRATED}",
+                                                      f"factual_correctness: {NOT_CALIBRATED}"]
+    _label_all(toy_run, "ana")
+    _label_all(toy_run, "bo", flip_every=5)
+    result = calibrated_judged(toy_run)
+    faithfulness = result["faithfulness"]
+    assert faithfulness.calibrated and not result["factual_correctness"].calibrated  # all "na"
+    bm25 = faithfulness.by_mode["bm25"]
+    truth = sum(int(json.loads(x)["scores"]["faithfulness"] >= 0.4) for x in (toy_run / "bm25" / "samples.jsonl").open()) / 30
+    assert bm25.n_labelled == 30 and bm25.estimate == pytest.approx(truth)  # every answer labelled: the labels' mean
+    assert faithfulness.agreement.n == 60 and faithfulness.agreement.auc > 0.9
+    second, kappa, both = faithfulness.people
+    assert second == "bo" and both == 60 and 0.4 < kappa < 0.9  # a fifth of bo's verdicts flipped
+    assert [row["mode"] for row in faithfulness.comparisons] == ["hybrid"]
+    assert "calibrated by ana's labels (PPI++): bm25" in faithfulness.verdict()
+    assert main(["label", str(toy_run), "--plan", "--target-width", "0.2"]) == 0
+    out = capsys.readouterr().out
+    assert "faithfulness · bm25: 30 of 30 labelled" in out

@@ -162,3 +162,21 @@ def test_calibrated_judged_reads_the_labels_and_marks_the_rest_not_calibrated(to
     assert main(["label", str(toy_run), "--plan", "--target-width", "0.2"]) == 0
     out = capsys.readouterr().out
     assert "faithfulness · bm25: 30 of 30 labelled" in out
+
+
+def test_report_and_eval_summary_show_the_calibration(toy_run):
+    from rag_lab.report.calibration_section import summary_lines
+    from rag_lab.report.html import build_report
+
+    page = build_report(toy_run)
+    assert f"faithfulness: not calibrated — `rag-lab label {toy_run}`" in page.replace("&#x27;", "'").replace("&quot;", '"')
+    assert summary_lines(load_run(toy_run))[0] == f"verdict: faithfulness: not calibrated — `rag-lab label {toy_run}`"
+    _label_all(toy_run, "ana")
+    page = build_report(toy_run)
+    section = page[page.index('id="judged-metrics-against-labels"'):]
+    assert "agreement with the labels: n 60, κ" in section and "corrected (PPI++)" in section and "labels only" in section
+    assert "30 of 30" in section and "Modes compared on the corrected estimates" in section
+    verdict = page[page.index('id="verdict"'):page.index('id="judged-metrics-against-labels"')]
+    assert "faithfulness calibrated by ana&#x27;s labels (PPI++): bm25" in verdict
+    lines = summary_lines(load_run(toy_run))
+    assert lines[0].startswith("verdict: faithfulness calibrated by ana's labels") and "agreement with the labels" in lines[1]

@@ -3,6 +3,8 @@
 
     python benchmarks/ppi_validity.py                                   # simulated runs only
     python benchmarks/ppi_validity.py --natural-judgments runs/judge_natural/all/judgments.jsonl
+    python benchmarks/ppi_validity.py --skip-simulated --natural-design rules \
+        --natural-judgments runs/judge_rules/all/judgments.jsonl   # judge_natural.py --designs rules
 
 **Simulated**: a run of N answers (N = 10 × the budget, at least 1,000: a tenth or fewer labelled),
 each label 1 with the prevalence, the judge's score Φ(d·y + ε − d/2) with ε ~ N(0, 1), so its ROC
@@ -123,12 +125,12 @@ def simulated(runs: int, seed: int, stratified: bool, block: int = 500) -> list[
     return rows
 
 
-def natural(judgments: Path, runs: int, seed: int, stratified: bool) -> list[dict]:
+def natural(judgments: Path, runs: int, seed: int, stratified: bool, design: str = "judge") -> list[dict]:
     labels = {r["id"]: r["faithful"] for r in map(json.loads, (NATURAL / "labels.jsonl").open(encoding="utf-8"))}
     scores = {}
     for line in judgments.open(encoding="utf-8"):
         r = json.loads(line)
-        if r.get("metric") == "faithfulness" and r.get("design") == "judge" and r.get("score") is not None:
+        if r.get("metric") == "faithfulness" and r.get("design") == design and r.get("score") is not None:
             scores[r["id"]] = float(r["score"])
     ids = sorted(set(scores) & {i for i, v in labels.items() if v in (0, 1)})
     f0 = np.array([scores[i] for i in ids])
@@ -140,7 +142,7 @@ def natural(judgments: Path, runs: int, seed: int, stratified: bool) -> list[dic
     for budget in (40, 80, 120):
         f, y = np.tile(f0, (runs, 1)), np.tile(y0, (runs, 1))
         labelled = stratified_draw(rng, score_bands(f), budget) if stratified else random_draw(rng, f.shape, budget)
-        rows.append({"judge": "offline judge, faithfulness", "auc": roc_auc(f0, y0), "prevalence": y0.mean(),
+        rows.append({"judge": f"natural set, {design} design, faithfulness", "auc": roc_auc(f0, y0), "prevalence": y0.mean(),
                      "budget": budget, "answers": len(ids), **summarise(y0.mean(), f, y, labelled, stratified)})
     return rows
 
@@ -156,20 +158,30 @@ def table(rows: list[dict]) -> str:
 
 
 def verdicts(rows: list[dict]) -> str:
-    """The issue's bars, checked over the rows."""
+    """The bars, checked over the rows: coverage ≥ 0.94 with ≥ 40 labels (else the shortfall must sit in
+    flagged draws: the unflagged ones, when there are 10 % or more of them, cover ≥ 0.94), and the widths."""
     counted = [r for r in rows if r["budget"] >= 40]
     worst = min(counted, key=lambda r: r["coverage"])
-    worst_unflagged = min((r for r in counted if r["flagged"] < 1), key=lambda r: r["coverage_unflagged"])
-    weak = [r for r in rows if r["judge"] in ("anti-correlated", "useless")]
-    good = [r for r in rows if r["judge"] == "good" and r["budget"] * 10 <= r["answers"]]
+    measurable = [r for r in counted if r["flagged"] <= 0.9]
+    short = [r for r in counted if r["coverage"] < 0.94
+             and not (r["flagged"] > 0.9 or r["coverage_unflagged"] >= 0.94)]
     out = [f"lowest coverage, budget ≥ 40: {worst['coverage']:.3f} ({worst['judge']}, prevalence "
-           f"{worst['prevalence']:.2f}, {worst['budget']} labels, {worst['flagged']:.0%} of draws flagged)",
-           f"lowest coverage of unflagged draws, budget ≥ 40: {worst_unflagged['coverage_unflagged']:.3f} "
-           f"({worst_unflagged['judge']}, prevalence {worst_unflagged['prevalence']:.2f}, {worst_unflagged['budget']} labels)"]
+           f"{worst['prevalence']:.2f}, {worst['budget']} labels, {worst['flagged']:.0%} of draws flagged)"]
+    if measurable:
+        low = min(measurable, key=lambda r: r["coverage_unflagged"])
+        out.append(f"lowest coverage of the unflagged draws (settings with ≥ 10 % unflagged), budget ≥ 40: "
+                   f"{low['coverage_unflagged']:.3f} ({low['judge']}, prevalence {low['prevalence']:.2f}, {low['budget']} labels)")
+    out.append(f"settings with budget ≥ 40 below 0.94 and not explained by flagged draws: {len(short)} of {len(counted)}"
+               + "".join(f"\n  {r['judge']}, prevalence {r['prevalence']:.2f}, {r['budget']} labels: coverage "
+                         f"{r['coverage']:.3f}, unflagged {r['coverage_unflagged']:.3f}" for r in short))
+    weak = [r for r in rows if r["judge"] in ("anti-correlated", "useless")]
     if weak:
         out.append(f"largest width ratio, useless or anti-correlated judge: {max(r['width_ratio'] for r in weak):.3f}")
-    if good:
-        out.append(f"largest width ratio, AUC 0.90 judge, a tenth or fewer labelled: {max(r['width_ratio'] for r in good):.3f}")
+    for name, chosen in (("0.3–0.7", (0.3, 0.5, 0.7)), ("0.1 and 0.9", (0.1, 0.9))):
+        good = [r for r in rows if r["judge"] == "good" and r["budget"] * 10 <= r["answers"] and r["prevalence"] in chosen]
+        if good:
+            out.append(f"largest width ratio, AUC 0.90 judge, a tenth or fewer labelled, prevalence {name}: "
+                       f"{max(r['width_ratio'] for r in good):.3f}")
     return "\n".join(out)
 
 
@@ -179,6 +191,8 @@ def main() -> int:
     parser.add_argument("--seed", type=int, default=0)
     parser.add_argument("--natural-judgments", type=Path, default=None,
                         help="judgments.jsonl of benchmarks/judge_natural.py --designs judge (faithfulness)")
+    parser.add_argument("--natural-design", default="judge",
+                        help="the judge_natural.py design whose scores to use (judge: rules and model; rules: rules alone)")
     parser.add_argument("--skip-simulated", action="store_true")
     args = parser.parse_args()
     started = time.perf_counter()
@@ -186,7 +200,7 @@ def main() -> int:
                              (True, "stratified by judge-score band (--budget), stratified PPI++")):
         rows = [] if args.skip_simulated else simulated(args.runs, args.seed, stratified)
         if args.natural_judgments:
-            rows += natural(args.natural_judgments, args.runs, args.seed, stratified)
+            rows += natural(args.natural_judgments, args.runs, args.seed, stratified, args.natural_design)
         print(f"\n## {name}: {args.runs} runs per setting\n")
         print(table(rows))
         print()

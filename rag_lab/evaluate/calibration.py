@@ -47,7 +47,9 @@ class MetricCalibration:
     def verdict(self) -> str:
         if not self.calibrated:
             return f"{self.metric}: {NOT_CALIBRATED}"
-        parts = [f"{mode} {c.estimate:.3f} [{c.ci[0]:.3f}, {c.ci[1]:.3f}]" for mode, c in self.by_mode.items()]
+        parts = [f"{mode} {c.estimate:.3f} [{c.ci[0]:.3f}, {c.ci[1]:.3f}]" if c.n_labelled >= 2
+                 else f"{mode} {c.n_labelled} label{'s' if c.n_labelled != 1 else ''}, no interval"
+                 for mode, c in self.by_mode.items()]
         flags = sorted({c.too_few_labels for c in self.by_mode.values() if c.too_few_labels})
         return (f"{self.metric} calibrated by {self.labeller}'s labels (PPI++): " + "; ".join(parts)
                 + (f" — {flags[0]}" if flags else ""))

@@ -180,3 +180,25 @@ def test_report_and_eval_summary_show_the_calibration(toy_run):
     assert "faithfulness calibrated by ana&#x27;s labels (PPI++): bm25" in verdict
     lines = summary_lines(load_run(toy_run))
     assert lines[0].startswith("verdict: faithfulness calibrated by ana's labels") and "agreement with the labels" in lines[1]
+
+
+def test_a_cut_last_line_is_skipped_and_cut_before_the_next_append(toy_run):
+    good = {"sample_id": "toy#Q1", "mode": "bm25", "metric": "faithful", "value": 1, "labeller": "ana", "time": "t"}
+    (toy_run / LABELS).write_text(json.dumps(good) + "\n" + '{"sample_id": "toy#Q2", "mo')  # a killed writer
+    assert [x.sample_id for x in read_labels(toy_run)] == ["toy#Q1"]
+    append_labels(toy_run, [Label("toy#Q3", "hybrid", "correct", "na", "ana", "t")])
+    assert [x.sample_id for x in read_labels(toy_run)] == ["toy#Q1", "toy#Q3"]
+    assert (toy_run / LABELS).read_text().count("\n") == 2
+
+
+def test_a_budget_draw_is_estimated_by_its_strata(toy_run):
+    run = load_run(toy_run)
+    drawn = draw_budget(run, answered(run), 40)
+    labels = [Label(i.sample_id, i.mode, "faithful", int(i.record["scores"]["faithfulness"] >= 0.5), "ana", "t")
+              for i in drawn]
+    append_labels(toy_run, labels)
+    entry = calibrated_judged(toy_run)["faithfulness"]
+    bm25 = entry.by_mode["bm25"]
+    assert bm25.n_labelled == 20 and bm25.lam != bm25.lam  # stratified: no single λ
+    truth = sum(int(json.loads(x)["scores"]["faithfulness"] >= 0.5) for x in (toy_run / "bm25" / "samples.jsonl").open()) / 30
+    assert bm25.ci[0] <= truth <= bm25.ci[1]

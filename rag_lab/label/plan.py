@@ -24,8 +24,13 @@ def plan_lines(run, target_width: float = DEFAULT_TARGET_WIDTH) -> list[str]:
         for mode, c in entry.by_mode.items():
             more = labels_for_width(c, target_width, available=c.n - c.n_labelled)
             width = f"width {c.width:.3f}" if c.n_labelled >= 2 else "no interval yet"
-            reach = "" if c.n_labelled + more < c.n or more == 0 else " (every answer of the mode: the width may stay above the target)"
-            lines.append(f"  {metric} · {mode}: {c.n_labelled} of {c.n} labelled, {width}; {more} more{reach}")
+            if c.n_labelled >= c.n and c.width > target_width:
+                advice = "every answer is labelled: only more questions (`eval --limit`) narrow it further"
+            elif more and c.n_labelled + more >= c.n:
+                advice = f"{more} more (every answer of the mode; the width may stay above the target)"
+            else:
+                advice = f"{more} more" if more else "the target is reached"
+            lines.append(f"  {metric} · {mode}: {c.n_labelled} of {c.n} labelled, {width}; {advice}")
     return lines
 
 

@@ -103,8 +103,9 @@ def calibrate(scores, labels, alpha: float = 0.05, strata=None) -> Calibration:
         only_centre, only_se = (float(v[0]) for v in stratified_mean_many(f, y, labelled, merged, labels_only=True,
                                                                           pseudo=STRATUM_PSEUDO_LABELS))
         lam = float("nan")
-    low, high = interval(centre, se, alpha)
-    only_low, only_high = interval(only_centre, only_se, alpha)
+    # a mean of 0/1 labels lies in [0, 1]: cutting the interval there loses no coverage
+    low, high = np.clip(interval(centre, se, alpha), 0.0, 1.0)
+    only_low, only_high = np.clip(interval(only_centre, only_se, alpha), 0.0, 1.0)
     agreement = judge_agreement(f[labelled], y[labelled])
     nan = float("nan")
     return Calibration(estimate if n else nan, (float(low), float(high)), (float(only_low), float(only_high)), n,

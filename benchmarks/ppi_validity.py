@@ -77,11 +77,15 @@ def flagged(y: np.ndarray, labelled: np.ndarray) -> np.ndarray:
     return (n < MIN_LABELS) | (np.minimum(ones, n - ones) < MIN_CLASS)
 
 
+PLAIN = False  # --plain: the normal intervals without pseudo-labels (ppi_py's), to see what plus four buys
+
+
 def estimate(f, y, labelled, stratified: bool):
     """(PPI++ low, high, labels-only low, high) per run, as calibrate computes them."""
     if not stratified:
-        ppi = ppi_mean_many(f, y, labelled, pseudo=PSEUDO_LABELS)[:2]
-        only = classical_mean_many(y, labelled, pseudo=PSEUDO_LABELS)
+        pseudo = 0 if PLAIN else PSEUDO_LABELS
+        ppi = ppi_mean_many(f, y, labelled, pseudo=pseudo)[:2]
+        only = classical_mean_many(y, labelled, pseudo=pseudo)
     else:
         bands = score_bands(f)
         ppi = stratified_mean_many(f, y, labelled, bands, pseudo=STRATUM_PSEUDO_LABELS)
@@ -194,10 +198,18 @@ def main() -> int:
     parser.add_argument("--natural-design", default="judge",
                         help="the judge_natural.py design whose scores to use (judge: rules and model; rules: rules alone)")
     parser.add_argument("--skip-simulated", action="store_true")
+    parser.add_argument("--design", choices=("simple", "budget", "both"), default="both",
+                        help="a simple random sample (calibrate), the --budget draw, or both")
+    parser.add_argument("--plain", action="store_true", help="simple random sample: intervals without pseudo-labels")
     args = parser.parse_args()
+    global PLAIN
+    PLAIN = args.plain
     started = time.perf_counter()
-    for stratified, name in ((False, "simple random sample, PPI++ (calibrate)"),
-                             (True, "stratified by judge-score band (--budget), stratified PPI++")):
+    designs = ((False, "simple random sample, PPI++ (calibrate)" + (", plain normal interval" if args.plain else "")),
+               (True, "stratified by judge-score band (--budget), stratified PPI++"))
+    for stratified, name in designs:
+        if args.design != "both" and stratified != (args.design == "budget"):
+            continue
         rows = [] if args.skip_simulated else simulated(args.runs, args.seed, stratified)
         if args.natural_judgments:
             rows += natural(args.natural_judgments, args.runs, args.seed, stratified, args.natural_design)

@@ -99,7 +99,7 @@ def calibrated_judged(run, alpha: float = 0.05) -> dict[str, MetricCalibration]:
             entry.agreement = judge_agreement(pooled_scores, pooled_labels)
         if len(labellers) > 1:
             entry.people = _people(verdicts, labellers[0], labellers[1], label)
-        entry.comparisons = _compare(loaded.records, metric, entry, verdicts, alpha)
+        entry.comparisons = _compare(loaded.records, metric, entry, verdicts, alpha, strata_of)
     return result
 
 
@@ -114,10 +114,12 @@ def _people(verdicts: dict, first: str, second: str, label: str) -> tuple[str, f
     return second, cohen_kappa([mine[k] for k in both], [theirs[k] for k in both]), len(both)
 
 
-def _compare(records: dict, metric: str, entry: MetricCalibration, verdicts: dict, alpha: float) -> list[dict]:
+def _compare(records: dict, metric: str, entry: MetricCalibration, verdicts: dict, alpha: float,
+             strata_of: dict) -> list[dict]:
     """Each mode against the first on per-question corrected values — λ f + (y − λ f) / (share
-    labelled) where labelled, λ f elsewhere, whose mean is the PPI estimate over every sample — by the
-    policy's decision test, Holm over the comparisons of this metric."""
+    labelled, of the answer's stratum when ``--budget`` drew them) where labelled, λ f elsewhere, whose
+    mean estimates the labels' mean without bias — by the policy's decision test, Holm over the
+    comparisons of this metric."""
     from rag_lab.evaluate.statistics.policy import adjust, decide_pair, is_significant
 
     modes = [m for m, c in entry.by_mode.items() if c.n_labelled]
@@ -127,10 +129,12 @@ def _compare(records: dict, metric: str, entry: MetricCalibration, verdicts: dic
     for mode in modes:
         c, scored = entry.by_mode[mode], dict(_labelled(records, metric)[mode])
         lam = 1.0 if np.isnan(c.lam) else c.lam
-        share = c.n_labelled / max(c.n, 1)
+        label_of = {sid: _value(verdicts.get((entry.labeller, mode, sid, entry.label))) for sid in scored}
+        stratum = {sid: strata_of.get((mode, sid), -1) for sid in scored}
+        members, labelled = Counter(stratum.values()), Counter(stratum[s] for s, y in label_of.items() if y is not None)
         corrected = {}
         for sid, score in scored.items():
-            y = _value(verdicts.get((entry.labeller, mode, sid, entry.label)))
+            y, share = label_of[sid], labelled[stratum[sid]] / members[stratum[sid]]
             corrected[sid] = lam * score + ((y - lam * score) / share if y is not None else 0.0)
         values[mode] = corrected
     rows = []

@@ -44,13 +44,13 @@ def run_label(args) -> int:
 
         print("\n".join(plan_lines(run, args.target_width)))
         return 0
-    from rag_lab.evaluate.store.labels import read_labels
+    from rag_lab.evaluate.store.labels import read_labels, run_answers
     from rag_lab.label.queue import answered, draw_budget, interleaved
     from rag_lab.label.server import Session, labelling_lock, serve
 
     labeller = (args.labeller or os.environ.get("USER") or "labeller").strip()
     items = answered(run)
-    known = {(item.mode, item.sample_id) for item in items} | {(m, str(r["id"])) for m, rs in run.records.items() for r in rs}
+    known = run_answers(run.records)
     read_labels(run.path, known)  # a damaged labels file fails here, before the page opens
     with labelling_lock(run.path, labeller):
         queue = draw_budget(run, items, args.budget) if args.budget else interleaved(items)

@@ -24,7 +24,7 @@ import numpy as np
 
 from rag_lab.evaluate.statistics.agreement import Agreement, cohen_kappa, judge_agreement
 from rag_lab.evaluate.statistics.calibrate import Calibration, calibrate
-from rag_lab.evaluate.store.labels import LABEL_METRICS, latest, read_label_sample, read_labels
+from rag_lab.evaluate.store.labels import LABEL_METRICS, latest, read_label_sample, read_labels, run_answers
 
 NOT_CALIBRATED = "not calibrated — `rag-lab label RUN`"
 METRIC_LABELS = {metric: label for label, metric in LABEL_METRICS.items()}
@@ -73,8 +73,7 @@ def calibrated_judged(run, alpha: float = 0.05) -> dict[str, MetricCalibration]:
     loaded = run if isinstance(run, EvalRun) else load_run(Path(run))
     judged = {s.name for s in all_specs() if s.judged}
     present = [m for m in dict.fromkeys(loaded.samples["metric"]) if m in judged] if not loaded.samples.empty else []
-    known = {(mode, str(r["id"])) for mode, items in loaded.records.items() for r in items}
-    labels = read_labels(loaded.path, known)
+    labels = read_labels(loaded.path, run_answers(loaded.records))
     counts = Counter(label.labeller for label in labels if label.value != "na")
     labellers = [name for name, _ in counts.most_common()]
     verdicts = latest(labels)

@@ -19,7 +19,8 @@ from pathlib import Path
 from urllib.parse import parse_qs
 
 from rag_lab.errors import ConfigError
-from rag_lab.evaluate.store.labels import LABEL_METRICS, Label, append_labels, latest, parse_value, read_labels
+from rag_lab.evaluate.store.labels import (LABEL_METRICS, Label, answer_digest, append_labels, latest, parse_value,
+                                          read_labels)
 from rag_lab.label.page import render_done, render_item
 from rag_lab.label.queue import Item
 
@@ -56,7 +57,7 @@ def labelling_lock(run: Path, labeller: str) -> Iterator[None]:
 class Session:
     """The queue of answers, this labeller's verdicts so far, and where to resume."""
 
-    def __init__(self, run_dir: Path, queue: list[Item], labeller: str, known: set[tuple[str, str]]) -> None:
+    def __init__(self, run_dir: Path, queue: list[Item], labeller: str, known: dict[tuple[str, str], str]) -> None:
         self.run_dir, self.queue, self.labeller = run_dir, queue, labeller
         self.by_token = {item.token: item for item in queue}
         self.done = {(mode, sid) for (who, mode, sid, _), _label in latest(read_labels(run_dir, known)).items()
@@ -77,7 +78,8 @@ class Session:
             return "choose yes, no or not applicable for both faithful and correct"
         note = (form.get("note") or [""])[0].strip()
         now = datetime.now(timezone.utc).strftime("%Y-%m-%dT%H:%M:%SZ")
-        append_labels(self.run_dir, [Label(item.sample_id, item.mode, field, value, self.labeller, now, note)
+        digest = answer_digest(item.record.get("answer") or "")
+        append_labels(self.run_dir, [Label(item.sample_id, item.mode, field, value, self.labeller, now, note, digest)
                                      for field, value in values.items()])
         self.done.add((item.mode, item.sample_id))
         return None

@@ -16,7 +16,7 @@ import pytest
 from rag_lab.cli.main import main
 from rag_lab.evaluate.calibration import NOT_CALIBRATED, calibrated_judged
 from rag_lab.evaluate.store.frames import load_run
-from rag_lab.evaluate.store.labels import LABELS, Label, append_labels, read_labels
+from rag_lab.evaluate.store.labels import LABELS, Label, append_labels, read_labels, run_answers
 from rag_lab.label.queue import answered, draw_budget, interleaved
 from rag_lab.label.server import Session, labelling_lock, make_handler
 
@@ -24,8 +24,7 @@ from rag_lab.label.server import Session, labelling_lock, make_handler
 def _session(run, labeller="ana", queue=None):
     loaded = load_run(run)
     items = answered(loaded)
-    known = {(i.mode, i.sample_id) for i in items}
-    return Session(run, queue or interleaved(items), labeller, known)
+    return Session(run, queue or interleaved(items), labeller, run_answers(loaded.records))
 
 
 class Page:
@@ -202,3 +201,22 @@ def test_a_budget_draw_is_estimated_by_its_strata(toy_run):
     assert bm25.n_labelled == 20 and bm25.lam != bm25.lam  # stratified: no single λ
     truth = sum(int(json.loads(x)["scores"]["faithfulness"] >= 0.5) for x in (toy_run / "bm25" / "samples.jsonl").open()) / 30
     assert bm25.ci[0] <= truth <= bm25.ci[1]
+
+
+def test_a_verdict_on_an_answer_since_replaced_no_longer_counts(toy_run):
+    page = Page(_session(toy_run))
+    try:
+        first = page.get()
+        page.post({"sample": _token(first), "faithful": "1", "correct": "1", "note": ""})
+    finally:
+        page.close()
+    label = read_labels(toy_run)[0]
+    assert len(read_labels(toy_run, run_answers(load_run(toy_run).records))) == 2
+    path = toy_run / label.mode / "samples.jsonl"
+    lines = [json.loads(x) for x in path.open()]
+    for record in lines:
+        if record["id"] == label.sample_id:
+            record["answer"] = "a new answer, from a run answered again"
+    path.write_text("".join(json.dumps(r) + "\n" for r in lines))
+    assert read_labels(toy_run, run_answers(load_run(toy_run).records)) == []
+    assert _session(toy_run).next_item()[0] == 1  # to be labelled again

@@ -34,6 +34,7 @@ class Label:
     labeller: str
     time: str
     note: str = ""
+    answer: str = ""  # answer_digest of the answer labelled: a verdict on an answer since replaced no longer counts
 
     @property
     def key(self) -> tuple[str, str]:
@@ -48,10 +49,22 @@ def parse_value(raw) -> int | str:
     return VALUES[text]
 
 
-def read_labels(run: str | Path, known: set[tuple[str, str]] | None = None) -> list[Label]:
-    """Every complete line of ``RUN/labels.jsonl`` (none: []). ``known``: the run's (mode, sample id)
-    pairs — a label naming any other is an error naming the file and line, as is a value outside
-    1/0/na or a metric other than faithful/correct."""
+def answer_digest(text: str) -> str:
+    import hashlib
+
+    return hashlib.sha256(text.encode("utf-8")).hexdigest()[:16]
+
+
+def run_answers(records: dict[str, list[dict]]) -> dict[tuple[str, str], str]:
+    """(mode, sample id) → the digest of its answer, for every sample of a run."""
+    return {(mode, str(r["id"])): answer_digest(r.get("answer") or "") for mode, items in records.items() for r in items}
+
+
+def read_labels(run: str | Path, known: dict[tuple[str, str], str] | None = None) -> list[Label]:
+    """Every complete line of ``RUN/labels.jsonl`` (none: []). ``known``: the run's (mode, sample id) →
+    answer digest (:func:`run_answers`) — a label naming any other sample is an error naming the file and
+    line, as is a value outside 1/0/na or a metric other than faithful/correct; a label of an answer that
+    has since been replaced (the run answered again) is left out."""
     from rag_lab.errors import DatasetError
 
     path = Path(run) / LABELS
@@ -67,7 +80,7 @@ def read_labels(run: str | Path, known: set[tuple[str, str]] | None = None) -> l
                 item = json.loads(raw.decode("utf-8"))
                 label = Label(str(item["sample_id"]), str(item["mode"]), str(item["metric"]),
                               parse_value(item["value"]), str(item.get("labeller") or "unknown"),
-                              str(item.get("time") or ""), str(item.get("note") or ""))
+                              str(item.get("time") or ""), str(item.get("note") or ""), str(item.get("answer") or ""))
             except (ValueError, KeyError, TypeError, AttributeError) as exc:
                 reason = f"missing {exc}" if isinstance(exc, KeyError) else str(exc)
                 raise DatasetError(f"{path}: line {number} is not a label ({reason})", hint) from None
@@ -77,6 +90,8 @@ def read_labels(run: str | Path, known: set[tuple[str, str]] | None = None) -> l
             if known is not None and label.key not in known:
                 raise DatasetError(f"{path}: line {number} labels sample {label.sample_id!r} of mode {label.mode!r}, "
                                    "which this run does not hold", hint)
+            if known is not None and label.answer and label.answer != known[label.key]:
+                continue  # the answer labelled was replaced: this verdict is not about the answer there now
             labels.append(label)
     return labels
 

@@ -5,7 +5,7 @@ interval; differences between modes on the corrected estimates, decided by the o
     result = calibrated_judged("runs/try")        # {metric: MetricCalibration}, judged metrics only
     result["faithfulness"].by_mode["bm25"].ci      # a Calibration (rag_lab.evaluate.statistics.calibrate)
     result["faithfulness"].agreement.line()        # n, κ, AUC, TPR/TNR over every mode's labels
-    result["faithfulness"].comparisons             # each mode against the first, Holm over the run's family
+    result["faithfulness"].comparisons             # each mode against the first; Holm over every calibrated metric
 
 A judged metric without a label field (answer relevancy, the context metrics) or without labels is
 ``calibrated = False``: its verdict line says "not calibrated — `rag-lab label RUN`". The labels of
@@ -38,7 +38,7 @@ class MetricCalibration:
     agreement: Agreement | None = None
     labeller: str | None = None
     people: tuple[str, float, int] | None = None  # (second labeller, κ with the first, samples both labelled)
-    comparisons: list[dict] = field(default_factory=list)  # mode vs the first mode, on corrected estimates
+    comparisons: list[dict] = field(default_factory=list)  # mode vs the first, on corrected values; Holm over the run
 
     @property
     def calibrated(self) -> bool:
@@ -98,8 +98,18 @@ def calibrated_judged(run, alpha: float = 0.05) -> dict[str, MetricCalibration]:
             entry.agreement = judge_agreement(pooled_scores, pooled_labels)
         if len(labellers) > 1:
             entry.people = _people(verdicts, labellers[0], labellers[1], label)
-        entry.comparisons = _compare(loaded.records, metric, entry, verdicts, alpha, strata_of)
+        entry.comparisons = _compare(loaded.records, metric, entry, verdicts, strata_of)
+    _correct_together([row for entry in result.values() for row in entry.comparisons], alpha)
     return result
+
+
+def _correct_together(rows: list[dict], alpha: float) -> None:
+    """The policy's correction over every corrected comparison of the run at once (one family)."""
+    from rag_lab.evaluate.statistics.policy import adjust, is_significant
+
+    adjusted = adjust([r["p_value"] for r in rows]) if rows else []
+    for row, p_adj, significant in zip(rows, adjusted, is_significant(adjusted, alpha) if rows else []):
+        row.update(p_adjusted=float(p_adj), significant=bool(significant), family=len(rows))
 
 
 def _value(label) -> float | None:
@@ -113,13 +123,12 @@ def _people(verdicts: dict, first: str, second: str, label: str) -> tuple[str, f
     return second, cohen_kappa([mine[k] for k in both], [theirs[k] for k in both]), len(both)
 
 
-def _compare(records: dict, metric: str, entry: MetricCalibration, verdicts: dict, alpha: float,
-             strata_of: dict) -> list[dict]:
+def _compare(records: dict, metric: str, entry: MetricCalibration, verdicts: dict, strata_of: dict) -> list[dict]:
     """Each mode against the first on per-question corrected values — λ f + (y − λ f) / (share
     labelled, of the answer's stratum when ``--budget`` drew them) where labelled, λ f elsewhere, whose
-    mean estimates the labels' mean without bias — by the policy's decision test, Holm over the
-    comparisons of this metric."""
-    from rag_lab.evaluate.statistics.policy import adjust, decide_pair, is_significant
+    mean estimates the labels' mean without bias — by the policy's decision test (corrected over every
+    calibrated metric's comparisons together by :func:`_correct_together`)."""
+    from rag_lab.evaluate.statistics.policy import decide_pair
 
     modes = [m for m, c in entry.by_mode.items() if c.n_labelled]
     if len(modes) < 2:
@@ -144,9 +153,6 @@ def _compare(records: dict, metric: str, entry: MetricCalibration, verdicts: dic
         p, decided, _ = decide_pair(a, b)
         rows.append({"mode": mode, "baseline": modes[0], "delta": entry.by_mode[mode].estimate
                      - entry.by_mode[modes[0]].estimate, "p_value": p, "decided_by": decided, "n_queries": len(common)})
-    adjusted = adjust([r["p_value"] for r in rows])
-    for row, p_adj, significant in zip(rows, adjusted, is_significant(adjusted, alpha)):
-        row.update(p_adjusted=float(p_adj), significant=bool(significant))
     return rows
 
 

@@ -2,7 +2,7 @@
 the verdict line (calibrated estimates, or "not calibrated — `rag-lab label RUN`"), the judge's
 agreement with the labels, and per mode the raw judge mean, the PPI++ estimate with its interval and
 the labels-only interval; differences between modes on the corrected estimates (the lab's decision
-test, Holm over the metric's comparisons). The numbers come from
+test, Holm over every calibrated metric's comparisons together). The numbers come from
 :func:`rag_lab.evaluate.calibration.calibrated_judged`."""
 
 from __future__ import annotations
@@ -80,6 +80,7 @@ def calibration_sections(run) -> tuple[str, list]:
         body += table_html(_mode_rows(entry))
         if entry.comparisons:
             body += (f"<p>Modes compared on the corrected estimates: {html.escape(policy.TEST_NAME)} on per-question "
-                     f"corrected values, {policy.CORRECTION}-corrected over this metric's comparisons, α = {policy.ALPHA:g}.</p>"
+                     f"corrected values, {policy.CORRECTION}-corrected over the {entry.comparisons[0]['family']} comparisons of "
+                     f"every calibrated metric together, α = {policy.ALPHA:g}.</p>"
                      + table_html(_comparison_rows(entry)))
     return verdict_html, [section("Judged metrics against labels", body)]

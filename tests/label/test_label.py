@@ -220,3 +220,19 @@ def test_a_verdict_on_an_answer_since_replaced_no_longer_counts(toy_run):
     path.write_text("".join(json.dumps(r) + "\n" for r in lines))
     assert read_labels(toy_run, run_answers(load_run(toy_run).records)) == []
     assert _session(toy_run).next_item()[0] == 1  # to be labelled again
+
+
+def test_modes_are_compared_on_corrected_values_by_the_policy(toy_run):
+    labels = []
+    for mode, verdict in (("bm25", 0), ("hybrid", 1)):  # every hybrid answer faithful, no bm25 answer
+        for line in (toy_run / mode / "samples.jsonl").open():
+            record = json.loads(line)
+            labels.append(Label(record["id"], mode, "faithful", verdict, "ana", "t"))
+            labels.append(Label(record["id"], mode, "correct", 1 - verdict, "ana", "t"))
+    append_labels(toy_run, labels)
+    result = calibrated_judged(toy_run)
+    rows = result["faithfulness"].comparisons + result["factual_correctness"].comparisons
+    assert [(r["mode"], r["baseline"], r["family"], r["significant"]) for r in rows] == [
+        ("hybrid", "bm25", 2, True), ("hybrid", "bm25", 2, True)]
+    assert rows[0]["delta"] == pytest.approx(1.0) and rows[1]["delta"] == pytest.approx(-1.0)
+    assert rows[0]["p_adjusted"] == pytest.approx(2 * rows[0]["p_value"])  # Holm over both metrics

@@ -49,7 +49,7 @@ install: $(STAMP)
 TEST_STAMP := $(VENV)/.rag-lab-test-installed
 # The warm-up (one core: numba compiles) runs beside the browser install (apt: network and dpkg).
 $(TEST_STAMP): pyproject.toml | $(PY)
-	$(call PACKAGE_STEPS,[ray])
+	$(call PACKAGE_STEPS,[ray,test])
 	$(PY) -m rag_lab.warmup & warmup=$$!; $(MAKE) --no-print-directory browser; wait $$warmup
 	touch $(STAMP) $(TEST_STAMP)
 

@@ -10,6 +10,7 @@
     result = api.ablate("texas_childcare", grid="grid.yaml")  # rag-lab ablate … --grid grid.yaml
     api.report("runs/texas_childcare", "reports/run.html")    # rag-lab report … --out …
     result = api.compare("runs/a", "runs/b")                  # rag-lab compare runs/a runs/b
+    api.calibrate(scores, labels)                             # a judged mean corrected by labels (PPI++)
 
 Every default is the command's (``tests/cli/test_api_defaults.py`` holds them equal): rerank off
 for the local model and on for remote providers (:func:`rag_lab.answer.engine.default_rerank`),
@@ -311,6 +312,17 @@ def compare(run_a: str | Path, run_b: str | Path, *, modes=None, metrics=None, i
 
     return compare_runs(run_a, run_b, modes=_names(modes, "modes"), metrics=_names(metrics, "metrics"),
                         intersect=intersect, allow_judge_change=allow_judge_change, flip_metric=flip_metric)
+
+
+def calibrate(scores, labels, alpha: float = 0.05, *, strata=None):
+    """A judged mean corrected by a person's labels (PPI++ with power tuning): ``scores`` the judge's
+    score of every sample (floats in [0, 1]), ``labels`` 0/1 for the labelled samples and None for the
+    rest; ``strata`` each sample's stratum when the labels were drawn per stratum. Returns a
+    :class:`~rag_lab.evaluate.statistics.calibrate.Calibration`: ``estimate``, ``ci``,
+    ``labels_only_ci``, ``n_labelled``, ``kappa``, ``auc``, ``tpr``, ``tnr``, ``too_few_labels``."""
+    from rag_lab.evaluate.statistics.calibrate import calibrate as calibrate_scores
+
+    return calibrate_scores(scores, labels, alpha, strata=strata)
 
 
 def _config_and_mode(config: Any, mode: str | None):

@@ -215,3 +215,4 @@ from rag_lab.cli.ablate import add_ablate, add_report; REGISTRY += [add_ablate, 
 from rag_lab.cli.split import add_split; REGISTRY.append(add_split)  # noqa: E402,E702  (rag-lab split)
 from rag_lab.cli.tune import add_tune; REGISTRY.append(add_tune)  # noqa: E402,E702  (rag-lab tune)
 from rag_lab.cli.compare import add_compare, add_runs; REGISTRY += [add_compare, add_runs]  # noqa: E402,E702
+from rag_lab.cli.label import add_label; REGISTRY.append(add_label)  # noqa: E402,E702  (rag-lab label)

@@ -54,7 +54,11 @@ def _eval_sections(run, warnings: list) -> list:
     sections = [verdict_section(comparison.verdict) if comparison else
                 section("Verdict", "<p class=\"verdict\">nothing could be scored: every metric failed "
                                    "(see “Failed metrics” below)</p>")]
-    sections += warnings
+    from rag_lab.report.calibration_section import calibration_sections
+
+    judged_verdicts, judged = calibration_sections(run)  # judged metrics: calibrated by labels, or not
+    sections[0].body += judged_verdicts
+    sections += warnings + judged
     from rag_lab.evaluate.store.frames import split_label
 
     baseline = comparison.baseline if comparison else "the first mode"

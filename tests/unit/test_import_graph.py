@@ -23,7 +23,7 @@ FLOORS = [
     {"retrieve"},
     {"answer"},
     {"evaluate"},
-    {"report"},
+    {"report", "label"},
     {"distributed"},
     {"cli", "warmup", "__main__", "api", "testing", "__init__"},
 ]

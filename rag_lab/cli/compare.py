@@ -42,8 +42,9 @@ def render_table(result) -> str:
             continue
         mark = ("▲ sig." if r["delta"] > 0 else "▼ sig.") if r["significant"] else ""
         ci = f"{r['delta']:+.3f} [{r['ci_low']:+.3f}, {r['ci_high']:+.3f}]"
+        basis = f"  ({r['basis']})" if r["basis"] else ""
         lines.append(f"{r['mode']:<10}{r['metric']:<30}{r['mean_a']:>8.3f}{r['mean_b']:>8.3f}  {ci:<28}"
-                     f"{r['p_adjusted']:>8.3f}  {mark}")
+                     f"{r['p_adjusted']:>8.3f}  {mark}{basis}")
     return "\n".join(lines)
 
 

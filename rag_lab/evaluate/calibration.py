@@ -39,6 +39,7 @@ class MetricCalibration:
     labeller: str | None = None
     people: tuple[str, float, int] | None = None  # (second labeller, κ with the first, samples both labelled)
     comparisons: list[dict] = field(default_factory=list)  # mode vs the first, on corrected values; Holm over the run
+    corrected: dict[str, dict[str, float]] = field(default_factory=dict)  # mode → {sample id: corrected value}
 
     @property
     def calibrated(self) -> bool:
@@ -98,7 +99,8 @@ def calibrated_judged(run, alpha: float = 0.05) -> dict[str, MetricCalibration]:
             entry.agreement = judge_agreement(pooled_scores, pooled_labels)
         if len(labellers) > 1:
             entry.people = _people(verdicts, labellers[0], labellers[1], label)
-        entry.comparisons = _compare(loaded.records, metric, entry, verdicts, strata_of)
+        entry.corrected = _corrected(loaded.records, metric, entry, verdicts, strata_of)
+        entry.comparisons = _compare(entry)
     _correct_together([row for entry in result.values() for row in entry.comparisons], alpha)
     return result
 
@@ -123,19 +125,17 @@ def _people(verdicts: dict, first: str, second: str, label: str) -> tuple[str, f
     return second, cohen_kappa([mine[k] for k in both], [theirs[k] for k in both]), len(both)
 
 
-def _compare(records: dict, metric: str, entry: MetricCalibration, verdicts: dict, strata_of: dict) -> list[dict]:
-    """Each mode against the first on per-question corrected values — λ f + (y − λ f) / (share
-    labelled, of the answer's stratum when ``--budget`` drew them) where labelled, λ f elsewhere, whose
-    mean estimates the labels' mean without bias — by the policy's decision test (corrected over every
-    calibrated metric's comparisons together by :func:`_correct_together`)."""
-    from rag_lab.evaluate.statistics.policy import decide_pair
-
-    modes = [m for m, c in entry.by_mode.items() if c.n_labelled]
-    if len(modes) < 2:
-        return []
+def _corrected(records: dict, metric: str, entry: MetricCalibration, verdicts: dict,
+               strata_of: dict) -> dict[str, dict[str, float]]:
+    """Per mode with labels, each question's corrected value — λ f + (y − λ f) / (share labelled, of
+    the answer's stratum when ``--budget`` drew them) where labelled, λ f elsewhere — whose mean
+    estimates the labels' mean without bias: what paired tests on corrected values read (the mode
+    comparisons here, ``rag-lab compare`` across runs)."""
     values = {}
-    for mode in modes:
-        c, scored = entry.by_mode[mode], dict(_labelled(records, metric)[mode])
+    for mode, c in entry.by_mode.items():
+        if not c.n_labelled:
+            continue
+        scored = dict(_labelled(records, metric)[mode])
         lam = 1.0 if np.isnan(c.lam) else c.lam
         label_of = {sid: _value(verdicts.get((entry.labeller, mode, sid, entry.label))) for sid in scored}
         stratum = {sid: strata_of.get((mode, sid), -1) for sid in scored}
@@ -145,6 +145,15 @@ def _compare(records: dict, metric: str, entry: MetricCalibration, verdicts: dic
             y, share = label_of[sid], labelled[stratum[sid]] / members[stratum[sid]]
             corrected[sid] = lam * score + ((y - lam * score) / share if y is not None else 0.0)
         values[mode] = corrected
+    return values
+
+
+def _compare(entry: MetricCalibration) -> list[dict]:
+    """Each mode against the first on the per-question corrected values, by the policy's decision
+    test (corrected over every calibrated metric's comparisons together by :func:`_correct_together`)."""
+    from rag_lab.evaluate.statistics.policy import decide_pair
+
+    modes, values = list(entry.corrected), entry.corrected
     rows = []
     for mode in modes[1:]:
         common = sorted(set(values[modes[0]]) & set(values[mode]))

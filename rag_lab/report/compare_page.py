@@ -30,7 +30,7 @@ def differences_table(result: Comparison) -> pd.DataFrame:
     rows = []
     for _, r in result.table.iterrows():
         marked = "▲ sig." if r["significant"] and r["delta"] > 0 else "▼ sig." if r["significant"] else ""
-        rows.append({"mode": r["mode"], "metric": r["metric"] + (" (judged)" if r["judged"] else ""),
+        rows.append({"mode": r["mode"], "metric": r["metric"] + (f" (judged: {r['basis']})" if r["judged"] and r["basis"] else " (judged)" if r["judged"] else ""),
                      "A": _fmt(r["mean_a"]), "B": _fmt(r["mean_b"]),
                      "B − A [95% CI]": (f"{_fmt(r['delta'], True)} [{_fmt(r['ci_low'], True)}, {_fmt(r['ci_high'], True)}]"
                                        if r["delta"] == r["delta"] else "—"),

@@ -15,13 +15,14 @@ import numpy as np
 import pandas as pd
 
 from rag_lab.evaluate.compare.pairing import Pairing
-from rag_lab.evaluate.compare.scores import is_judged, metric_scores
+from rag_lab.evaluate.compare.scores import calibrated_scores, is_judged, metric_scores
 from rag_lab.evaluate.statistics import policy
 from rag_lab.evaluate.statistics.significance import bootstrap_ci
 from rag_lab.evaluate.store.frames import EvalRun
 
+CALIBRATED = "calibrated"  # a judged row read from corrected values (PPI++ with the runs' labels)
 COLUMNS = ["mode", "metric", "judged", "mean_a", "mean_b", "delta", "ci_low", "ci_high", "n", "n_dropped", "p_value",
-           "decided_by", "p_adjusted", "significant", "note"]
+           "decided_by", "p_adjusted", "significant", "basis", "note"]
 
 
 def paired_rows(run_a: EvalRun, run_b: EvalRun, pairing: Pairing, metrics: Sequence[str], *,
@@ -31,7 +32,7 @@ def paired_rows(run_a: EvalRun, run_b: EvalRun, pairing: Pairing, metrics: Seque
     rows = []
     for mode in pairing.modes:
         for metric in metrics:
-            row = {"mode": mode, "metric": metric, "judged": is_judged(metric), "note": ""}
+            row = {"mode": mode, "metric": metric, "judged": is_judged(metric), "basis": "", "note": ""}
             a, b = metric_scores(run_a, mode, metric), metric_scores(run_b, mode, metric)
             if skip_judged and row["judged"]:
                 rows.append({**row, "note": skip_judged})
@@ -39,6 +40,7 @@ def paired_rows(run_a: EvalRun, run_b: EvalRun, pairing: Pairing, metrics: Seque
             if not a or not b:
                 rows.append({**row, "note": f"not scored in {'A' if not a else 'B'}"})
                 continue
+            a, b, row["basis"] = _calibrated_pair(run_a, run_b, mode, metric, a, b)
             ids = [q for q in pairing.ids if q in a and q in b]
             x, y = np.array([a[q] for q in ids], dtype=float), np.array([b[q] for q in ids], dtype=float)
             p, decided, dropped = policy.decide_pair(x, y)
@@ -57,7 +59,19 @@ def paired_rows(run_a: EvalRun, run_b: EvalRun, pairing: Pairing, metrics: Seque
         frame.loc[tested, "p_adjusted"] = policy.adjust(frame.loc[tested, "p_value"].to_numpy(dtype=float))
     frame["significant"] = tested & policy.is_significant(frame["p_adjusted"].to_numpy(dtype=float))
     frame["note"] = frame["note"].fillna("")
+    frame["basis"] = frame["basis"].fillna("")
     return frame
+
+
+def _calibrated_pair(run_a: EvalRun, run_b: EvalRun, mode: str, metric: str, a: dict, b: dict):
+    """Both runs' corrected values when a person's labels calibrate the judge in both; the judge's
+    own scores otherwise (a corrected side against a raw one would compare two instruments)."""
+    corrected_a, corrected_b = calibrated_scores(run_a, mode, metric), calibrated_scores(run_b, mode, metric)
+    if corrected_a and corrected_b:
+        return corrected_a, corrected_b, CALIBRATED
+    if corrected_a or corrected_b:
+        return a, b, f"judge alone: labels in {'A' if corrected_a else 'B'} only"
+    return a, b, "judge alone" if is_judged(metric) else ""
 
 
 def family_size(table: pd.DataFrame) -> int:
@@ -72,8 +86,9 @@ def row_text(row) -> str:
     if row["delta"] != row["delta"]:
         return f"{head}: no scored pair"
     mark = "significant" if row["significant"] else "not significant"
+    basis = f", {row['basis']}" if row["basis"] else ""
     return (f"{head} {row['delta']:+.3f} [{row['ci_low']:+.3f}, {row['ci_high']:+.3f}], {mark} "
-            f"(p {_p(row['p_adjusted'])}, n {int(row['n'])})")
+            f"(p {_p(row['p_adjusted'])}, n {int(row['n'])}{basis})")
 
 
 def _p(value) -> str:

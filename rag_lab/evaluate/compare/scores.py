@@ -1,11 +1,10 @@
 """Per-question scores of one run, mode and metric, as compare pairs them.
 
-Every value compare tests comes through :func:`metric_scores`; a judged metric's values pass
-through :func:`judged_scores` first. That is the one place where a judge calibrated with human
-labels replaces the raw judged scores by calibrated per-question values (prediction-powered
-inference: the judge's score plus, on the labelled questions, the labelled correction weighted by
-all / labelled — their mean is the calibrated estimate, so pairing and the paired test stay as
-they are). Without labels it returns the judge's scores unchanged.
+Every value compare tests comes through :func:`metric_scores`. For a judged metric whose judge a
+person's labels calibrate (``rag-lab label RUN``), :func:`calibrated_scores` gives the per-question
+corrected values instead (prediction-powered inference: λ × the judge's score plus, on the labelled
+questions, the correction weighted by all / labelled — their mean estimates the labels' mean, so
+pairing and the paired test stay as they are; see :mod:`rag_lab.evaluate.calibration`).
 """
 
 from __future__ import annotations
@@ -49,10 +48,23 @@ def metric_scores(run: EvalRun, mode: str, metric: str) -> dict[str, float]:
         if value == "absent":
             continue
         scores[str(record["id"])] = float(value) if isinstance(value, (int, float)) and math.isfinite(value) else math.nan
-    return judged_scores(run, mode, metric, scores) if is_judged(metric) else scores
-
-
-def judged_scores(run: EvalRun, mode: str, metric: str, scores: dict[str, float]) -> dict[str, float]:
-    """A judged metric's per-question values for comparison: the calibrated ones where the run's
-    judge is calibrated with labels, else the judge's own (see the module note)."""
     return scores
+
+
+def calibrated_scores(run: EvalRun, mode: str, metric: str) -> dict[str, float] | None:
+    """``{question id: corrected value}`` of a judged metric in ``mode`` when the run holds a person's
+    labels for it, else None (the judge alone)."""
+    if not is_judged(metric):
+        return None
+    entry = _calibrations(run).get(metric)
+    return entry.corrected.get(mode) if entry is not None else None
+
+
+def _calibrations(run: EvalRun) -> dict:
+    cached = getattr(run, "_calibrations", None)
+    if cached is None:
+        from rag_lab.evaluate.calibration import calibrated_judged
+
+        cached = calibrated_judged(run)
+        object.__setattr__(run, "_calibrations", cached)
+    return cached

@@ -359,7 +359,7 @@ def configuration_differences(previous: dict, current: dict) -> list[str]:
             continue
         if old != new:
             differences.append(f"{label}: {old!r} → {new!r}")
-    from rag_lab.retrieve.levers import RENAMED
+    from rag_lab.retrieve.configuration import RENAMED
 
     # a manifest may name a lever by a name it had before (rrf_k): the same lever, not a change
     old_params = {RENAMED.get(k, k): v for k, v in ((previous.get("config") or {}).get("params") or {}).items()}

@@ -20,7 +20,9 @@ import json
 from collections.abc import Mapping, Sequence
 from pathlib import Path
 
-from rag_lab.evaluate.ablation.grid import MODE_LEGS, Candidates, Config, kernel_axes, leg_at, through_kernels
+from rag_lab.evaluate.ablation.grid import MODE_LEGS, Candidates, Config, leg_at
+from rag_lab.retrieve.configuration import kernel_axes
+from rag_lab.retrieve.post_fusion import post_fusion
 from rag_lab.retrieve.rewrites import RewriteCost, fuse_ranked_lists, generate_rewrites
 
 __all__ = ["RewriteCost", "fuse_queries", "generate_rewrites", "group_rewrites", "rewrite_queries", "rewrite_scores"]
@@ -79,7 +81,7 @@ def fuse_queries(lists: Sequence[Candidates], config: Config, doc_of: Mapping[st
                    for leg in (dense, sparse))
              for candidates in lists]
     ranked = [chunk for chunk, _ in fuse_ranked_lists(lists, config.k, config.dense_weight, config.sparse_weight)]
-    kept = through_kernels(ranked, [(a, a.value_of(config)) for a in kernel_axes()], doc_of.__getitem__, config.top_k)
+    kept = post_fusion(ranked, [(a, a.value_of(config)) for a in kernel_axes()], doc_of.__getitem__, config.top_k)
     return tuple(kept[: config.top_k])
 
 

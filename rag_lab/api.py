@@ -31,7 +31,7 @@ from pathlib import Path
 from typing import Any
 
 # cheap (tomllib, dataclasses): the CLI imports this module before parsing its arguments
-from rag_lab.retrieve.registry import INDEX_MODES, needs_dataset, retrieval_modes
+from rag_lab.retrieve.registry import INDEX_MODES, answering_modes, is_agent, needs_dataset
 from rag_lab.retrieve.tuned_config import answering_params, fused_levers, load_config
 
 SEARCH_TOP_K = 5  # `rag-lab search`: results shown
@@ -185,11 +185,11 @@ def answerer(dataset: Any, *, mode: str | None = None, rerank: bool | None = Non
 
     s = with_answer_style(settings or load_settings(), answer_style)
     tuned, mode = _config_and_mode(config, mode)
-    if mode != "agent" and mode not in retrieval_modes():  # the retrievers' own refusal would leave the agent out
+    if mode not in answering_modes():  # the retrievers' own refusal would leave the agent out
         from rag_lab.errors import ConfigError
 
-        raise ConfigError(f"Unknown answering mode {mode!r}", f"use one of: {', '.join((*retrieval_modes(), 'agent'))}")
-    if tuned is not None and (mode == "agent" or not needs_dataset(mode)):  # they take no fused-retrieval settings
+        raise ConfigError(f"Unknown answering mode {mode!r}", f"use one of: {', '.join(answering_modes())}")
+    if tuned is not None and (is_agent(mode) or not needs_dataset(mode)):  # they take no fused-retrieval settings
         import warnings
 
         from rag_lab.errors import RagLabWarning

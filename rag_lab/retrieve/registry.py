@@ -34,13 +34,25 @@ class RetrieverEntry:
     #: The remote service that indexes its documents itself (built by ``Class.from_settings``);
     #: None: the retriever searches the dataset's index (built by ``Class(index, ...)``).
     service: str | None = None
-    #: Two legs fused by RRF: takes every fused lever (a :class:`RetrievalConfig`, built as
+    #: The two legs it fuses by RRF, as the ablation grid names their candidate lists (dense, then
+    #: sparse); a mode with legs takes every fused lever (a :class:`RetrievalConfig`, built as
     #: ``Class(index, config, ...)``), LLM query rewrites (``num_queries``) and the year boost.
-    fused: bool = False
+    legs: tuple[str, str] | None = None
+    #: The engine fuses the legs itself, from its own top-p lists (the grid reads those lists, not the deep ones).
+    engine_fuses: bool = False
+    #: A service's settings: the one giving its default top-k (every passage it returns reaches the
+    #: generator, never reranked: it ranks them itself) and the one naming its index (answer cache keys).
+    top_k_setting: str | None = None
+    index_setting: str | None = None
 
     @property
     def needs_index(self) -> bool:
         return self.service is None
+
+    @property
+    def fused(self) -> bool:
+        """Two legs and RRF: the fused levers, rewrites and the year boost apply."""
+        return self.legs is not None
 
     def load(self) -> type:
         module, _, name = self.target.partition(":")
@@ -50,11 +62,15 @@ class RetrieverEntry:
 RETRIEVERS: dict[str, RetrieverEntry] = {entry.mode: entry for entry in (
     RetrieverEntry("dense", "rag_lab.retrieve.dense:DenseRetriever", "embeddings"),
     RetrieverEntry("bm25", "rag_lab.retrieve.bm25:BM25Retriever"),
-    RetrieverEntry("fusion", "rag_lab.retrieve.fusion:FusionRetriever", "client-side RRF of dense and bm25", fused=True),
+    RetrieverEntry("fusion", "rag_lab.retrieve.fusion:FusionRetriever", "client-side RRF of dense and bm25",
+                   legs=("dense", "bm25")),
     RetrieverEntry("hybrid", "rag_lab.retrieve.hybrid:HybridRetriever", "Qdrant's fused dense + sparse-vector query",
-                   fused=True),
-    RetrieverEntry("kendra", "rag_lab.retrieve.kendra:KendraRetriever", "AWS", service="Kendra"),
+                   legs=("dense", "sparse"), engine_fuses=True),
+    RetrieverEntry("kendra", "rag_lab.retrieve.kendra:KendraRetriever", "AWS", service="Kendra",
+                   top_k_setting="kendra_top_k", index_setting="kendra_index_id"),
 )}
+#: The answering mode that is no retriever: a function-calling agent searching one of the modes above.
+AGENT = "agent"
 
 
 def retrieval_modes() -> tuple[str, ...]:
@@ -70,6 +86,47 @@ def index_modes() -> tuple[str, ...]:
 def fused_modes() -> tuple[str, ...]:
     """The modes that take query rewrites and the year boost."""
     return tuple(mode for mode, entry in RETRIEVERS.items() if entry.fused)
+
+
+def answering_modes() -> tuple[str, ...]:
+    """What ``ask`` and ``eval`` answer with: every retrieval mode, and the agent."""
+    return (*retrieval_modes(), AGENT)
+
+
+def is_agent(mode: str) -> bool:
+    return mode == AGENT
+
+
+def mode_legs() -> dict[str, tuple[str, str]]:
+    """Each two-leg RRF mode's legs (the modes the ablation grid and ``tune`` compute)."""
+    return {mode: entry.legs for mode, entry in RETRIEVERS.items() if entry.legs}
+
+
+def engine_fuses(mode: str) -> bool:
+    """True when the mode's engine fuses its own top-p lists (``hybrid``: Qdrant's prefetch)."""
+    entry = RETRIEVERS.get(mode)
+    return bool(entry and entry.engine_fuses)
+
+
+def ranks_itself(mode: str) -> str | None:
+    """Why ``mode``'s passages are never reranked (a service ranks them itself), or None."""
+    entry = RETRIEVERS.get(mode)
+    return f"{mode} ranks internally" if entry is not None and not entry.needs_index else None
+
+
+def service_top_k(mode: str, settings: Settings) -> int | None:
+    """A service mode's default top-k from its settings (None: not a service, the command's default applies)."""
+    entry = RETRIEVERS.get(mode)
+    return getattr(settings, entry.top_k_setting) if entry is not None and entry.top_k_setting else None
+
+
+def service_index(mode: str, settings: Settings) -> str | None:
+    """What names a service mode's remote index in answer cache keys (``kendra:<index id>``); None for
+    the modes over the lab's own index (named by its fingerprint)."""
+    entry = RETRIEVERS.get(mode)
+    if entry is None or entry.needs_index:
+        return None
+    return f"{mode}:{getattr(settings, entry.index_setting) if entry.index_setting else ''}"
 
 
 def needs_dataset(mode: str) -> bool:

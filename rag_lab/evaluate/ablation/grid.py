@@ -31,9 +31,10 @@ import numpy as np
 from rag_lab.fusion.rrf import rrf_terms
 from rag_lab.retrieve.configuration import Axis, axes, compared_axes, kernel_axes
 from rag_lab.retrieve.post_fusion import needs_whole_list, post_fusion
+from rag_lab.retrieve.registry import engine_fuses, mode_legs
 
-# The mode → (dense leg, sparse leg) each fused mode fuses.
-MODE_LEGS = {"fusion": ("dense", "bm25"), "hybrid": ("dense", "sparse")}
+# The mode → (dense leg, sparse leg) each two-leg RRF mode of the retriever registry fuses.
+MODE_LEGS = mode_legs()
 GRID_MODES = tuple(MODE_LEGS)
 
 
@@ -298,7 +299,7 @@ def compute_grid(questions: Sequence[Candidates], spec: GridSpec) -> GridResult:
     for mode in spec.modes:
         dense, sparse = MODE_LEGS[mode]
         order, doc_of, dense_ranks, sparse_ranks = _rank_matrix(questions, dense, sparse, spec.prefetch,
-                                                                engine_lists=mode == "hybrid")
+                                                                engine_lists=engine_fuses(mode))
         depth = dense_ranks.shape[-1] if whole else max_top
         ranked, count = fused_order(dense_ranks, sparse_ranks, spec.fusion_k, spec.prefetch, spec.weights, depth)
         cells = list(itertools.product(enumerate(spec.fusion_k), enumerate(spec.prefetch), enumerate(spec.weights)))

@@ -9,7 +9,8 @@ import math
 from dataclasses import dataclass
 
 from rag_lab.answer.engine import DEFAULT_TOP_K
-from rag_lab.answer.rerank import DEFAULT_TOP_N, NO_RERANK_MODES
+from rag_lab.answer.rerank import DEFAULT_TOP_N
+from rag_lab.retrieve.registry import is_agent, ranks_itself
 from rag_lab.models.pricing import price_for
 
 TOKENS_PER_WORD = 1.35
@@ -53,10 +54,10 @@ def answer_calls(mode: str, *, rerank: bool, top_n: int, top_k: int, chunk_words
                  context_lines: int | None) -> CallEstimate:
     words = min(chunk_words, 12 * context_lines) if context_lines else chunk_words  # compression: ~12 words a line
     prompt = int(top_n * words * TOKENS_PER_WORD) + ANSWER_OVERHEAD_TOKENS
-    if mode == "agent":
+    if is_agent(mode):
         return CallEstimate(AGENT_CALLS, AGENT_CALLS * prompt, AGENT_CALLS * EXPECTED_ANSWER_TOKENS)
     estimate = CallEstimate(1, prompt, EXPECTED_ANSWER_TOKENS)
-    if rerank and mode not in NO_RERANK_MODES:  # as the engine decides (bm25 is reranked too)
+    if rerank and not ranks_itself(mode):  # as the engine decides (bm25 is reranked too)
         estimate += CallEstimate(1, int(top_k * chunk_words * TOKENS_PER_WORD) + 200, RERANK_COMPLETION_TOKENS)
     return estimate
 

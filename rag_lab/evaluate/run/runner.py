@@ -26,7 +26,7 @@ from typing import Any
 from rag_lab.config import LLM_PROVIDERS, Settings, get_settings
 from rag_lab.datasets import Dataset, QAPair, resolve_dataset
 from rag_lab.errors import ConfigError
-from rag_lab.retrieve.registry import INDEX_MODES, retrieval_modes
+from rag_lab.retrieve.registry import INDEX_MODES, answering_modes, needs_dataset
 from rag_lab.evaluate.plan.answering import pending
 from rag_lab.evaluate.plan.dry_run import budget_for
 from rag_lab.evaluate.plan.run_plan import RunPlan, resolve_run
@@ -44,7 +44,7 @@ DEFAULT_MODES = INDEX_MODES
 
 def eval_modes() -> tuple[str, ...]:
     """Every retrieval mode (:mod:`rag_lab.retrieve.registry`) and the agent."""
-    return (*retrieval_modes(), "agent")
+    return answering_modes()
 
 
 def questions(dataset: Dataset, limit: int | None = None, split: str = "all") -> list[tuple[QAPair, dict[str, int]]]:
@@ -183,7 +183,7 @@ def run_evaluation(
         claim_run_folder(out, RunOwner("eval", dataset.name, dataset_hash(dataset),
                                        eval_summary({"modes": modes, "questions": len(pairs), "split": split})),
                          force=force, resume=resume)
-        if any(m != "kendra" for m in modes):
+        if any(needs_dataset(m) for m in modes):
             from rag_lab.index import build_index
 
             # no-op when up to date; a contextual variant (params["contextual"]) is built as `ir` builds it

@@ -45,7 +45,7 @@ def default_rerank(settings: Settings) -> bool:
     listwise rerank parses, but costs a second long prompt on CPU and, measured by
     benchmarks/rerank_quality.py, ranks worse than the retrieval order. One rule for the CLI, the
     Python API, the evaluation runner and the notebooks."""
-    return settings.llm_provider != "local"
+    return not settings.llm_is_local
 
 
 class CitedQueryEngine(CustomQueryEngine):

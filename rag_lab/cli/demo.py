@@ -165,7 +165,7 @@ def _ask_every_mode(dataset, settings, modes: list[str], config_path: str | None
     from rag_lab.models.llm.disk_cache import DiskCache
     from rag_lab.retrieve.registry import AGENT, is_agent
 
-    local = settings.llm_provider == "local"
+    local = settings.llm_is_local
     # The ask command's defaults (7 chunks; compression keeps a local model's prompt short), without
     # the LLM rerank for a local model (it reranks only when asked, see README).
     options = {"rerank": False} if local else {}

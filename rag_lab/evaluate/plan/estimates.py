@@ -139,7 +139,7 @@ def rate_limited_seconds(settings, judge_cfg, answers: CallEstimate, judging: Ca
     a judge on the same server share theirs."""
     budgets: dict[str, list[float]] = {}  # endpoint -> [calls, rpm]
     for cfg, estimate in ((settings, answers), (judge_cfg, judging)):
-        if cfg is None or not cfg.llm_rpm or cfg.llm_provider == "local" or not estimate.calls:
+        if cfg is None or not cfg.llm_rpm or cfg.llm_is_local or not estimate.calls:
             continue
         entry = budgets.setdefault(str(cfg.llm_base_url or cfg.llm_provider), [0.0, cfg.llm_rpm])
         entry[0] += estimate.calls
@@ -160,7 +160,7 @@ class SampleCosts:
         self.answer = answer_calls(mode, rerank=rerank, top_n=top_n, top_k=top_k, chunk_words=settings.chunk_words,
                                    context_lines=settings.context_lines)
         self.judging = judge_calls(judge_metrics, top_n=top_n) if judge_cfg is not None else CallEstimate()
-        self.judge_seconds = (judge_seconds(judge_metrics, self.judging, local=judge_cfg.llm_provider == "local")
+        self.judge_seconds = (judge_seconds(judge_metrics, self.judging, local=judge_cfg.llm_is_local)
                               if judge_cfg is not None else 0.0)
         self.answer_cost = cost_of(*answer_model, self.answer)
         self.judge_cost = (cost_of(judge_cfg.llm_provider, judge_cfg.llm_model_name, self.judging)

@@ -337,7 +337,7 @@ def _answer_check(index, settings, dataset, grid, selection, defaults, dev_queri
     configs = answer_configs(selection, defaults, top)
     qids = answer_questions(dev_queries, qrels, n)
     generations = len({(c.id, q) for c in configs for q in qids})
-    local = settings.llm_provider == "local" and llm is None
+    local = settings.llm_is_local and llm is None
     cost = (f"{generations} generations ({len(configs)} configurations × {len(qids)} dev questions; repeated contexts "
             f"are generated once) with {generator}"
             + (f", ≈{generations * ANSWER_SECONDS_LOCAL / 60:.0f} min at ≈{ANSWER_SECONDS_LOCAL:.0f} s each on CPU"

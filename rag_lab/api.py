@@ -190,11 +190,9 @@ def answerer(dataset: Any, *, mode: str | None = None, rerank: bool | None = Non
 
         raise ConfigError(f"Unknown answering mode {mode!r}", f"use one of: {', '.join(answering_modes())}")
     if tuned is not None and (is_agent(mode) or not needs_dataset(mode)):  # they take no fused-retrieval settings
-        import warnings
+        from rag_lab.errors import RagLabWarning, warn_at_caller
 
-        from rag_lab.errors import RagLabWarning
-
-        warnings.warn(RagLabWarning(f"config not applied: {mode} takes no fused-retrieval settings"), stacklevel=3)
+        warn_at_caller(RagLabWarning(f"config not applied: {mode} takes no fused-retrieval settings"))
         tuned = None
     ds = None if not needs_dataset(mode) or dataset is None else load_dataset(dataset, s)
     _check_config(tuned, config, ds)

@@ -218,12 +218,10 @@ def _warn_ignored(entry: RetrieverEntry, ignored: dict[str, Any]) -> None:
     bm25 would otherwise be dropped without a word)."""
     if not ignored:
         return
-    import warnings
+    from rag_lab.errors import RagLabWarning, warn_at_caller
 
-    from rag_lab.errors import RagLabWarning
-
-    warnings.warn(RagLabWarning(f"{entry.mode} takes no {', '.join(ignored)}: ignored (fusion and hybrid take the "
-                                "fused levers)"), stacklevel=3)
+    warn_at_caller(RagLabWarning(f"{entry.mode} takes no {', '.join(ignored)}: ignored (fusion and hybrid take the "
+                                "fused levers)"))
 
 
 def _accepted(cls: type, options: dict[str, Any]) -> dict[str, Any]:

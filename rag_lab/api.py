@@ -33,10 +33,11 @@ from pathlib import Path
 from typing import Any
 
 # cheap (tomllib, dataclasses): the CLI imports this module before parsing its arguments
-from rag_lab.retrieve.registry import INDEX_MODES, needs_dataset, retrieval_modes
+from rag_lab.retrieve.configuration import DEFAULTS
+from rag_lab.retrieve.registry import INDEX_MODES, answering_modes, is_agent, needs_dataset
 from rag_lab.retrieve.tuned_config import answering_params, fused_levers, load_config
 
-SEARCH_TOP_K = 5  # `rag-lab search`: results shown
+SEARCH_TOP_K = DEFAULTS.top_k  # `rag-lab search`: results shown (the retrievers' one default, 5)
 IR_MODES = INDEX_MODES  # `rag-lab ir --modes`
 EVAL_MODES = INDEX_MODES  # `rag-lab eval --modes`
 ASK_MODE = "hybrid"  # `rag-lab ask/search --mode`
@@ -85,20 +86,23 @@ def _strict_as(reference, after: str | None = None, extra: str | None = None):
     import inspect
 
     def decorate(function):
-        signature = inspect.signature(reference)
-        if extra is not None:
-            params = list(signature.parameters.values())
-            at = [p.name for p in params].index(after) + 1
-            params.insert(at, inspect.Parameter(extra, inspect.Parameter.POSITIONAL_OR_KEYWORD, annotation=str))
-            signature = signature.replace(parameters=params)
+        def shown():
+            signature = _with_levers(inspect.signature(reference))
+            if extra is not None:
+                params = list(signature.parameters.values())
+                at = [p.name for p in params].index(after) + 1
+                params.insert(at, inspect.Parameter(extra, inspect.Parameter.POSITIONAL_OR_KEYWORD, annotation=str))
+                signature = signature.replace(parameters=params)
+            return signature
+
         kinds = (inspect.Parameter.POSITIONAL_OR_KEYWORD, inspect.Parameter.KEYWORD_ONLY)
-        accepted = [name for name, p in signature.parameters.items() if p.kind in kinds]
 
         @functools.wraps(function)
         def checked(*args: Any, **kwargs: Any):
+            accepted = [name for name, p in shown().parameters.items() if p.kind in kinds]  # a lever added: taken
             unknown = [name for name in kwargs if name not in accepted]
             if unknown:
-                from rag_lab.retrieve.levers import renamed_hint
+                from rag_lab.retrieve.configuration import renamed_hint
 
                 hints = [hint for name in unknown if (hint := renamed_hint(name))]
                 raise TypeError(f"api.{function.__name__}(): unknown keyword argument(s) "
@@ -107,10 +111,30 @@ def _strict_as(reference, after: str | None = None, extra: str | None = None):
                                 + f"; it accepts: {', '.join(accepted)}")
             return function(*args, **kwargs)
 
-        checked.__signature__ = signature
+        checked.__signature__ = shown()
         return checked
 
     return decorate
+
+
+def _with_levers(signature):
+    """A verb's signature with its ``**levers`` spelt out, one keyword per fused lever of
+    :class:`~rag_lab.retrieve.configuration.RetrievalConfig` (``**axis_values``: per ablation axis),
+    None meaning not given; read at call time, so a field or axis added is taken."""
+    import inspect
+
+    from rag_lab.retrieve.configuration import axes, flag_levers
+
+    params = [p for p in signature.parameters.values() if p.kind is not inspect.Parameter.VAR_KEYWORD]
+    spread = [p.name for p in signature.parameters.values() if p.kind is inspect.Parameter.VAR_KEYWORD]
+    if not spread:
+        return signature
+    names = [a.key for a in axes()] if spread[0] == "axis_values" else list(flag_levers())
+    at = next((i for i, p in enumerate(params) if p.name == "settings"), len(params))
+    taken = {p.name for p in params}
+    levers = [inspect.Parameter(name, inspect.Parameter.KEYWORD_ONLY, default=None) for name in names
+              if name not in taken]
+    return signature.replace(parameters=params[:at] + levers + params[at:])
 
 
 @_strict
@@ -126,9 +150,7 @@ def index(dataset: Any, *, settings=None, force: bool = False, contextual: str =
 
 @_strict
 def search(dataset: Any, query: str, *, mode: str | None = None, top_k: int | None = None, contextual: str = "none",
-           explain: bool = False, config: Any = None, fusion_k: float | None = None, prefetch: int | None = None,
-           dense_weight: float | None = None, sparse_weight: float | None = None, max_per_doc: int | None = None,
-           year_boost: float | None = None, settings=None):
+           explain: bool = False, config: Any = None, settings=None, **levers: Any):
     """``rag-lab search DATASET QUERY``: ranked chunks (LlamaIndex ``NodeWithScore``). ``mode`` None:
     the config's, else hybrid; ``top_k`` None: the config's, else 5. The levers as the flags
     (``fusion_k`` = ``--fusion-k`` …); ``config`` = ``--config`` (a path or a ``TunedConfig``), whose
@@ -141,9 +163,9 @@ def search(dataset: Any, query: str, *, mode: str | None = None, top_k: int | No
     tuned, mode = _config_and_mode(config, mode)
     ds = load_dataset(dataset, s) if needs_dataset(mode) else None
     _check_config(tuned, config, ds)
-    levers = fused_levers(tuned, fusion_k=fusion_k, prefetch=prefetch, dense_weight=dense_weight,
-                     sparse_weight=sparse_weight, max_per_doc=max_per_doc, year_boost=year_boost)
+    levers = fused_levers(tuned, **levers)
     top_k = top_k if top_k is not None else tuned.top_k if tuned else SEARCH_TOP_K
+    contextual = tuned.contextual if contextual in (None, "none") and tuned else contextual
     retriever = build_retriever(mode, s, ds, contextual=contextual, top_k=top_k, explain=explain or None, **levers)
     return retriever.retrieve(query)
 
@@ -151,9 +173,7 @@ def search(dataset: Any, query: str, *, mode: str | None = None, top_k: int | No
 @_strict
 def answerer(dataset: Any, *, mode: str | None = None, rerank: bool | None = None, top_k: int | None = None,
              top_n: int | None = None, explain: bool = False, contextual: str = "none", config: Any = None,
-             fusion_k: float | None = None, prefetch: int | None = None, dense_weight: float | None = None,
-             sparse_weight: float | None = None, max_per_doc: int | None = None, year_boost: float | None = None,
-             answer_style: str | None = None, settings=None, llm=None, retriever=None):
+             answer_style: str | None = None, settings=None, llm=None, retriever=None, **levers: Any):
     """The answerer behind ``rag-lab ask`` (ask it many questions: its models load once). ``top_k``:
     chunks the retriever returns (default 30), ``top_n``: chunks the LLM reads (default 7); ``config``
     and the levers as :func:`search`; ``answer_style`` as ``--answer-style`` (auto, evidence, free).
@@ -168,22 +188,18 @@ def answerer(dataset: Any, *, mode: str | None = None, rerank: bool | None = Non
 
     s = with_answer_style(settings or load_settings(), answer_style)
     tuned, mode = _config_and_mode(config, mode)
-    if mode != "agent" and mode not in retrieval_modes():  # the retrievers' own refusal would leave the agent out
+    if mode not in answering_modes():  # the retrievers' own refusal would leave the agent out
         from rag_lab.errors import ConfigError
 
-        raise ConfigError(f"Unknown answering mode {mode!r}", f"use one of: {', '.join((*retrieval_modes(), 'agent'))}")
-    if tuned is not None and (mode == "agent" or not needs_dataset(mode)):  # they take no fused-retrieval settings
-        import warnings
+        raise ConfigError(f"Unknown answering mode {mode!r}", f"use one of: {', '.join(answering_modes())}")
+    if tuned is not None and (is_agent(mode) or not needs_dataset(mode)):  # they take no fused-retrieval settings
+        from rag_lab.errors import RagLabWarning, warn_at_caller
 
-        from rag_lab.errors import RagLabWarning
-
-        warnings.warn(RagLabWarning(f"config not applied: {mode} takes no fused-retrieval settings"), stacklevel=3)
+        warn_at_caller(RagLabWarning(f"config not applied: {mode} takes no fused-retrieval settings"))
         tuned = None
     ds = None if not needs_dataset(mode) or dataset is None else load_dataset(dataset, s)
     _check_config(tuned, config, ds)
-    params = answering_params(tuned, top_k, top_n, contextual, fusion_k=fusion_k, prefetch=prefetch,
-                            dense_weight=dense_weight, sparse_weight=sparse_weight, max_per_doc=max_per_doc,
-                            year_boost=year_boost)
+    params = answering_params(tuned, top_k, top_n, contextual, **levers)
     if retriever is not None:
         params["retriever"] = retriever
     return make_answerer(mode, s, ds, rerank=rerank, explain=explain, llm=llm, **params)
@@ -203,11 +219,10 @@ def evaluate(dataset: Any, modes=None, out: str | Path | None = None, *, limit: 
              split: str = "all", resume: bool = False, retry_failed: bool = False, judge: str | None = None,
              metrics: list[str] | None = None, rerank: bool | None = None, conversations: bool = False,
              top_k: int | None = None, top_n: int | None = None, contextual: str = "none", config: Any = None,
-             fusion_k: float | None = None, prefetch: int | None = None, dense_weight: float | None = None,
-             sparse_weight: float | None = None, max_per_doc: int | None = None, year_boost: float | None = None,
              concurrency: int | None = None, max_cost: float | None = None, dry_run: bool = False, force: bool = False,
              answer_style: str | None = None, dev_split: str | Path | None = None,
-             progress: bool = False, settings=None, llm=None, agent_llm=None, judge_llm=None, executor=None):
+             progress: bool = False, settings=None, llm=None, agent_llm=None, judge_llm=None, executor=None,
+             **levers: Any):
     """``rag-lab eval DATASET``: answer and score the questions in each mode; returns the loaded run
     (``run.summary``, ``run.samples``, ``run.modes``). ``modes`` None: the config's mode, else
     dense, bm25, fusion, hybrid; ``out`` defaults to ``runs/<dataset>``; the other keywords as the
@@ -227,9 +242,7 @@ def evaluate(dataset: Any, modes=None, out: str | Path | None = None, *, limit: 
     _check_config(tuned, config, ds)
     modes, metrics = _names(modes, "modes"), _names(metrics, "metrics")
     modes = modes if modes is not None else [tuned.mode] if tuned else list(EVAL_MODES)
-    params = answering_params(tuned, top_k, top_n, contextual, fusion_k=fusion_k, prefetch=prefetch,
-                            dense_weight=dense_weight, sparse_weight=sparse_weight, max_per_doc=max_per_doc,
-                            year_boost=year_boost)
+    params = answering_params(tuned, top_k, top_n, contextual, **levers)
     return run_evaluation(ds, s, modes, Path(out) if out else Path("runs") / ds.name, limit=limit, split=split,
                           resume=resume, retry_failed=retry_failed, judge=judge, metrics=metrics, rerank=rerank,
                           conversations=conversations, concurrency=concurrency, max_cost=max_cost, dry_run=dry_run,
@@ -239,9 +252,7 @@ def evaluate(dataset: Any, modes=None, out: str | Path | None = None, *, limit: 
 
 @_strict
 def ir(dataset: Any, modes=None, *, limit: int | None = None, split: str = "all", contextual: str = "none",
-       resume: bool = True, config: Any = None, fusion_k: float | None = None, prefetch: int | None = None,
-       dense_weight: float | None = None, sparse_weight: float | None = None, max_per_doc: int | None = None,
-       year_boost: float | None = None, dev_split: str | Path | None = None, settings=None):
+       resume: bool = True, config: Any = None, dev_split: str | Path | None = None, settings=None, **levers: Any):
     """``rag-lab ir DATASET``: ranx metrics per mode (an ``IRReport``: ``.results``, ``.per_query``).
     ``modes`` None: the config's mode, else dense, bm25, fusion, hybrid; ``config`` and the levers as
     :func:`search`."""
@@ -255,19 +266,19 @@ def ir(dataset: Any, modes=None, *, limit: int | None = None, split: str = "all"
     _check_config(tuned, config, ds)
     modes = _names(modes, "modes")
     modes = modes if modes is not None else [tuned.mode] if tuned else list(IR_MODES)
+    contextual = tuned.contextual if contextual in (None, "none") and tuned else contextual
     index(ds, settings=s, contextual=contextual)  # no-op when up to date, as the command does
-    params = fused_levers(tuned, fusion_k=fusion_k, prefetch=prefetch, dense_weight=dense_weight,
-                     sparse_weight=sparse_weight, max_per_doc=max_per_doc, year_boost=year_boost)
+    params = fused_levers(tuned, **levers)
     return evaluate_modes(ds, s, modes, params, progress=False, resume=resume, limit=limit,
                           contextual=contextual, split=split)
 
 
 @_strict
 def ablate(dataset: Any, out: str | Path | None = None, *, grid: str | Path | dict | None = None,
-           modes=None, fusion_k=None, prefetch=None, top_k=None, weights=None, max_per_doc=None, config: Any = None,
+           modes=None, config: Any = None,
            limit: int | None = None, seed: int = 42, split: str = "all", answer_configs: str | None = None,
            answer_limit: int = 5, concurrency: int | None = None, force: bool = False,
-           dev_split: str | Path | None = None, settings=None):
+           dev_split: str | Path | None = None, settings=None, **axis_values: Any):
     """``rag-lab ablate DATASET``: the retrieval grid (an ``AblationResult``; ``results.csv`` in ``out``,
     default ``runs/ablation-<dataset>``). The grid: ``grid`` (a YAML/TOML file or a dict, as
     ``--grid``) and the axes (lists, as the flags); ``config`` (as ``--config``) gives each axis that
@@ -286,8 +297,8 @@ def ablate(dataset: Any, out: str | Path | None = None, *, grid: str | Path | di
     tuned = _config_and_mode(config, None)[0]
     _check_config(tuned, config, ds)
     index(ds, settings=s)
-    spec = grid_spec(grid, base=config_axes(tuned) if tuned else None, modes=_names(modes, "modes"), fusion_k=fusion_k,
-                     prefetch=prefetch, top_k=top_k, weights=weights, max_per_doc=max_per_doc)
+    spec = grid_spec(grid, base=config_axes(tuned) if tuned else None, modes=_names(modes, "modes"),
+                     **axis_values)
     answered = None if (answer_configs or "").strip().lower() == "none" else parse_answer_configs(answer_configs, spec)
     return run_ablation(ds, s, spec, Path(out) if out else Path(f"runs/ablation-{ds.name}"), limit=limit,
                         progress=False, seed=seed, answer_configs=answered, answer_limit=answer_limit,

@@ -21,16 +21,39 @@ from pydantic_settings import BaseSettings, SettingsConfigDict
 
 from rag_lab.errors import ConfigError, one_of
 
-EmbedProvider = Literal["local", "openai", "bedrock", "openai_compatible"]
 # How the local MiniLM runs: its exported graph on OpenVINO (default; bf16 where the CPU has it), ONNX
 # Runtime fp32 or int8, or PyTorch (sentence-transformers).
 EmbedBackend = Literal["openvino", "onnx", "onnx-int8", "torch"]
 
-DEFAULT_EMBED_MODELS: dict[str, str] = {
-    "local": "sentence-transformers/all-MiniLM-L6-v2",
-    "openai": "text-embedding-3-small",
-    "bedrock": "amazon.titan-embed-text-v2:0",
-}
+
+
+@dataclass(frozen=True)
+class EmbedProviderSpec:
+    """One embedding provider: ``builder`` (``"module:function"``, taking the settings and the transports
+    ``get_embed_model`` injects) makes its model; a new provider is its builder plus one row in
+    :data:`EMBED_PROVIDERS`."""
+
+    name: str  # RAG_LAB_EMBED_PROVIDER's value, and the first part of its vectors' id
+    builder: str
+    default_model: str | None = None  # None: RAG_LAB_EMBED_MODEL must name one
+    endpoint_setting: str | None = None  # the Settings field naming its server: part of the vectors' id
+    local: bool = False  # runs on this machine, offline
+
+    def load_builder(self) -> Callable[..., Any]:
+        module, _, name = self.builder.partition(":")
+        return getattr(importlib.import_module(module), name)
+
+
+_E = "rag_lab.models.embeddings:"
+EMBED_PROVIDERS: dict[str, EmbedProviderSpec] = {spec.name: spec for spec in (
+    EmbedProviderSpec("local", f"{_E}local_embedding", "sentence-transformers/all-MiniLM-L6-v2", local=True),
+    EmbedProviderSpec("openai", f"{_E}openai_embedding", "text-embedding-3-small"),
+    EmbedProviderSpec("bedrock", f"{_E}bedrock_embedding", "amazon.titan-embed-text-v2:0"),
+    EmbedProviderSpec("openai_compatible", f"{_E}openai_compatible_embedding", endpoint_setting="embed_base_url"),
+)}
+# The table's default models as loaded (the settings read the table itself).
+DEFAULT_EMBED_MODELS: dict[str, str] = {name: spec.default_model for name, spec in EMBED_PROVIDERS.items()
+                                        if spec.default_model}
 
 
 @dataclass(frozen=True)
@@ -54,6 +77,7 @@ class LLMProviderSpec:
     region_endpoint: bool = False  # the endpoint is a region: the list prices hold there
     window_from_settings: bool = False  # the server does not report its window: RAG_LAB_LLM_CONTEXT_WINDOW
     free: bool = False  # costs time, not money
+    local: bool = False  # runs in this process, offline (the compression, answer style and judge design follow)
     # model → list price in USD per million tokens (input, output), standard tier, no batch or
     # prompt-caching discount; models named with one of ``regional_prefixes`` (``us.MODEL``) are
     # priced as MODEL. Prices move: check the provider's page before relying on them.
@@ -70,7 +94,7 @@ class LLMProviderSpec:
 PRICES_AS_OF = "2026-11"
 LLM_PROVIDERS: dict[str, LLMProviderSpec] = {spec.name: spec for spec in (
     LLMProviderSpec(
-        "local", "local", "rag_lab.models.llm.local_llm:build_local", free=True,
+        "local", "local", "rag_lab.models.llm.local_llm:build_local", free=True, local=True,
         default_model="Qwen2.5-Coder-1.5B-Instruct-Q4_K_M"),  # benchmarks/offline_models.py: see README
     LLMProviderSpec(
         "openai", "OpenAI", "rag_lab.models.llm.openai_llm:build_openai", default_model="gpt-5-mini",
@@ -129,7 +153,7 @@ class Settings(BaseSettings):
     # Local model files (the joined 1.1 GB GGUF, verification stamps): once per machine, shared by every data folder.
     models_dir: Path = Field(default_factory=default_models_dir)
 
-    embed_provider: EmbedProvider = "local"
+    embed_provider: str = "local"  # a name in EMBED_PROVIDERS
     embed_model: str | None = None
     embed_batch_size: int = Field(32, ge=1)
     # The local model's numeric path; each is its own embedding id (indexes never mix them).
@@ -257,13 +281,19 @@ class Settings(BaseSettings):
     def _blank_is_none(cls, value: object) -> object:
         return None if isinstance(value, str) and not value.strip() else value
 
-    @field_validator("llm_provider")
+    @field_validator("llm_provider", "embed_provider")
     @classmethod
-    def _known_llm_provider(cls, value: str) -> str:
-        if value not in LLM_PROVIDERS:  # worded as pydantic words a Literal's choices
+    def _known_provider(cls, value: str, info) -> str:
+        table = LLM_PROVIDERS if info.field_name == "llm_provider" else EMBED_PROVIDERS
+        if value not in table:  # worded as pydantic words a Literal's choices
             raise PydanticCustomError("literal_error", "Input should be {expected}",
-                                      {"expected": one_of(repr(name) for name in LLM_PROVIDERS)})
+                                      {"expected": one_of(repr(name) for name in table)})
         return value
+
+    @property
+    def llm_is_local(self) -> bool:
+        """The generator runs in this process, offline (its provider row says)."""
+        return LLM_PROVIDERS[self.llm_provider].local
 
     @field_validator("models_dir", mode="before")
     @classmethod
@@ -285,10 +315,11 @@ class Settings(BaseSettings):
     def embed_model_name(self) -> str:
         if self.embed_model:
             return self.embed_model
-        if self.embed_provider not in DEFAULT_EMBED_MODELS:  # a server of one's own: no default model
+        spec = EMBED_PROVIDERS.get(self.embed_provider)
+        if spec is None or spec.default_model is None:  # a server of one's own: no default model
             raise ConfigError(f"The {self.embed_provider} embedding provider needs a model name",
                               "set RAG_LAB_EMBED_MODEL to the model as the server names it")
-        return DEFAULT_EMBED_MODELS[self.embed_provider]
+        return spec.default_model
 
     @property
     def llm_model_name(self) -> str:
@@ -303,7 +334,7 @@ class Settings(BaseSettings):
     @property
     def context_lines(self) -> int | None:
         """Lines the answer prompt keeps (None: whole chunks), see ``compress``."""
-        on = self.compress == "on" or (self.compress == "auto" and self.llm_provider == "local")
+        on = self.compress == "on" or (self.compress == "auto" and self.llm_is_local)
         return self.compress_lines if on else None
 
     @property
@@ -312,7 +343,7 @@ class Settings(BaseSettings):
         itself, :func:`rag_lab.answer.evidence_answer.resolve_answer_style`: the same for the configured one)."""
         if self.answer_style != "auto":
             return self.answer_style
-        return "evidence" if self.llm_provider == "local" else "free"
+        return "evidence" if self.llm_is_local else "free"
 
     @property
     def kendra_region_name(self) -> str | None:

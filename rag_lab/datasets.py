@@ -260,19 +260,17 @@ class _SourceResolver:
         return QAPair(pair.id, pair.question, pair.reference_answer, tuple(keys), tuple(unknown))
 
     def warn_unknown(self) -> None:
-        import warnings
-
-        from rag_lab.errors import RagLabWarning
+        from rag_lab.errors import RagLabWarning, warn_at_caller
 
         for name, lines in self.unknown.items():
             if (str(self.dataset.qa_file), name) in _WARNED_UNKNOWN:
                 continue
             _WARNED_UNKNOWN.add((str(self.dataset.qa_file), name))
             where = f"line {lines[0]}" + (f" and {len(lines) - 1} more" if len(lines) > 1 else "")
-            warnings.warn(RagLabWarning(
+            warn_at_caller(RagLabWarning(
                 f"{self.dataset.qa_file}: {where}: source_file {name!r} names no document of "
                 f"{self.dataset.documents_dir}; those questions are unjudgeable (left out of the "
-                "document-level metrics) — fix the name (a path relative to the documents folder)"), stacklevel=4)
+                "document-level metrics) — fix the name (a path relative to the documents folder)"))
 
 
 def _qa_pair(path: Path, line_no: int, record: object) -> QAPair:

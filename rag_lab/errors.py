@@ -47,5 +47,19 @@ class RagLabWarning(UserWarning):
     """Something the user should know; the CLI prints it as one line."""
 
 
+def warn_at_caller(warning: Warning) -> None:
+    """``warnings.warn(warning)`` attributed to the first frame outside rag-lab — the user's line that
+    called the API, not the library line that noticed (however deep that is)."""
+    import os
+    import sys
+    import warnings
+
+    package = os.path.dirname(os.path.abspath(__file__)) + os.sep
+    frame, level = sys._getframe(1), 2
+    while frame is not None and os.path.abspath(frame.f_code.co_filename).startswith(package):
+        frame, level = frame.f_back, level + 1
+    warnings.warn(warning, stacklevel=level)
+
+
 class StaleIndexWarning(RagLabWarning):
     """The dataset's files changed since its index was built."""

@@ -156,8 +156,8 @@ class PlainProgress:
         if self.total:
             parts[0] += f" ({100 * self.n / self.total:.0f}%)"
         rate = self.n / elapsed if elapsed > 0 else 0.0
-        if rate > 0:
-            parts.append(f"{rate:.1f} {self.unit}/s")
+        if rate > 0:  # a slow run (an answer every 20 s) as seconds per item, not "0.0 sample/s"
+            parts.append(f"{rate:.1f} {self.unit}/s" if rate >= 1 else f"{1 / rate:.1f} s/{self.unit}")
         parts.append(f"{_duration(elapsed)} elapsed")
         if self.total and rate > 0 and self.n < self.total:
             parts.append(f"~{_duration((self.total - self.n) / rate)} left")

@@ -16,7 +16,7 @@ def prepare_local_llm() -> None:
     from rag_lab.models.llm.catalog import resolve_model_file
 
     settings = get_settings()
-    if settings.llm_provider != "local":
+    if not settings.llm_is_local:
         return
     try:
         path, info = resolve_model_file(settings.llm_model_name, settings.models_dir)
@@ -29,7 +29,7 @@ def prepare_local_llm() -> None:
 def prepare_local_embedding() -> None:
     import time
 
-    from rag_lab.config import get_settings
+    from rag_lab.config import EMBED_PROVIDERS, get_settings
     from rag_lab.errors import ConfigError
     from rag_lab.models.embeddings import local_minilm_path
     from rag_lab.models.onnx_embedding import (
@@ -41,7 +41,7 @@ def prepare_local_embedding() -> None:
     )
 
     settings = get_settings()
-    if settings.embed_provider != "local" or settings.embed_backend == "torch":
+    if not EMBED_PROVIDERS[settings.embed_provider].local or settings.embed_backend == "torch":
         return
     try:
         model_dir = local_minilm_path()

@@ -110,7 +110,9 @@ def make_answerer(
     ``params`` go to :func:`build_engine` (top_k, top_n, retriever, fusion_k, prefetch, …) or, for
     the agent, to ``RagAgent``. ``rerank`` None is the CLI's default (:func:`default_rerank`).
     """
-    if mode == "agent":
+    from rag_lab.retrieve.registry import is_agent
+
+    if is_agent(mode):
         # Lazy: the agent module is optional and heavier (tools, agent workflow). Contract:
         # RagAgent(settings=, dataset=, llm=, **params).chat(question) -> Answer.
         from rag_lab.answer.agent import RagAgent

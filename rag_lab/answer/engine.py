@@ -30,7 +30,7 @@ from rag_lab.answer.prompt import (
     extract_sources,
     render_structured_answer,
 )
-from rag_lab.answer.rerank import DEFAULT_TOP_N, NO_RERANK_MODES, make_reranker, rerank_nodes
+from rag_lab.answer.rerank import DEFAULT_TOP_N, make_reranker, rerank_nodes
 from rag_lab.answer.types import RerankInfo, Source
 from rag_lab.answer.years import program_years_note
 from rag_lab.config import Settings
@@ -45,7 +45,7 @@ def default_rerank(settings: Settings) -> bool:
     listwise rerank parses, but costs a second long prompt on CPU and, measured by
     benchmarks/rerank_quality.py, ranks worse than the retrieval order. One rule for the CLI, the
     Python API, the evaluation runner and the notebooks."""
-    return settings.llm_provider != "local"
+    return not settings.llm_is_local
 
 
 class CitedQueryEngine(CustomQueryEngine):
@@ -182,10 +182,12 @@ def build_engine(
     retrieval order; ``rerank`` None: :func:`default_rerank`). Kendra follows the seed: its Retrieve API's top ``KENDRA_TOP_K`` (default 5)
     passages, never reranked, all of them straight to the shared generator.
     """
-    if mode == "agent":
+    from rag_lab.retrieve.registry import is_agent, needs_dataset, ranks_itself, service_top_k
+
+    if is_agent(mode):
         raise ConfigError("The agent is not a query engine", "use make_answerer(mode='agent', …)")
-    if mode == "kendra":
-        top_k = settings.kendra_top_k if top_k is None else top_k
+    if (own_top_k := service_top_k(mode, settings)) is not None:  # a service: its passages all reach the generator
+        top_k = own_top_k if top_k is None else top_k
         top_n = top_k if top_n is None else top_n
     else:
         top_k = DEFAULT_TOP_K if top_k is None else top_k
@@ -203,13 +205,13 @@ def build_engine(
 
         llm = get_llm(settings)
     rerank = default_rerank(settings) if rerank is None else rerank
-    skip_reason = NO_RERANK_MODES.get(mode, "disabled")
-    reranker = make_reranker(llm, top_n=top_n) if rerank and mode not in NO_RERANK_MODES else None
+    skip_reason = ranks_itself(mode) or "disabled"
+    reranker = make_reranker(llm, top_n=top_n) if rerank and not ranks_itself(mode) else None
     from rag_lab.answer.evidence_answer import resolve_answer_style
 
     style = resolve_answer_style(answer_style or settings.answer_style, llm)
     embed_model = None
-    if style == "evidence" and mode != "kendra":
+    if style == "evidence" and needs_dataset(mode):  # a service's passages are not the lab's chunks
         from rag_lab.models.embeddings import get_embed_model
 
         embed_model = get_embed_model(settings)  # the retriever's model, loaded once per process

@@ -30,8 +30,6 @@ from rag_lab.answer.types import RerankInfo
 logger = logging.getLogger(__name__)
 
 DEFAULT_TOP_N = 7
-# Retrieval modes that must not be reranked, and why (shown in RerankInfo.reason).
-NO_RERANK_MODES = {"kendra": "kendra ranks internally"}
 RERANK_SCORE_KEY = "rerank_score"
 HEADER_TOKENS = 8  # "Document N:" and blank lines
 

@@ -75,11 +75,11 @@ def run_ask(args) -> int:
 
     from rag_lab.cli.levers import answer_params
     from rag_lab.cli.settings import announce_config, resolved_mode
-    from rag_lab.retrieve.registry import needs_dataset
+    from rag_lab.retrieve.registry import is_agent, needs_dataset
 
     settings = with_answer_style(get_settings(), args.answer_style)
     args.mode = resolved_mode(args)
-    if args.config and (args.mode == "agent" or not needs_dataset(args.mode)):  # they take no fused-retrieval settings
+    if args.config and (is_agent(args.mode) or not needs_dataset(args.mode)):  # they take no fused-retrieval settings
         print(f"config {args.config}: not applied, {args.mode} takes no fused-retrieval settings", file=sys.stderr)
         args.config = None
     dataset = resolve_dataset_arg(args.dataset) if needs_dataset(args.mode) else None

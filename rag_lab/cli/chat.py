@@ -42,11 +42,11 @@ def add_chat(sub, common) -> None:
 def _answerer(args, settings: Settings, llm: Any) -> tuple[Callable[[str], Any], Callable[[], None]]:
     """(ask, reset) for the chosen mode."""
     from rag_lab.datasets import resolve_dataset
-    from rag_lab.retrieve.registry import needs_dataset
+    from rag_lab.retrieve.registry import is_agent, needs_dataset
 
-    searched = args.retrieval_mode if args.mode == "agent" else args.mode
+    searched = args.retrieval_mode if is_agent(args.mode) else args.mode
     dataset = resolve_dataset(args.dataset, settings.datasets_dir) if needs_dataset(searched) else None
-    if args.mode == "agent":
+    if is_agent(args.mode):
         from rag_lab.answer.agent import RagAgent
 
         options = {k: v for k, v in (("top_k", args.top_k), ("max_tool_calls", args.max_tool_calls),
@@ -69,7 +69,9 @@ def run_chat(args, *, settings: Settings | None = None, llm: Any = None,
     out = stdout or sys.stdout
     ask, reset = _answerer(args, settings, llm)
     interactive = stdin.isatty()
-    history = "reset clears the history, " if args.mode == "agent" else "each question stands alone, "
+    from rag_lab.retrieve.registry import is_agent
+
+    history = "reset clears the history, " if is_agent(args.mode) else "each question stands alone, "
     print(f"Chatting about {args.dataset} (mode {args.mode}): {history}exit or Ctrl-D ends.", file=out)
     while True:
         if interactive:

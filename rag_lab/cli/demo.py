@@ -163,8 +163,9 @@ def _ask_every_mode(dataset, settings, modes: list[str], config_path: str | None
     from rag_lab.evaluate.plan.answering import answer_style_input, context_window_input, model_id
     from rag_lab.index import CorpusIndex
     from rag_lab.models.llm.disk_cache import DiskCache
+    from rag_lab.retrieve.registry import AGENT, is_agent
 
-    local = settings.llm_provider == "local"
+    local = settings.llm_is_local
     # The ask command's defaults (7 chunks; compression keeps a local model's prompt short), without
     # the LLM rerank for a local model (it reranks only when asked, see README).
     options = {"rerank": False} if local else {}
@@ -176,7 +177,7 @@ def _ask_every_mode(dataset, settings, modes: list[str], config_path: str | None
     recommended = _recommended(config_path, dataset.name)
     if summary := recommended_summary(config_path):
         print(summary)
-    runs = [(mode, mode, {} if mode == "agent" else options) for mode in [*modes, "agent"]]
+    runs = [(mode, mode, {} if is_agent(mode) else options) for mode in [*modes, AGENT]]
     if recommended:  # the tuned configuration beside the defaults
         label, mode, params = recommended
         runs.append((label, mode, {**options, **params}))
@@ -184,7 +185,7 @@ def _ask_every_mode(dataset, settings, modes: list[str], config_path: str | None
         for label, mode, params in runs:
             answerer = CachedAnswerer(
                 mode, lambda m=mode, p=params: make_answerer(m, settings, dataset, **p),
-                model_id=model_id(settings, for_agent=mode == "agent"),
+                model_id=model_id(settings, for_agent=is_agent(mode)),
                 inputs={"demo": True, "params": params, "index": fingerprint,
                         "context_lines": settings.context_lines, **context_window_input(settings),
                         **answer_style_input(settings)}, cache=cache)

@@ -72,7 +72,7 @@ def _mode_comparison(dataset, settings, out_root: Path, limit: int) -> Path | No
     if not dataset.has_qa or limit < 1:
         return None
     out = out_root / f"demo-{dataset.name}-modes"
-    local = settings.llm_provider == "local"
+    local = settings.llm_is_local
     params = {"top_n": 3} if local else {}
     from rag_lab.retrieve import INDEX_MODES
 

@@ -1,6 +1,6 @@
 """The retrieval levers on the command line: one declaration of the flags ``search``, ``ir``, ``ask``
 and ``eval`` share (``--fusion-k`` … ``--config``, ``--contextual``), and their reading into the
-library's parameters (names: :mod:`rag_lab.retrieve.levers`)."""
+library's parameters (the flags are :class:`~rag_lab.retrieve.configuration.RetrievalConfig`'s fields)."""
 
 from __future__ import annotations
 
@@ -22,33 +22,40 @@ def add_retrieval_options(p) -> None:
 
 
 def add_fusion_options(p) -> None:
-    """The fused modes' parameters and ``--config``, shared by ``search``, ``ir``, ``ask`` and ``eval``
-    (read back by :func:`fusion_params`)."""
-    from rag_lab.retrieve.configuration import DEFAULTS as d
+    """The fused levers' flags, one per :class:`~rag_lab.retrieve.configuration.RetrievalConfig` field
+    marked ``flag`` (name, type, default and help from the field), and ``--config``; shared by
+    ``search``, ``ir``, ``ask`` and ``eval`` (read back by :func:`fusion_params`)."""
+    from rag_lab.retrieve.configuration import lever_fields, lever_help
 
-    p.add_argument("--fusion-k", type=int, default=None, help=f"RRF k, ranks from 1 (default {d.fusion_k:g})")
-    p.add_argument("--prefetch", type=positive_int, default=None,
-                   help=f"candidates per leg for fusion/hybrid (default {d.prefetch})")
-    p.add_argument("--dense-weight", type=float, default=None,
-                   help=f"fusion/hybrid: the dense leg's weight (default {d.dense_weight:g})")
-    p.add_argument("--sparse-weight", type=float, default=None,
-                   help=f"fusion/hybrid: the sparse leg's weight (default {d.sparse_weight:g})")
-    p.add_argument("--max-per-doc", type=non_negative_int, default=None, metavar="M",
-                   help="fusion/hybrid: at most M chunks per document in the top-k, the next-best chunks filling "
-                        f"the gaps (default {d.max_per_doc} = no cap)")
-    p.add_argument("--year-boost", type=non_negative_float, default=None, metavar="W",
-                   help="fusion/hybrid: a result whose document (file name) carries a program year or legislature "
-                        "the question names gains W × the first result's score (default off)")
+    for f in lever_fields():
+        if f.metadata.get("flag", True):
+            extra = {"metavar": f.metadata["metavar"]} if f.metadata.get("metavar") else {}
+            p.add_argument(f"--{f.name.replace('_', '-')}", type=_flag_type(f), default=None, help=lever_help(f),
+                           **extra)
     add_config_option(p)
+
+
+def _flag_type(f):
+    """How a lever's flag parses its text: the field's ``cli_type``, else its type (int, float, str)."""
+    types = {"positive_int": positive_int, "non_negative_int": non_negative_int,
+             "non_negative_float": non_negative_float, "int": int, "float": float, "str": str}
+    named = f.metadata.get("cli_type") or str(f.type).split("|")[0].strip()
+    return types.get(named, str)
+
+
+def _given(args) -> dict:
+    """The fused levers' flags as given (None: not given); a parser without one reads as not given."""
+    from rag_lab.retrieve.configuration import flag_levers
+
+    return {name: getattr(args, name, None) for name in flag_levers()}
 
 
 def fusion_params(args) -> dict:
     """The options of :func:`add_fusion_options` as retriever parameters (left out = the default);
     ``--config FILE`` fills the ones not given."""
-    from rag_lab.retrieve.levers import FUSED_LEVERS
     from rag_lab.retrieve.tuned_config import fused_levers
 
-    return fused_levers(tuned_config(args), **{name: getattr(args, name) for name in FUSED_LEVERS})
+    return fused_levers(tuned_config(args), **_given(args))
 
 
 def retrieval_params(args, explain: bool = False) -> dict:
@@ -60,9 +67,6 @@ def retrieval_params(args, explain: bool = False) -> dict:
 def answer_params(args) -> dict:
     """``ask``/``eval``: top-k, top-n, the fused levers and the contextual variant (``--config`` filling
     what is not given), as :func:`rag_lab.retrieve.tuned_config.answering_params` builds them for the API."""
-    from rag_lab.retrieve.levers import FUSED_LEVERS
     from rag_lab.retrieve.tuned_config import answering_params
 
-    return answering_params(tuned_config(args), args.top_k, args.top_n, args.contextual,
-                            **{name: getattr(args, name) for name in FUSED_LEVERS})
-
+    return answering_params(tuned_config(args), args.top_k, args.top_n, args.contextual, **_given(args))

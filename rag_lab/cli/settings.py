@@ -69,6 +69,8 @@ def tuned_config(args):
         from rag_lab.retrieve.tuned_config import read_tuned_config
 
         args._tuned_config = read_tuned_config(path)  # num_queries > 1: the live retrievers rewrite (retrieve/rewrites.py)
+        if getattr(args, "contextual", "") in (None, "none"):  # the file's variant, unless --contextual names one
+            args.contextual = args._tuned_config.contextual
     return args._tuned_config
 
 

@@ -19,8 +19,9 @@ def add_tune(sub, common) -> None:
                         "first five chunks; nDCG@10 for BEIR qrels)")
     p.add_argument("--modes", default=None, help="fused modes (default fusion,hybrid)")
     from rag_lab.cli.options import add_axis_options
+    from rag_lab.retrieve.configuration import axes
 
-    add_axis_options(p, defaults={"weights": "1:1,0.7:1.3,1.3:0.7", "max_per_doc": "0,1,2"},
+    add_axis_options(p, defaults={a.key: ",".join(a.text(v) for v in a.tune_values) for a in axes() if a.tune_values},
                      helps={"top_k": "chunks the fused retriever returns, the generator's context: values to try",
                             "weights": "dense:sparse leg weight pairs",
                             "max_per_doc": "per-document caps in the top-k, 0 = no cap"})

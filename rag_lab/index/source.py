@@ -10,12 +10,11 @@ from __future__ import annotations
 
 import hashlib
 import json
-import warnings
 from pathlib import Path
 
 from rag_lab.config import Settings
 from rag_lab.datasets import Dataset
-from rag_lab.errors import IndexNotReadyError, StaleIndexWarning
+from rag_lab.errors import IndexNotReadyError, StaleIndexWarning, warn_at_caller
 from rag_lab.index.manifest import IndexManifest
 from rag_lab.ingest.loaders import INGEST_VERSION
 from rag_lab.tokenizer import TokenizerSpec
@@ -70,7 +69,7 @@ def check_source(manifest: IndexManifest, dataset: Dataset, settings: Settings, 
     if manifest.files_signature and files_signature(dataset) == manifest.files_signature:
         return
     if corpus_fingerprint(dataset, settings, TokenizerSpec.from_dict(manifest.tokenizer)) != manifest.fingerprint:
-        warnings.warn(StaleIndexWarning(
+        warn_at_caller(StaleIndexWarning(
             f"{asked} has changed since it was indexed ({manifest.built_at}); results come from the old "
             f"index — refresh it with: rag-lab index {asked}"
-        ), stacklevel=3)
+        ))

@@ -19,7 +19,7 @@ def resolve_concurrency(concurrency: int | None, settings: Settings, judge_cfg: 
     """1 for the in-process local model (one llama.cpp context answers one prompt at a time), 8 for
     remote providers; an explicit value > 1 with a local generator or judge is refused."""
     local = [what for what, cfg in (("generator", settings if llm is None else None), ("judge", judge_cfg))
-             if cfg is not None and cfg.llm_provider == "local"]
+             if cfg is not None and cfg.llm_is_local]
     if concurrency is None:
         return 1 if local or llm is not None else REMOTE_CONCURRENCY
     if concurrency < 1:

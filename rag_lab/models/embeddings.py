@@ -1,6 +1,7 @@
-"""Embedding models: ``local`` (all-MiniLM-L6-v2 shipped in a wheel; its exported graph on OpenVINO or
-ONNX Runtime, or PyTorch: RAG_LAB_EMBED_BACKEND), ``openai``, ``bedrock``, ``openai_compatible`` (any
-server with OpenAI's embeddings API: RAG_LAB_EMBED_BASE_URL)."""
+"""Embedding models, one builder per row of :data:`rag_lab.config.EMBED_PROVIDERS`: ``local``
+(all-MiniLM-L6-v2 shipped in a wheel; its exported graph on OpenVINO or ONNX Runtime, or PyTorch:
+RAG_LAB_EMBED_BACKEND), ``openai``, ``bedrock``, ``openai_compatible`` (any server with OpenAI's
+embeddings API: RAG_LAB_EMBED_BASE_URL)."""
 
 from __future__ import annotations
 
@@ -12,20 +13,21 @@ from typing import Any
 from llama_index.core.base.embeddings.base import BaseEmbedding
 from pydantic import SecretStr
 
-from rag_lab.config import Settings
+from rag_lab.config import EMBED_PROVIDERS, Settings
 from rag_lab.errors import ConfigError
 
 
 def embed_model_id(settings: Settings) -> str:
     """Identifies the vectors: part of the embedding-cache key and of the index fingerprint."""
-    if settings.embed_provider == "openai_compatible":  # a model name means nothing without its server
-        return f"openai_compatible@{settings.embed_base_url}:{settings.embed_model_name}"
-    if settings.embed_provider == "local" and settings.embed_backend == "openvino":
+    spec = EMBED_PROVIDERS[settings.embed_provider]
+    if spec.endpoint_setting:  # a model name means nothing without its server
+        return f"{spec.name}@{getattr(settings, spec.endpoint_setting)}:{settings.embed_model_name}"
+    if spec.local and settings.embed_backend == "openvino":
         from rag_lab.models.onnx_embedding import openvino_precision
 
         # OpenVINO computes in the CPU's precision (bf16 or f32): each its own vectors.
         return f"local:{settings.embed_model_name}+openvino-{openvino_precision()}"
-    if settings.embed_provider == "local" and settings.embed_backend != "torch":
+    if spec.local and settings.embed_backend != "torch":
         # Another numeric path gives (slightly) other vectors: its own cache entries and index fingerprint.
         return f"local:{settings.embed_model_name}+{settings.embed_backend}"
     return f"{settings.embed_provider}:{settings.embed_model_name}"
@@ -64,7 +66,7 @@ def _local_onnx_embedding(path: str, models_dir: Path, backend: str, batch_size:
     return OnnxEmbedding(graph, Path(path), batch_size=batch_size, runtime=runtime)
 
 
-def local_embedding(settings: Settings) -> BaseEmbedding:
+def local_embedding(settings: Settings, **_: Any) -> BaseEmbedding:
     """The local MiniLM on the configured backend (the ONNX graph exported on first use if the
     set-up did not)."""
     if settings.embed_backend == "torch":
@@ -118,34 +120,42 @@ def _guarded_openai_embedding(settings: Settings, api_key: str, key: SecretStr |
 
 
 def get_embed_model(settings: Settings, *, http_client: Any = None, bedrock_client: Any = None) -> BaseEmbedding:
-    """The configured embedding model. ``http_client`` (httpx, for OpenAI) and ``bedrock_client``
-    (boto3 ``bedrock-runtime``) let tests put a mock transport under the real SDKs."""
-    provider = settings.embed_provider
-    if provider == "local":
-        return local_embedding(settings)
-    if provider == "openai":
-        if settings.openai_api_key is None:
-            raise ConfigError("OpenAI embeddings need an API key", "set OPENAI_API_KEY")
-        return _guarded_openai_embedding(settings, settings.openai_api_key.get_secret_value(), settings.openai_api_key,
-                                         model=settings.embed_model_name, http_client=http_client)
-    if provider == "openai_compatible":
-        if not settings.embed_base_url:
-            raise ConfigError("openai_compatible embeddings need the server's address",
-                              "set RAG_LAB_EMBED_BASE_URL, e.g. http://127.0.0.1:8000/v1")
-        # What llama-index-embeddings-openai-like's OpenAILikeEmbedding does (a model name passed
-        # through, another base URL); that package pins llama-index-embeddings-openai < 0.7.
-        key = settings.embed_api_key.get_secret_value() if settings.embed_api_key is not None else ""
-        return _guarded_openai_embedding(settings, key.strip() or "not-needed", settings.embed_api_key,
-                                         model_name=settings.embed_model_name, api_base=settings.embed_base_url,
-                                         http_client=http_client)
-    if provider == "bedrock":
-        if not settings.aws_region:
-            raise ConfigError("Bedrock embeddings need an AWS region", "set AWS_REGION (and AWS credentials)")
-        from llama_index.embeddings.bedrock import BedrockEmbedding
+    """The configured embedding model (its provider row's builder). ``http_client`` (httpx, for OpenAI)
+    and ``bedrock_client`` (boto3 ``bedrock-runtime``) let tests put a mock transport under the real SDKs."""
+    spec = EMBED_PROVIDERS.get(settings.embed_provider)
+    if spec is None:
+        raise ConfigError(f"Unknown embedding provider {settings.embed_provider!r}",
+                          f"use {', '.join(EMBED_PROVIDERS)}")
+    transports = {"http_client": http_client, "bedrock_client": bedrock_client}
+    return spec.load_builder()(settings, **{k: v for k, v in transports.items() if v is not None})
 
-        return BedrockEmbedding(model_name=settings.embed_model_name, region_name=settings.aws_region,
-                                client=bedrock_client)
-    raise ConfigError(f"Unknown embedding provider {provider!r}", "use local, openai, bedrock or openai_compatible")
+
+def openai_embedding(settings: Settings, *, http_client: Any = None, **_: Any) -> BaseEmbedding:
+    if settings.openai_api_key is None:
+        raise ConfigError("OpenAI embeddings need an API key", "set OPENAI_API_KEY")
+    return _guarded_openai_embedding(settings, settings.openai_api_key.get_secret_value(), settings.openai_api_key,
+                                     model=settings.embed_model_name, http_client=http_client)
+
+
+def openai_compatible_embedding(settings: Settings, *, http_client: Any = None, **_: Any) -> BaseEmbedding:
+    if not settings.embed_base_url:
+        raise ConfigError("openai_compatible embeddings need the server's address",
+                          "set RAG_LAB_EMBED_BASE_URL, e.g. http://127.0.0.1:8000/v1")
+    # What llama-index-embeddings-openai-like's OpenAILikeEmbedding does (a model name passed
+    # through, another base URL); that package pins llama-index-embeddings-openai < 0.7.
+    key = settings.embed_api_key.get_secret_value() if settings.embed_api_key is not None else ""
+    return _guarded_openai_embedding(settings, key.strip() or "not-needed", settings.embed_api_key,
+                                     model_name=settings.embed_model_name, api_base=settings.embed_base_url,
+                                     http_client=http_client)
+
+
+def bedrock_embedding(settings: Settings, *, bedrock_client: Any = None, **_: Any) -> BaseEmbedding:
+    if not settings.aws_region:
+        raise ConfigError("Bedrock embeddings need an AWS region", "set AWS_REGION (and AWS credentials)")
+    from llama_index.embeddings.bedrock import BedrockEmbedding
+
+    return BedrockEmbedding(model_name=settings.embed_model_name, region_name=settings.aws_region,
+                            client=bedrock_client)
 
 
 def embed_queries(model: BaseEmbedding, queries: list[str]) -> list[list[float]]:

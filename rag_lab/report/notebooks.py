@@ -39,8 +39,22 @@ def execute(notebook: Path, output: Path, parameters: dict | None = None, cwd: P
     output.parent.mkdir(parents=True, exist_ok=True)
     pm.execute_notebook(str(notebook), str(output), parameters=parameters or {}, cwd=str(cwd) if cwd else None,
                         kernel_name=kernel_name, progress_bar=False, log_output=False,
-                        execution_timeout=timeout)
+                        execution_timeout=timeout, config=kernel_config())
     return output
+
+
+def kernel_config():
+    """The kernels this machine starts for itself talk over IPC (Unix sockets beside their connection
+    file), not TCP: nothing listens on a port, and the kernel has no "running over TCP without
+    encryption" warning to print. Windows has no IPC transport: TCP there."""
+    import os
+
+    from traitlets.config import Config
+
+    config = Config()
+    if os.name != "nt":
+        config.KernelManager.transport = "ipc"
+    return config
 
 
 def error_cells(notebook: Path) -> list[str]:

@@ -10,6 +10,9 @@ from __future__ import annotations
 from llama_index.core.base.base_retriever import BaseRetriever
 from llama_index.core.schema import NodeWithScore, QueryBundle
 
+from rag_lab.retrieve.configuration import DEFAULTS, RetrievalConfig, check_fusion_k, check_leg_weights
+from rag_lab.retrieve.post_fusion import check_max_per_doc
+
 # Metadata every result node carries (the contract suite checks it).
 REQUIRED_METADATA = ("doc_id", "chunk_id", "filename", "page")
 # Metadata the LLM and the embedder must not see.
@@ -21,6 +24,16 @@ def check_top_k(top_k: int, name: str = "top_k") -> int:
     if not isinstance(top_k, int) or isinstance(top_k, bool) or top_k < 1:
         raise ValueError(f"{name} must be a whole number ≥ 1, got {top_k!r}")
     return top_k
+
+
+def checked_levers(config: RetrievalConfig) -> RetrievalConfig:
+    """``config`` when its fused levers are valid (a ``ValueError`` naming the first that is not)."""
+    check_fusion_k(config.fusion_k)
+    check_top_k(config.top_k)
+    check_top_k(config.prefetch, "prefetch")
+    check_leg_weights(config.dense_weight, config.sparse_weight)
+    check_max_per_doc(config.max_per_doc)
+    return config
 
 
 def check_query(query: str) -> str:
@@ -49,7 +62,7 @@ class LabRetriever(BaseRetriever):
 
     mode_name: str = "base"
 
-    def __init__(self, top_k: int = 10, **kwargs) -> None:
+    def __init__(self, top_k: int = DEFAULTS.top_k, **kwargs) -> None:
         self.top_k = check_top_k(top_k)
         super().__init__(**kwargs)
 

@@ -1,7 +1,11 @@
 """The retrieval levers in one place: :class:`RetrievalConfig` holds every lever and its default,
 :data:`AXES` the levers an ablation grid varies and what each axis means to the rest of the lab.
 
-Everything else derives from these two: the retrievers' constructor defaults, ``ir``'s checkpoint
+A command parses its lever flags (generated from the fields: :func:`lever_fields`), the API its
+keywords or ``--config`` its file into one ``RetrievalConfig``, which
+:func:`~rag_lab.retrieve.registry.build_retriever` hands to the fused retrievers whole; they and the
+grid apply the same post-fusion step (:mod:`rag_lab.retrieve.post_fusion`). Everything else derives
+from these two: the retrievers' defaults, ``ir``'s checkpoint
 key (:func:`fused_defaults`), the tuned configuration file (:class:`~rag_lab.retrieve.tuned_config.TunedConfig`
 is a ``RetrievalConfig`` with provenance), and, through :func:`axes`, the ablation grid
 (``GridSpec``: its axes, default values, baselines and configuration ids), ``--grid`` files and
@@ -16,26 +20,102 @@ their values at once (:func:`rag_lab.evaluate.ablation.grid.fused_order`).
 
 from __future__ import annotations
 
-from collections.abc import Callable, Sequence
-from dataclasses import dataclass
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass, field, fields, replace
 from typing import Any
 
 from rag_lab.fusion.rrf import DEFAULT_RRF_K
+from rag_lab.retrieve.post_fusion import capped, check_max_per_doc
+
+
+def lever(default: Any, help: str, *, shown: str | None = None, metavar: str | None = None, flag: bool = True,
+          cli_type: str | None = None, written: bool = True) -> Any:
+    """A :class:`RetrievalConfig` field and what the command line and the API say of it.
+
+    ``help``: the flag's help, ``(default …)`` added (``shown``: the default in words, else the value);
+    ``flag``: one of the fused levers every retrieving command takes as ``--name`` and the API as
+    ``name=`` (False: commands declare their own flag, with their own default, e.g. ``--top-k``);
+    ``cli_type``: how the flag parses its text (``positive_int``, ``non_negative_int``,
+    ``non_negative_float``; default: the field's type); ``written``: ``rag-lab tune`` writes it
+    into the configuration file even at its default."""
+    return field(default=default, metadata={"help": help, "shown": shown, "metavar": metavar, "flag": flag,
+                                            "cli_type": cli_type, "written": written})
 
 
 @dataclass(frozen=True)
 class RetrievalConfig:
-    """Every retrieval lever with the lab's default, in the command line's names."""
+    """Every retrieval lever with the lab's default, in the command line's names: the one object a
+    command parses its flags (or the API its keywords, or ``--config`` its file) into and hands through
+    :func:`~rag_lab.retrieve.registry.build_retriever` to the retrievers."""
 
-    mode: str = "hybrid"
-    fusion_k: float = DEFAULT_RRF_K  # RRF k, ranks from 1
-    prefetch: int = 100  # candidates per leg
-    dense_weight: float = 1.0
-    sparse_weight: float = 1.0
-    max_per_doc: int = 0  # chunks per document in the top-k; 0 = no cap
-    top_k: int = 5  # chunks the retriever returns
-    top_n: int | None = None  # chunks the LLM reads (None: the command's default)
-    num_queries: int = 1  # > 1: the LLM writes num_queries - 1 rewrites, fused by RRF
+    mode: str = lever("hybrid", "the retrieval mode", flag=False)
+    fusion_k: float = lever(DEFAULT_RRF_K, "RRF k, ranks from 1", cli_type="int")
+    prefetch: int = lever(100, "candidates per leg for fusion/hybrid", cli_type="positive_int")
+    dense_weight: float = lever(1.0, "fusion/hybrid: the dense leg's weight")
+    sparse_weight: float = lever(1.0, "fusion/hybrid: the sparse leg's weight")
+    max_per_doc: int = lever(0, "fusion/hybrid: at most M chunks per document in the top-k, the next-best chunks "
+                                "filling the gaps", shown="0 = no cap", metavar="M", cli_type="non_negative_int")
+    top_k: int = lever(5, "chunks the retriever returns", flag=False)
+    top_n: int | None = lever(None, "chunks the LLM reads (None: the command's default)", flag=False)
+    num_queries: int = lever(1, "> 1: the LLM writes num_queries - 1 rewrites, fused by RRF", flag=False)
+    year_boost: float | None = lever(None, "fusion/hybrid: a result whose document (file name) carries a program year "
+                                           "or legislature the question names gains W × the first result's score",
+                                     shown="off", metavar="W", cli_type="non_negative_float", written=False)
+    contextual: str = lever("none", "the contextual index variant (rag-lab index --contextual)", flag=False,
+                            written=False)
+
+    def with_levers(self, **levers: Any) -> "RetrievalConfig":
+        """This configuration with ``levers`` changed (None: not given, the current value kept); an
+        unknown or old name is refused (:func:`check_lever_names`)."""
+        check_lever_names(levers)
+        return replace(self, **{name: value for name, value in levers.items() if value is not None})
+
+    def post_fusion_values(self) -> list[tuple["Axis", Any]]:
+        """(axis, value) of every axis applied to the fused ranking (the cap, and any axis added)."""
+        return [(a, self.axis_value(a)) for a in kernel_axes()]
+
+    def axis_value(self, axis: "Axis") -> Any:
+        values = tuple(getattr(self, lever, axis.default) for lever in axis.lever_names)
+        return values if axis.pair else values[0]
+
+
+def lever_fields() -> tuple:
+    """Every field of :class:`RetrievalConfig`, read at call time (a test may add one)."""
+    return fields(RetrievalConfig)
+
+
+def flag_levers() -> tuple[str, ...]:
+    """The fused levers as every retrieving command and API verb names them (``fusion_k`` … ``year_boost``):
+    the fields marked ``flag``."""
+    return tuple(f.name for f in lever_fields() if f.metadata.get("flag", True))
+
+
+def lever_help(f) -> str:
+    """A field's flag help with its default (``… (default 60)``)."""
+    shown = f.metadata.get("shown")
+    if shown is None:
+        shown = f"{f.default:g}" if isinstance(f.default, float) else f"{f.default}"
+    return f"{f.metadata.get('help', f.name)} (default {shown})"
+
+
+# Names that meant a lever before and are refused with the name to use.
+RENAMED = {"rrf_k": "fusion_k"}
+
+
+def renamed_hint(name: str) -> str | None:
+    """"'rrf_k' is now called 'fusion_k'" when ``name`` is an old name of a lever, else None."""
+    new = RENAMED.get(str(name).replace("-", "_"))
+    return f"{name!r} is now called {new!r}" if new else None
+
+
+def check_lever_names(levers: Mapping[str, Any]) -> None:
+    """``TypeError`` naming a keyword that is no lever (an old name: with the new one)."""
+    known = {f.name for f in lever_fields()}
+    unknown = [name for name in levers if name not in known]
+    if unknown:
+        hints = [hint for name in unknown if (hint := renamed_hint(name))]
+        raise TypeError(f"unknown retrieval lever(s) {', '.join(repr(n) for n in unknown)}"
+                        + (f" ({'; '.join(hints)})" if hints else "") + f"; levers: {', '.join(sorted(known))}")
 
 
 DEFAULTS = RetrievalConfig()
@@ -62,17 +142,7 @@ def weight_pair(value: Any) -> tuple[float, float]:
     return dense, sparse
 
 
-def capped(ranked: Sequence[str], cap: int, document_of: Callable[[str], str], depth: int) -> list[str]:
-    """The per-document cap's kernel: the retrievers' own rule (:func:`~rag_lab.retrieve.diversity.cap_per_document`)."""
-    from rag_lab.retrieve.diversity import cap_per_document  # LlamaIndex: not for the CLI's --help
-
-    kept, _ = cap_per_document(ranked, document_of, cap, depth)
-    return [chunk for _, chunk in kept]
-
-
 def check_caps(values: Sequence) -> None:
-    from rag_lab.retrieve.diversity import check_max_per_doc
-
     for cap in values:
         check_max_per_doc(cap)  # the retrievers' own rule
 
@@ -138,6 +208,7 @@ class Axis:
     kernel: Kernel | None = None  # applied to the fused ranking; None: inside the fusion formula or the cut
     check: Callable[[Sequence], None] | None = None  # refuses a grid's values (ValueError, one line)
     default: Any = None  # the lab's default when its lever is not a RetrievalConfig field
+    tune_values: tuple | None = None  # ``rag-lab tune``'s values when they differ from ``grid_values``
 
     @property
     def pair(self) -> bool:
@@ -192,12 +263,12 @@ AXES: tuple[Axis, ...] = (
     Axis("weights", "weights", ("dense_weight", "sparse_weight"), "w", ((1.0, 1.0),),
          "do the leg weights matter? each weight pair against the default pair, at the default k and prefetch",
          "weight pair", "weights", "weights", "dense:sparse leg weight pairs, e.g. 0.7:1.3,1:1,1.3:0.7",
-         check=check_weights),
+         check=check_weights, tune_values=((1.0, 1.0), (0.7, 1.3), (1.3, 0.7))),
     Axis("max_per_doc", "max_per_doc", ("max_per_doc",), "cap", (0,),
          "does a cap of chunks per document matter? each cap against no cap, at the default k, prefetch and weights",
          "cap", "max-per-doc", "cap",
          "caps of chunks per document in the top-k (0 = no cap, the baseline), e.g. 0,1,2,3",
-         token_at_default=False, kernel=capped, check=check_caps),
+         token_at_default=False, kernel=capped, check=check_caps, tune_values=(0, 1, 2)),
     Axis("top_k", "top_k", ("top_k",), "top", (3, 5, 7, 10),
          "",  # not compared: metrics at different cut-offs are not comparable
          "top-k", "top-k", "top-k",
@@ -213,6 +284,11 @@ def axes() -> tuple[Axis, ...]:
     return AXES
 
 
+def tune_grid() -> dict[str, tuple]:
+    """``rag-lab tune``'s grid: each axis's ``tune_values`` where it has its own (axis key → values)."""
+    return {a.key: a.tune_values for a in axes() if a.tune_values is not None}
+
+
 def axis(name: str) -> Axis:
     """The axis called ``name`` (KeyError when the table has none)."""
     for a in axes():
@@ -224,6 +300,18 @@ def axis(name: str) -> Axis:
 def compared_axes() -> tuple[Axis, ...]:
     """The axes a grid compares at one top-k (every axis but the cut)."""
     return tuple(a for a in axes() if a.name != CUT)
+
+
+FORMULA_AXES = ("k", "prefetch", "weights")  # applied inside the fusion formula, not to the fused list
+
+
+def kernel_axes() -> tuple[Axis, ...]:
+    """The axes applied to the fused ranking, in the table's order (the cap, and any axis added)."""
+    table = axes()
+    lacking = [a.name for a in table if a.kernel is None and a.name not in (*FORMULA_AXES, CUT)]
+    if lacking:
+        raise ValueError(f"ablation axes without a kernel: {', '.join(lacking)} (give each Axis a kernel)")
+    return tuple(a for a in table if a.kernel is not None)
 
 
 def fused_defaults() -> dict[str, Any]:

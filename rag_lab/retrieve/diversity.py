@@ -9,56 +9,40 @@ before the top-k cut, by ``fusion`` and ``hybrid`` and by the ablation grid (the
 
 from __future__ import annotations
 
-from collections.abc import Callable, Sequence
-from typing import TypeVar
+from collections.abc import Sequence
+from typing import TYPE_CHECKING
 
-from llama_index.core.schema import NodeWithScore
-
+from rag_lab.retrieve.post_fusion import cap_per_document, check_max_per_doc, post_fusion
 from rag_lab.retrieve.records import doc_key
 
-T = TypeVar("T")
+if TYPE_CHECKING:
+    from llama_index.core.schema import NodeWithScore
+
+    from rag_lab.retrieve.configuration import RetrievalConfig
+
+__all__ = ["cap_per_document", "check_max_per_doc", "post_fusion_results"]
 
 
-def check_max_per_doc(value: int) -> int:
-    if not isinstance(value, int) or isinstance(value, bool) or value < 0:
-        raise ValueError(f"max_per_doc must be a whole number ≥ 0 (0 = no cap), got {value!r}")
-    return value
+def post_fusion_results(results: Sequence[NodeWithScore], config: RetrievalConfig) -> list[NodeWithScore]:
+    """The fused ``results`` through the one post-fusion step the ablation grid also applies
+    (:func:`rag_lab.retrieve.configuration.post_fusion`: the cap and any axis added, then ``config.top_k``).
+    With a cap, a kept result that carries an explanation (``--explain``) also records its rank in
+    the fused list and the chunks the cap skipped just above it (rank and document)."""
+    by_id = {r.node.node_id: r for r in results}
+    ids = post_fusion(list(by_id), config.post_fusion_values(), lambda i: doc_key(by_id[i].node.metadata),
+                      config.top_k)
+    out = [by_id[i] for i in ids]
+    if config.max_per_doc:
+        _explain_cap(results, out, config.max_per_doc, config.top_k)
+    return out
 
 
-def cap_per_document(ranked: Sequence[T], document_of: Callable[[T], str], max_per_doc: int,
-                     top_k: int | None = None) -> tuple[list[tuple[int, T]], list[tuple[int, T]]]:
-    """``(kept, skipped)``: ``ranked`` items (best first) with at most ``max_per_doc`` per document,
-    the first ``top_k`` of them, each with its 1-based rank in ``ranked``; ``skipped`` the items the
-    cap passed over before the last kept one. ``max_per_doc = 0``: nothing is skipped."""
-    check_max_per_doc(max_per_doc)
-    kept: list[tuple[int, T]] = []
-    skipped: list[tuple[int, T]] = []
-    per_doc: dict[str, int] = {}
-    for rank, item in enumerate(ranked, start=1):
-        if top_k is not None and len(kept) >= top_k:
-            break
-        doc = document_of(item)
-        if max_per_doc and per_doc.get(doc, 0) >= max_per_doc:
-            skipped.append((rank, item))
-            continue
-        per_doc[doc] = per_doc.get(doc, 0) + 1
-        kept.append((rank, item))
-    return kept, skipped
-
-
-def cap_results(results: Sequence[NodeWithScore], max_per_doc: int, top_k: int) -> list[NodeWithScore]:
-    """The fused ``results`` capped to ``max_per_doc`` chunks per document, cut at ``top_k``. A kept
-    result that carries an explanation (``--explain``) also records its rank in the fused list and
-    the chunks the cap skipped just above it (rank and document)."""
-    if not max_per_doc:
-        return list(results)[:top_k]
+def _explain_cap(results: Sequence[NodeWithScore], out: Sequence[NodeWithScore], max_per_doc: int, top_k: int) -> None:
     kept, skipped = cap_per_document(results, lambda r: doc_key(r.node.metadata), max_per_doc, top_k)
-    out = []
+    shown = {id(r) for r in out}
     for rank, result in kept:
         explanation = result.node.metadata.get("explanation")
-        if isinstance(explanation, dict):
+        if id(result) in shown and isinstance(explanation, dict):
             above = [{"fused_rank": r, "document": doc_key(s.node.metadata)} for r, s in skipped
                      if r < rank and not any(r < k < rank for k, _ in kept)]
             explanation.update({"fused_rank": rank, "max_per_doc": max_per_doc, "skipped_by_cap": above})
-        out.append(result)
-    return out

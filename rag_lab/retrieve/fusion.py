@@ -1,13 +1,15 @@
 """`fusion`: LlamaIndex's ``QueryFusionRetriever`` over dense + BM25, client-side, made exact.
 
 What the stock class gets wrong and this subclass fixes:
-- RRF's k is hard-coded to 60 with 0-based ranks → ``rrf_k`` is exposed, ranks count from 1;
+- RRF's k is hard-coded to 60 with 0-based ranks → ``fusion_k`` is exposed, ranks count from 1;
 - ``retriever_weights`` are ignored by RRF → they weight each leg's RRF term;
 - results are de-duplicated by content hash, so two chunks with the same text merge and their
   scores add → de-duplicated by node id;
 - an LLM is demanded even with ``num_queries=1`` → a ``MockLLM`` (no query generation).
-Every result carries an explanation: both legs' ranks, scores and terms. ``max_per_doc`` caps the
-chunks per document in the top-k (:mod:`rag_lab.retrieve.diversity`).
+Every result carries an explanation: both legs' ranks, scores and terms. The levers come as one
+:class:`~rag_lab.retrieve.configuration.RetrievalConfig` (or as its field names); the fused list goes
+through the one post-fusion step the ablation grid applies too (the cap and any added axis, then the
+top-k: :func:`rag_lab.retrieve.diversity.post_fusion_results`).
 """
 
 from __future__ import annotations
@@ -22,11 +24,12 @@ from llama_index.core.schema import NodeWithScore, QueryBundle
 from rag_lab.fusion import Explanation, explain_fusion, rank_fused
 from rag_lab.fusion.score import leg_contributions
 from rag_lab.index import CorpusIndex
-from rag_lab.retrieve.base import check_query, check_top_k, finalize_results
+from rag_lab.retrieve.base import check_query, checked_levers, finalize_results
 from rag_lab.retrieve.bm25 import BM25Retriever
-from rag_lab.retrieve.configuration import DEFAULTS, check_fusion_k, check_leg_weights
+from rag_lab.retrieve.configuration import DEFAULTS, RetrievalConfig, check_leg_weights
+from rag_lab.retrieve.post_fusion import needs_whole_list
 from rag_lab.retrieve.dense import DenseRetriever
-from rag_lab.retrieve.diversity import cap_results, check_max_per_doc
+from rag_lab.retrieve.diversity import post_fusion_results
 
 FusionMode = Literal["reciprocal_rerank", "relative_score", "dist_based_score"]
 DENSE, SPARSE = 0, 1
@@ -43,37 +46,33 @@ class FusionRetriever(QueryFusionRetriever):
     def __init__(
         self,
         index: CorpusIndex,
-        top_k: int = 10,
-        prefetch: int = DEFAULTS.prefetch,
-        rrf_k: float = DEFAULTS.fusion_k,
-        dense_weight: float = DEFAULTS.dense_weight,
-        sparse_weight: float = DEFAULTS.sparse_weight,
+        config: RetrievalConfig | None = None,
+        *,
         fusion_mode: FusionMode = "reciprocal_rerank",
         score_threshold: float | None = None,
-        max_per_doc: int = DEFAULTS.max_per_doc,
+        **levers,
     ) -> None:
-        check_fusion_k(rrf_k)
         if fusion_mode not in ("reciprocal_rerank", "relative_score", "dist_based_score"):
             raise ValueError(
                 f"fusion_mode must be reciprocal_rerank, relative_score or dist_based_score, got {fusion_mode!r}"
             )
-        self.top_k = check_top_k(top_k)
-        self.prefetch = check_top_k(prefetch, "prefetch")
-        self.rrf_k = rrf_k
-        self.weights = check_leg_weights(dense_weight, sparse_weight)
-        self.max_per_doc = check_max_per_doc(max_per_doc)
-        legs = [DenseRetriever(index, top_k=prefetch, score_threshold=score_threshold),
-                BM25Retriever(index, top_k=prefetch)]
+        self.config = checked_levers((config or DEFAULTS).with_levers(mode=self.mode_name, **levers))
+        self.top_k, self.prefetch, self.fusion_k = self.config.top_k, self.config.prefetch, self.config.fusion_k
+        self.weights = check_leg_weights(self.config.dense_weight, self.config.sparse_weight)
+        self.max_per_doc = self.config.max_per_doc
+        legs = [DenseRetriever(index, top_k=self.prefetch, score_threshold=score_threshold),
+                BM25Retriever(index, top_k=self.prefetch)]
+        whole = needs_whole_list(self.config.post_fusion_values())
         super().__init__(
-            # with a cap, the whole fused list (both legs' candidates) reaches the cap, which refills the top-k
+            # a kernel off its default (a cap) reads the whole fused list (both legs' candidates), refilling the top-k
             retrievers=legs, llm=MockLLM(), mode=FUSION_MODES(fusion_mode),
-            similarity_top_k=2 * self.prefetch if self.max_per_doc else top_k,
+            similarity_top_k=2 * self.prefetch if whole else self.top_k,
             num_queries=1, use_async=False, retriever_weights=list(self.weights),
         )
 
     def _retrieve(self, query_bundle: QueryBundle) -> list[NodeWithScore]:
         query = check_query(query_bundle.query_str)
-        return finalize_results(cap_results(super()._retrieve(QueryBundle(query)), self.max_per_doc, self.top_k))
+        return finalize_results(post_fusion_results(super()._retrieve(QueryBundle(query)), self.config))
 
     @staticmethod
     def _legs(results) -> tuple[list[NodeWithScore], list[NodeWithScore]]:
@@ -87,7 +86,7 @@ class FusionRetriever(QueryFusionRetriever):
         nodes = {hit.node.node_id: hit.node for hit in sparse + dense}  # dense copy wins
         explained = explain_fusion(
             [(h.node.node_id, h.score) for h in dense], [(h.node.node_id, h.score) for h in sparse],
-            self.rrf_k, *self.weights,
+            self.fusion_k, *self.weights,
         )
         if contributions is not None:  # score-based modes: replace RRF terms by scaled scores
             explained = {node_id: _rescored(e, contributions[0].get(node_id, 0.0), contributions[1].get(node_id, 0.0))

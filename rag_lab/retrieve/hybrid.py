@@ -7,7 +7,9 @@ every result carries both legs' ranks, scores and RRF terms at no extra search c
 fuse the lists exactly as the engine's prefetch returns them (equal leg scores keep the engine's
 positions: :meth:`HybridRetriever.engine_legs`), and order equal fused scores by the one tie rule of
 :func:`rag_lab.fusion.tie_key` (dense leg first), as ``fusion`` does.
-``max_per_doc`` caps the chunks per document in the top-k (:mod:`rag_lab.retrieve.diversity`).
+The levers come as one :class:`~rag_lab.retrieve.configuration.RetrievalConfig` (or as its field
+names); the fused list goes through the one post-fusion step the ablation grid applies too
+(:func:`rag_lab.retrieve.diversity.post_fusion_results`).
 """
 
 from __future__ import annotations
@@ -20,9 +22,10 @@ from llama_index.core.vector_stores.utils import metadata_dict_to_node
 from rag_lab.fusion import explain_fusion, qdrant_rrf_k, rank_fused
 from rag_lab.index import CorpusIndex
 from rag_lab.index.backend import Hit, SparseQuery
-from rag_lab.retrieve.base import LabRetriever, check_query, check_top_k
-from rag_lab.retrieve.configuration import DEFAULTS, check_fusion_k, check_leg_weights
-from rag_lab.retrieve.diversity import cap_results, check_max_per_doc
+from rag_lab.retrieve.base import LabRetriever, check_query, checked_levers
+from rag_lab.retrieve.configuration import DEFAULTS, RetrievalConfig, check_leg_weights
+from rag_lab.retrieve.post_fusion import needs_whole_list
+from rag_lab.retrieve.diversity import post_fusion_results
 from rag_lab.retrieve.ties import TIE_MARGIN, stable_legs
 from rag_lab.tokenizer import sparse_query_vector
 
@@ -33,25 +36,27 @@ class HybridRetriever(LabRetriever):
     def __init__(
         self,
         index: CorpusIndex,
-        top_k: int = 10,
-        prefetch: int = DEFAULTS.prefetch,
-        rrf_k: int = DEFAULTS.fusion_k,
-        dense_weight: float = DEFAULTS.dense_weight,
-        sparse_weight: float = DEFAULTS.sparse_weight,
+        config: RetrievalConfig | None = None,
+        *,
         explain: bool = False,
         score_threshold: float | None = None,
-        max_per_doc: int = DEFAULTS.max_per_doc,
-        **kwargs,
+        callback_manager=None,
+        **levers,
     ) -> None:
-        check_fusion_k(rrf_k)
+        self.config = checked_levers((config or DEFAULTS).with_levers(mode=self.mode_name, **levers))
         self.index = index
-        self.prefetch = check_top_k(prefetch, "prefetch")
-        self.rrf_k = int(rrf_k)
-        self.dense_weight, self.sparse_weight = check_leg_weights(dense_weight, sparse_weight)
+        self.prefetch = self.config.prefetch
+        self.fusion_k = int(self.config.fusion_k)
+        self.dense_weight, self.sparse_weight = check_leg_weights(self.config.dense_weight, self.config.sparse_weight)
         self.explain = explain
         self.score_threshold = score_threshold
-        self.max_per_doc = check_max_per_doc(max_per_doc)
-        super().__init__(top_k=top_k, **kwargs)
+        self.max_per_doc = self.config.max_per_doc
+        self.whole_list = needs_whole_list(self.config.post_fusion_values())
+        super().__init__(top_k=self.config.top_k, callback_manager=callback_manager)
+
+    def _post_fusion(self, results: list[NodeWithScore], top_k: int) -> list[NodeWithScore]:
+        config = self.config if top_k == self.config.top_k else self.config.with_levers(top_k=top_k)
+        return post_fusion_results(results, config)
 
     def _query_vectors(self, query: str, dense: list[float] | None = None) -> tuple[list[float], SparseQuery | None]:
         if dense is None:
@@ -81,16 +86,16 @@ class HybridRetriever(LabRetriever):
         # A few extra results, so that a tie at the cut is ordered by the tie rule, not the engine;
         # with a cap, every candidate (the cap refills the top-k from further down the fused list).
         every = 2 * self.prefetch  # both legs' candidates: the most the engine can return
-        limit = every if self.max_per_doc else min(top_k + TIE_MARGIN, every)
+        limit = every if self.whole_list else min(top_k + TIE_MARGIN, every)
         hits = self._fused(dense, sparse, limit)
         if len(hits) == limit < every and hits[-1].score == hits[min(top_k, limit) - 1].score:
             hits = self._fused(dense, sparse, every)  # a tie runs past what was fetched (e.g. a 0-weight leg's points)
         hits = self._order_ties(hits, dense, sparse)
         results = [NodeWithScore(node=metadata_dict_to_node(h.payload), score=float(h.score)) for h in hits]
-        return cap_results(results, self.max_per_doc, top_k)
+        return self._post_fusion(results, top_k)
 
     def _fused(self, dense, sparse, limit: int) -> list[Hit]:
-        return self.index.vectors.rrf(dense, sparse, self.prefetch, qdrant_rrf_k(self.rrf_k),
+        return self.index.vectors.rrf(dense, sparse, self.prefetch, qdrant_rrf_k(self.fusion_k),
                                       [self.dense_weight, self.sparse_weight], limit, self.score_threshold)
 
     def engine_legs(self, dense: list[float], sparse: SparseQuery | None) -> tuple[list[Hit], list[Hit]]:
@@ -119,13 +124,13 @@ class HybridRetriever(LabRetriever):
     def _search_explained(self, dense, sparse, top_k: int) -> list[NodeWithScore]:
         dense_hits, sparse_hits = self.engine_legs(dense, sparse)  # what plain mode's prefetch fuses
         explained = explain_fusion([(h.id, h.score) for h in dense_hits], [(h.id, h.score) for h in sparse_hits],
-                                   self.rrf_k, self.dense_weight, self.sparse_weight)
+                                   self.fusion_k, self.dense_weight, self.sparse_weight)
         ranked = rank_fused(explained)  # the tie rule plain mode applies too
-        ranked = ranked if self.max_per_doc else ranked[:top_k]
+        ranked = ranked if self.whole_list else ranked[:top_k]
         payloads = self.index.vectors.payloads([i for i, _ in ranked])
         results = []
         for point_id, explanation in ranked:
             node = metadata_dict_to_node(payloads[point_id])
             node.metadata["explanation"] = explanation.to_dict()
             results.append(NodeWithScore(node=node, score=explanation.fused_score))
-        return cap_results(results, self.max_per_doc, top_k)
+        return self._post_fusion(results, top_k)

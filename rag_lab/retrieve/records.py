@@ -3,8 +3,10 @@
 from __future__ import annotations
 
 import json
+from typing import TYPE_CHECKING
 
-from llama_index.core.schema import NodeWithScore
+if TYPE_CHECKING:
+    from llama_index.core.schema import NodeWithScore
 
 
 def doc_key(metadata: dict) -> str:

@@ -5,7 +5,7 @@ of the question (one completion, its ``QUERY_GEN_PROMPT``, one rewrite a line) a
 results of the original and of every rewrite by RRF. :func:`generate_rewrites` runs that same
 method; :class:`RewriteFusionRetriever` searches both legs of a ``fusion`` or ``hybrid`` retriever
 with each query and fuses all 2·n lists with :func:`fuse_ranked_lists` — the lab's weighted RRF
-(ranks from 1, ``rrf_k``, leg weights) summed over the queries, ties by first appearance (the
+(ranks from 1, ``fusion_k``, leg weights) summed over the queries, ties by first appearance (the
 original's dense leg, its sparse leg, then each rewrite's), then the per-document cap and the
 top-k. It is the formula ``rag-lab tune`` measures the lever with
 (:func:`rag_lab.evaluate.tune.query_gen.fuse_queries`), so a config file with ``num_queries`` > 1
@@ -25,7 +25,7 @@ from llama_index.core.schema import NodeWithScore, QueryBundle
 
 from rag_lab.fusion.rrf import rrf_term
 from rag_lab.retrieve.base import check_query, check_top_k
-from rag_lab.retrieve.diversity import cap_results
+from rag_lab.retrieve.diversity import post_fusion_results
 
 
 @dataclass
@@ -69,7 +69,7 @@ def generate_rewrites(llm, question: str, num_queries: int, cost: RewriteCost | 
     return rewrites
 
 
-def fuse_ranked_lists(lists: Sequence[tuple[Sequence[str], Sequence[str]]], rrf_k: float, dense_weight: float,
+def fuse_ranked_lists(lists: Sequence[tuple[Sequence[str], Sequence[str]]], fusion_k: float, dense_weight: float,
                       sparse_weight: float) -> list[tuple[str, float]]:
     """``[(id, score)]`` best first over every query's (dense ids, sparse ids), each list best
     first: the weighted RRF terms summed; equal scores keep first appearance (module doc)."""
@@ -78,7 +78,7 @@ def fuse_ranked_lists(lists: Sequence[tuple[Sequence[str], Sequence[str]]], rrf_
     for dense, sparse in lists:
         for ids, weight in ((dense, dense_weight), (sparse, sparse_weight)):
             for rank, item in enumerate(ids, start=1):
-                term = rrf_term(rank, rrf_k, weight)
+                term = rrf_term(rank, fusion_k, weight)
                 if term <= 0:  # a leg weighted 0 contributes nothing
                     continue
                 order.setdefault(item, None)
@@ -127,6 +127,6 @@ class RewriteFusionRetriever(BaseRetriever):
             lists.append(([h.node.node_id for h in dense], [h.node.node_id for h in sparse]))
         inner = self.inner
         weights = getattr(inner, "weights", None) or (inner.dense_weight, inner.sparse_weight)
-        fused = fuse_ranked_lists(lists, inner.rrf_k, *weights)
+        fused = fuse_ranked_lists(lists, inner.fusion_k, *weights)
         results = [NodeWithScore(node=nodes[i].node, score=s) for i, s in fused]
-        return cap_results(results, inner.max_per_doc, self.top_k)
+        return post_fusion_results(results, inner.config.with_levers(top_k=self.top_k))

@@ -14,6 +14,8 @@ file's keys are the command line's names, with the same meaning everywhere::
     top_k = 5              # --top-k: chunks the retriever returns (search's results, ask/eval's candidates)
     top_n = 5              # --top-n: chunks the LLM reads (left out: the command's default, 7)
     num_queries = 1        # > 1: the LLM writes num_queries - 1 rewrites, fused by RRF
+    year_boost = 0.5       # --year-boost (left out: off)
+    contextual = "llm"     # --contextual: the contextual index variant (left out: the plain index)
 
     [provenance]           # what chose it (free-form; read back as a dict; ``dataset`` is checked)
 
@@ -26,15 +28,12 @@ from __future__ import annotations
 
 import json
 import tomllib
-import warnings
-from dataclasses import asdict, dataclass, field
+from dataclasses import dataclass, field
 from pathlib import Path
 
-from rag_lab.errors import ConfigError, RagLabWarning
-from rag_lab.retrieve.configuration import RetrievalConfig, fused_defaults
-from rag_lab.retrieve.levers import renamed_hint
+from rag_lab.errors import ConfigError, RagLabWarning, warn_at_caller
+from rag_lab.retrieve.configuration import RetrievalConfig, flag_levers, lever_fields, renamed_hint
 
-FUSED_MODES = ("fusion", "hybrid")
 
 
 @dataclass(frozen=True)
@@ -44,18 +43,22 @@ class TunedConfig(RetrievalConfig):
     provenance: dict = field(default_factory=dict, compare=False)
 
     def __post_init__(self) -> None:
-        if self.mode not in FUSED_MODES:
-            raise ConfigError(f"tuned configuration: mode must be one of {', '.join(FUSED_MODES)}, got {self.mode!r}",
-                              "write mode = \"fusion\" or \"hybrid\"")
+        from rag_lab.retrieve.registry import fused_modes
+
+        if self.mode not in fused_modes():
+            raise ConfigError(f"tuned configuration: mode must be one of {', '.join(fused_modes())}, got {self.mode!r}",
+                              f"write mode = {' or '.join(repr(m) for m in fused_modes())}".replace("'", '"'))
         for name in ("prefetch", "top_k", "num_queries") + (("top_n",) if self.top_n is not None else ()):
             if int(getattr(self, name)) < 1:
                 raise ConfigError(f"tuned configuration: {name} must be ≥ 1", f"fix {name} in the [retrieval] table")
         if self.max_per_doc < 0 or self.fusion_k < 0:
             raise ConfigError("tuned configuration: max_per_doc and fusion_k must be ≥ 0", "fix the [retrieval] table")
+        if self.year_boost is not None and self.year_boost < 0:
+            raise ConfigError("tuned configuration: year_boost must be ≥ 0", "fix year_boost in the [retrieval] table")
 
     def retrieval_params(self) -> dict:
         """The fused levers (``build_retriever``'s parameters besides ``top_k``)."""
-        params = {lever: getattr(self, lever, default) for lever, default in fused_defaults().items()}
+        params = {lever: value for lever in flag_levers() if (value := getattr(self, lever)) is not None}
         params["max_per_doc"] = self.max_per_doc or None
         if self.num_queries > 1:  # the live retrievers search with LLM rewrites too (rag_lab.retrieve.rewrites)
             params["num_queries"] = self.num_queries
@@ -68,15 +71,21 @@ class TunedConfig(RetrievalConfig):
         return {**self.retrieval_params(), "top_k": self.top_k, **top_n}
 
     def settings(self) -> dict:
-        return {k: v for k, v in asdict(self).items() if k != "provenance" and v is not None}
+        """The file's ``[retrieval]`` table: every field set (a field not ``written`` at its default left out)."""
+        return {f.name: getattr(self, f.name) for f in lever_fields() if getattr(self, f.name) is not None
+                and (f.metadata.get("written", True) or getattr(self, f.name) != f.default)}
 
     def describe(self) -> str:
         """The levers in the command line's names, e.g. ``hybrid fusion_k 5 prefetch 25 …``."""
         cap = f"max_per_doc {self.max_per_doc}" if self.max_per_doc else "max_per_doc 0 (no cap)"
         top_n = f" top_n {self.top_n}" if self.top_n is not None else ""
         queries = f" num_queries {self.num_queries} (LLM rewrites)" if self.num_queries > 1 else ""
+        said = {"mode", "fusion_k", "prefetch", "dense_weight", "sparse_weight", "max_per_doc", "top_k", "top_n",
+                "num_queries"}
+        more = "".join(f" {f.name} {getattr(self, f.name)}" for f in lever_fields()
+                       if f.name not in said and getattr(self, f.name) != f.default)
         return (f"{self.mode} fusion_k {self.fusion_k:g} prefetch {self.prefetch} weights {self.dense_weight:g}:"
-                f"{self.sparse_weight:g} {cap} top_k {self.top_k}{top_n}{queries}")
+                f"{self.sparse_weight:g} {cap} top_k {self.top_k}{top_n}{queries}{more}")
 
     @property
     def dataset(self) -> str | None:
@@ -152,9 +161,9 @@ def warn_if_tuned_elsewhere(config: TunedConfig, source: TunedConfig | str | Pat
     """A :class:`RagLabWarning` when ``config`` was tuned on another dataset than ``dataset``."""
     tuned_on = config.dataset
     if dataset is not None and tuned_on and tuned_on != dataset:
-        warnings.warn(RagLabWarning(
+        warn_at_caller(RagLabWarning(
             f"config {_named(source)} was tuned on {tuned_on}, not {dataset}: its levers may not suit this corpus "
-            f"(tune this one: rag-lab tune {dataset})"), stacklevel=3)
+            f"(tune this one: rag-lab tune {dataset})"))
 
 
 def _named(source: TunedConfig | str | Path) -> str:
@@ -169,7 +178,7 @@ def merged(explicit: dict, config: TunedConfig | None, defaults_from_config: dic
 
 
 def fused_levers(config: TunedConfig | None, **given) -> dict:
-    """The fused levers (:data:`~rag_lab.retrieve.levers.FUSED_LEVERS`; None = not given) over the
+    """The fused levers (:func:`~rag_lab.retrieve.configuration.flag_levers`; None = not given) over the
     config's values; unset ones left out, and ``max_per_doc`` 0 (no cap) with them: the same run, and
     the same cache keys, as not giving it."""
     params = merged(given, config, config.retrieval_params() if config else {})
@@ -184,5 +193,7 @@ def answering_params(config: TunedConfig | None, top_k: int | None = None, top_n
     not given; unset ones left out (the library's defaults apply)."""
     sizes = merged({"top_k": top_k, "top_n": top_n}, config,
                    {"top_k": config.top_k, "top_n": config.top_n} if config else {})
+    if contextual in (None, "none") and config is not None:
+        contextual = config.contextual
     variant = {"contextual": contextual} if contextual not in (None, "none") else {}
     return {k: v for k, v in {**sizes, **fused_levers(config, **levers), **variant}.items() if v is not None}

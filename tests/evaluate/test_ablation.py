@@ -72,7 +72,7 @@ def test_grid_rankings_equal_live_retrievers(run, texas_index, config):
     from rag_lab.retrieve.hybrid import HybridRetriever
 
     cls = FusionRetriever if config.mode == "fusion" else HybridRetriever
-    retriever = cls(texas_index, top_k=config.top_k, prefetch=config.prefetch, rrf_k=config.k,
+    retriever = cls(texas_index, top_k=config.top_k, prefetch=config.prefetch, fusion_k=config.k,
                     dense_weight=config.dense_weight, sparse_weight=config.sparse_weight)
     queries, _, _ = ablation.load_questions(resolve_dataset("texas_childcare", texas_index.settings.datasets_dir), 10)
     for qid in list(queries)[:4]:

@@ -119,7 +119,7 @@ def test_ragas_id_context_metrics_known_values():
 
 
 def test_grid_metrics_are_cut_at_the_configurations_top_k():
-    """The issue's worked case: top-3 chunks from two documents, both relevant, five relevant in all.
+    """A worked case: top-3 chunks from two documents, both relevant, five relevant in all.
     Uncut ranx gave precision 2/2 = 1.0 and nDCG 0.553 (ideal over all five); at the top-k (3) it is
     P@3 = 2/3 and nDCG@3 = (1 + 1/log2 3) / (1 + 1/log2 3 + 1/2) = 0.765."""
     from rag_lab.evaluate.ablation.metrics import grid_per_query

@@ -51,7 +51,7 @@ def grid_run(tied_index):
 
 def _live(index, config: Config, query: str, **extra) -> list[str]:
     cls = HybridRetriever if config.mode == "hybrid" else FusionRetriever
-    retriever = cls(index, top_k=config.top_k, prefetch=config.prefetch, rrf_k=config.k, dense_weight=config.dense_weight,
+    retriever = cls(index, top_k=config.top_k, prefetch=config.prefetch, fusion_k=config.k, dense_weight=config.dense_weight,
                     sparse_weight=config.sparse_weight, max_per_doc=config.max_per_doc, **extra)
     return [r.node.node_id for r in retriever.retrieve(query)]
 
@@ -90,7 +90,7 @@ def test_a_zero_weight_leg_keeps_its_items_as_zero_score_candidates(tied_index, 
     for mode in ("fusion", "hybrid"):
         config = Config(mode, 60, 3, 0.0, 1.0, 8)
         retriever = (HybridRetriever if mode == "hybrid" else FusionRetriever)(
-            tied_index, top_k=8, prefetch=3, rrf_k=60, dense_weight=0.0, sparse_weight=1.0)
+            tied_index, top_k=8, prefetch=3, fusion_k=60, dense_weight=0.0, sparse_weight=1.0)
         results = retriever.retrieve(QUERIES["q1"])
         scores = [r.score for r in results]
         positive = sum(s > 0 for s in scores)

@@ -1,4 +1,4 @@
-"""Issue 24's measurement side: chunk_hit@5 (a relevant document among the first five *chunks*),
+"""The chunk-level measurements: chunk_hit@5 (a relevant document among the first five *chunks*),
 judged@10 (share of the top-10 documents with a judgement) and ``--split dev|rest|all`` — exact
 values on a worked case, and the real CLI on a small folder dataset with a real index."""
 

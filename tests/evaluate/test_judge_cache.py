@@ -99,7 +99,7 @@ def test_judge_identity_names_provider_endpoint_and_model(monkeypatch):
     assert llm_identity(get_llm(settings)) == "openai@http://127.0.0.1:8080/v1:gpt-4o-mini"
 
 
-# -- what shapes a judge's replies besides its name (review of 2026-11-26) -------------------------
+# -- what shapes a judge's replies besides its name ------------------------------------------------
 
 def test_a_changed_temperature_or_token_budget_is_rescored(lab_settings, tmp_path, monkeypatch):
     server = JudgeServer()

@@ -20,7 +20,7 @@ from rag_lab.progress import PlainProgress
 from tests.evaluate.test_judged_metrics import JUDGED, _record, judge
 from tests.models.fake_openai_server import FakeOpenAI, run_within
 
-BOUND = 60.0  # seconds: the "one sample finishes in under 60 s"
+BOUND = 60.0  # seconds: one sample finishes in under 60 s
 
 
 @pytest.fixture

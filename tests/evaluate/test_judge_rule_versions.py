@@ -125,3 +125,22 @@ def test_the_judged_metrics_carry_the_versions_of_the_rules_they_use(lab_setting
     expected = {"numbers", "negation", "names", "verbatim", "cells", "evidence", "verdict", "model_verdict", "statements"}
     expected |= {"claims_required"} if metric == "faithfulness" else set()
     assert set(used) == expected and all(used[name] == versions.version_of(name) for name in used)
+
+
+def test_every_judge_setting_is_declared_and_each_verdict_setting_changes_the_judges_identity(lab_settings):
+    from rag_lab.config import Settings
+    from rag_lab.evaluate.judge import judge_id
+    from rag_lab.evaluate.judge.versions import OTHER_JUDGE_SETTINGS, PROBABILITY_OPTIONS, VERDICT_SETTINGS
+
+    judge_fields = {name for name in Settings.model_fields if name.startswith("judge_")}
+    assert judge_fields == set(VERDICT_SETTINGS) | set(OTHER_JUDGE_SETTINGS)  # a new one must be declared
+    assert not set(VERDICT_SETTINGS) & set(OTHER_JUDGE_SETTINGS)
+    base = lab_settings.model_copy(update={"judge_nli": "probability"})
+    other = {"judge_evidence": 5, "judge_numbers": "off", "judge_negation": "off", "judge_names": "off",
+             "judge_verbatim": "off", "judge_claims_evidence": "whole", "judge_contrastive": "no-premise",
+             "judge_cells": "off", "judge_faithfulness_score": "share"}
+    assert set(other) == {name for name, _ in PROBABILITY_OPTIONS}
+    for name, value in other.items():
+        assert judge_id(base.model_copy(update={name: value})) != judge_id(base), name
+    for name in OTHER_JUDGE_SETTINGS[1:]:  # the deadline changes no verdict: the same judge
+        assert judge_id(base.model_copy(update={name: 5.0})) == judge_id(base)

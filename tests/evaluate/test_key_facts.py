@@ -150,7 +150,7 @@ REFUSALS = [
 
 @pytest.mark.parametrize("answer", REFUSALS)
 def test_a_refusal_earns_no_recall_and_has_no_precision(answer):
-    # the case: a refusal naming the reference's scoping code scored recall 1/3, precision 1.0
+    # a refusal that names the reference's scoping code still earns no recall and has no precision
     reference = "For a family of 5 in BCY 2026 the maximum bi-weekly income is $4,106."
     assert is_refusal(answer)
     assert claimed_text(answer) == ""

@@ -1,5 +1,5 @@
 """The dry run's estimate counts the calls the engine makes: bm25 is reranked like every mode but
-kendra (NO_RERANK_MODES), and a run that sets no top_k reranks the engine's DEFAULT_TOP_K candidates."""
+a service (kendra ranks itself: ``registry.ranks_itself``), and a run that sets no top_k reranks the engine's DEFAULT_TOP_K candidates."""
 
 from __future__ import annotations
 

@@ -19,8 +19,8 @@ from rag_lab.retrieve.configuration import DEFAULTS, Axis, RetrievalConfig, fuse
 
 def test_the_lab_defaults():
     assert (DEFAULTS.mode, DEFAULTS.fusion_k, DEFAULTS.prefetch, DEFAULTS.dense_weight, DEFAULTS.sparse_weight,
-            DEFAULTS.max_per_doc, DEFAULTS.top_k, DEFAULTS.top_n, DEFAULTS.num_queries) == (
-        "hybrid", 60, 100, 1.0, 1.0, 0, 5, None, 1)
+            DEFAULTS.max_per_doc, DEFAULTS.top_k, DEFAULTS.top_n, DEFAULTS.num_queries, DEFAULTS.year_boost,
+            DEFAULTS.contextual) == ("hybrid", 60, 100, 1.0, 1.0, 0, 5, None, 1, None, "none")
     # ir's checkpoint key holds them as JSON: the same text as before, so its checkpoints stay valid
     assert json.dumps(fused_defaults()) == '{"fusion_k": 60, "prefetch": 100, "dense_weight": 1.0, ' \
                                            '"sparse_weight": 1.0, "max_per_doc": 0}'
@@ -30,22 +30,29 @@ def test_every_place_reads_the_one_default():
     from rag_lab.evaluate.tune.run import default_config
     from rag_lab.retrieve.fusion import FusionRetriever
     from rag_lab.retrieve.hybrid import HybridRetriever
-    from rag_lab.retrieve.levers import FUSED_LEVERS
+    from rag_lab.retrieve.base import LabRetriever
+    from rag_lab.retrieve.configuration import flag_levers
+    from rag_lab.retrieve.registry import _fused
     from rag_lab.retrieve.tuned_config import TunedConfig
 
-    for cls in (FusionRetriever, HybridRetriever):
-        params = inspect.signature(cls).parameters
-        assert {name: params[name].default for name in ("prefetch", "rrf_k", "dense_weight", "sparse_weight",
-                                                         "max_per_doc")} == {
-            "prefetch": DEFAULTS.prefetch, "rrf_k": DEFAULTS.fusion_k, "dense_weight": DEFAULTS.dense_weight,
-            "sparse_weight": DEFAULTS.sparse_weight, "max_per_doc": DEFAULTS.max_per_doc}
+    for cls in (FusionRetriever, HybridRetriever):  # the levers come as the one configuration object
+        assert "config" in inspect.signature(cls).parameters
+        assert not {"rrf_k", "prefetch", "top_k", "max_per_doc"} & set(inspect.signature(cls).parameters)
+    assert inspect.signature(LabRetriever).parameters["top_k"].default == DEFAULTS.top_k  # one top-k default
+    assert "config" in inspect.signature(_fused).parameters
     tuned = TunedConfig()
     assert isinstance(tuned, RetrievalConfig)
     assert {f.name: getattr(tuned, f.name) for f in dataclasses.fields(RetrievalConfig)} == dataclasses.asdict(DEFAULTS)
     spec = GridSpec()
     assert (spec.default_k, spec.default_prefetch) == (DEFAULTS.fusion_k, DEFAULTS.prefetch)
     assert default_config(spec, "hybrid", "chunk_hit@5").id == "hybrid|k=60|p=100|w=1:1|top=7"
-    assert FUSED_LEVERS == ("fusion_k", "prefetch", "dense_weight", "sparse_weight", "max_per_doc", "year_boost")
+    assert flag_levers() == ("fusion_k", "prefetch", "dense_weight", "sparse_weight", "max_per_doc", "year_boost")
+    from rag_lab.evaluate.tune.run import TUNE_SPEC
+
+    # tune's grid is the lever table's tune values, as the command's help states them
+    assert (TUNE_SPEC.weights, TUNE_SPEC.max_per_doc) == (configuration.axis("weights").tune_values,
+                                                          configuration.axis("max_per_doc").tune_values)
+    assert configuration.tune_grid() == {"weights": ((1.0, 1.0), (0.7, 1.3), (1.3, 0.7)), "max_per_doc": (0, 1, 2)}
 
 
 def test_a_changed_default_reaches_the_grid_baseline_and_the_ir_key(monkeypatch):
@@ -203,21 +210,25 @@ def test_the_fused_retrievers_refuse_zero_weights_before_searching(texas_index, 
     with pytest.raises(ValueError, match="at least one leg weight must be > 0"):
         retriever(texas_index, dense_weight=0.0, sparse_weight=0.0)
     with pytest.raises(ValueError, match="fusion k"):
-        retriever(texas_index, rrf_k="abc")
+        retriever(texas_index, fusion_k="abc")
+    with pytest.raises(TypeError, match="'rrf_k' is now called 'fusion_k'"):
+        retriever(texas_index, rrf_k=5)
     assert retriever(texas_index, top_k=3, dense_weight=0.0).retrieve("income limit")  # one leg off: still ranks
 
 
-def test_a_fused_lever_given_to_a_mode_without_it_is_named_not_dropped_silently():
+def test_a_fused_lever_given_to_a_mode_without_it_is_named_not_dropped_silently(lab_settings, texas_index):
     import warnings
 
     from rag_lab.errors import RagLabWarning
-    from rag_lab.retrieve.bm25 import BM25Retriever
-    from rag_lab.retrieve.fusion import FusionRetriever
-    from rag_lab.retrieve.registry import _accepted
+    from rag_lab.retrieve.registry import build_retriever
 
     with pytest.warns(RagLabWarning, match="bm25 takes no fusion_k, max_per_doc: ignored"):
-        assert _accepted(BM25Retriever, {"top_k": 3, "rrf_k": 5, "max_per_doc": 1}) == {"top_k": 3}
+        bm25 = build_retriever("bm25", lab_settings, "texas_childcare", top_k=3, fusion_k=5, max_per_doc=1)
+    assert bm25.top_k == 3
     with warnings.catch_warnings():
         warnings.simplefilter("error", RagLabWarning)
-        assert _accepted(FusionRetriever, {"top_k": 3, "rrf_k": 5}) == {"top_k": 3, "rrf_k": 5}
-        assert _accepted(BM25Retriever, {"top_k": 3, "explain": True, "rrf_k": None}) == {"top_k": 3}
+        fused = build_retriever("fusion", lab_settings, "texas_childcare", top_k=3, fusion_k=5)
+        assert (fused.config.top_k, fused.config.fusion_k) == (3, 5)
+        build_retriever("bm25", lab_settings, "texas_childcare", top_k=3, explain=True, fusion_k=None)
+    with pytest.raises(TypeError, match="'rrf_k' is now called 'fusion_k'"):
+        build_retriever("fusion", lab_settings, "texas_childcare", rrf_k=5)

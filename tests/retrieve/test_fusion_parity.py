@@ -51,11 +51,11 @@ def _stock(index, prefetch, top_k):
 def test_fusion_matches_stock_where_stock_is_right(texas_index, query):
     stock = _stock(texas_index, prefetch=10, top_k=8).retrieve(query)
     # Stock scores 1/(60 + rank0) == ours with k = 59 (ranks from 1): identical scores and order.
-    same_formula = FusionRetriever(texas_index, top_k=8, prefetch=10, rrf_k=59).retrieve(query)
+    same_formula = FusionRetriever(texas_index, top_k=8, prefetch=10, fusion_k=59).retrieve(query)
     assert [r.node.node_id for r in same_formula] == [r.node.node_id for r in stock]
     assert [r.score for r in same_formula] == pytest.approx([r.score for r in stock], rel=1e-12)
     # With k = 60 and equal weights the order is the stock order.
-    ours = FusionRetriever(texas_index, top_k=8, prefetch=10, rrf_k=60).retrieve(query)
+    ours = FusionRetriever(texas_index, top_k=8, prefetch=10, fusion_k=60).retrieve(query)
     assert [r.node.node_id for r in ours] == [r.node.node_id for r in stock]
 
 
@@ -82,7 +82,7 @@ def test_fusion_fixes_what_stock_gets_wrong(texas_index):
 
 def test_fusion_weights_and_k_change_the_terms(texas_index):
     query = QUERIES[0]
-    results = FusionRetriever(texas_index, top_k=5, prefetch=10, rrf_k=5, dense_weight=2.0, sparse_weight=0.5).retrieve(query)
+    results = FusionRetriever(texas_index, top_k=5, prefetch=10, fusion_k=5, dense_weight=2.0, sparse_weight=0.5).retrieve(query)
     for r in results:
         e = r.node.metadata["explanation"]
         expected_dense = 1 / (5 + e["dense_rank"] / 2.0) if e["dense_rank"] else 0.0
@@ -101,9 +101,9 @@ def test_fusion_score_modes(texas_index, mode):
 
 
 @pytest.mark.parametrize("query", QUERIES)
-@pytest.mark.parametrize("rrf_k,weights", [(60, (1.0, 1.0)), (2, (1.0, 1.0)), (10, (0.7, 1.3))])
-def test_hybrid_explanations_match_qdrant_fusion(texas_index, query, rrf_k, weights):
-    kwargs = dict(top_k=8, prefetch=10, rrf_k=rrf_k, dense_weight=weights[0], sparse_weight=weights[1])
+@pytest.mark.parametrize("fusion_k,weights", [(60, (1.0, 1.0)), (2, (1.0, 1.0)), (10, (0.7, 1.3))])
+def test_hybrid_explanations_match_qdrant_fusion(texas_index, query, fusion_k, weights):
+    kwargs = dict(top_k=8, prefetch=10, fusion_k=fusion_k, dense_weight=weights[0], sparse_weight=weights[1])
     server_side = HybridRetriever(texas_index, **kwargs).retrieve(query)
     explained = HybridRetriever(texas_index, explain=True, **kwargs).retrieve(query)
     assert [r.node.node_id for r in explained] == [r.node.node_id for r in server_side]

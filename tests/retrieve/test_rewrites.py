@@ -22,12 +22,12 @@ def scripted_rewrites(prompt: str) -> str:
 
 
 def test_fuse_ranked_lists_sums_rrf_over_queries_ties_by_first_appearance():
-    fused = fuse_ranked_lists([(["a", "b"], ["b", "c"]), (["c", "d"], [])], rrf_k=1, dense_weight=1.0,
+    fused = fuse_ranked_lists([(["a", "b"], ["b", "c"]), (["c", "d"], [])], fusion_k=1, dense_weight=1.0,
                               sparse_weight=1.0)
     scores = dict(fused)
     assert scores["b"] == pytest.approx(1 / 3 + 1 / 2) and scores["c"] == pytest.approx(1 / 3 + 1 / 2)
     assert [i for i, _ in fused] == ["b", "c", "a", "d"]  # b and c tie: b appeared first (the original's dense leg)
-    dropped = fuse_ranked_lists([(["a"], ["b"])], rrf_k=60, dense_weight=1.0, sparse_weight=0.0)
+    dropped = fuse_ranked_lists([(["a"], ["b"])], fusion_k=60, dense_weight=1.0, sparse_weight=0.0)
     assert [i for i, _ in dropped] == ["a"]  # a leg weighted 0 contributes nothing
 
 
@@ -78,5 +78,5 @@ def test_one_query_is_the_plain_retriever_and_asks_no_llm(lab_settings, texas_in
     retriever.retrieve(QUESTION)
     assert llm.prompts == []
     dense = build_retriever("dense", lab_settings, "texas_childcare", top_k=5, num_queries=3, llm=llm)
-    dense.retrieve(QUESTION)  # a single-leg mode takes no rewrites (like rrf_k, the fused modes' lever)
+    dense.retrieve(QUESTION)  # a single-leg mode takes no rewrites (like fusion_k, the fused modes' lever)
     assert llm.prompts == []

@@ -50,6 +50,16 @@ def test_plain_lines_are_periodic():
     assert not lines[-2].startswith("embedding: 100/100")
 
 
+def test_a_slow_run_reads_seconds_per_item_not_zero_items_per_second():
+    clock = FakeClock()
+    stream = io.StringIO()
+    bar = PlainProgress(total=10, desc="eval", unit="sample", stream=stream, interval=10, clock=clock)
+    clock.now += 37.0  # one answer of the local model
+    bar.update(1)
+    line = stream.getvalue().strip()
+    assert "37.0 s/sample" in line and "0.0 sample/s" not in line and "~5m33s left" in line
+
+
 def test_quiet_until_the_interval_then_one_final_line():
     stream = io.StringIO()
     with progress_bar(total=3, desc="writing Qdrant", unit="chunk", stream=stream, interval=60) as bar:

@@ -13,7 +13,7 @@ ranks at prefetch p are the top-p of the deep list for ``fusion`` (ties broken b
 it the live retriever's top-p) and, for ``hybrid``, the engine's own top-p lists when the cache holds
 them (:func:`leg_at`; Qdrant's top-p is not a prefix of its top-P where leg scores tie). A top-k is
 a prefix of the top-max(k) ranking, so one array pass per question set covers the whole grid. A cap of M chunks per
-document (:func:`rag_lab.retrieve.diversity.cap_per_document`, the function the retrievers use) is
+document (:func:`rag_lab.retrieve.configuration.cap_per_document`, the function the retrievers use) is
 applied to the whole fused list before the top-k cut, as is any axis the lever table
 (:mod:`rag_lab.retrieve.configuration`) adds with a kernel.
 """
@@ -29,10 +29,12 @@ from typing import Any
 import numpy as np
 
 from rag_lab.fusion.rrf import rrf_terms
-from rag_lab.retrieve.configuration import Axis, axes, compared_axes
+from rag_lab.retrieve.configuration import Axis, axes, compared_axes, kernel_axes
+from rag_lab.retrieve.post_fusion import needs_whole_list, post_fusion
+from rag_lab.retrieve.registry import engine_fuses, mode_legs
 
-# The mode → (dense leg, sparse leg) each fused mode fuses.
-MODE_LEGS = {"fusion": ("dense", "bm25"), "hybrid": ("dense", "sparse")}
+# The mode → (dense leg, sparse leg) each two-leg RRF mode of the retriever registry fuses.
+MODE_LEGS = mode_legs()
 GRID_MODES = tuple(MODE_LEGS)
 
 
@@ -285,27 +287,6 @@ def fused_order(dense_ranks: np.ndarray, sparse_ranks: np.ndarray, ks: Sequence[
     return order, count
 
 
-FORMULA_AXES = ("k", "prefetch", "weights")  # applied inside the fusion formula (:func:`fused_order`)
-
-
-def kernel_axes() -> tuple[Axis, ...]:
-    """The axes applied to the fused ranking, in the table's order (the cap, and any axis added)."""
-    table = axes()
-    lacking = [a.name for a in table if a.kernel is None and a.name not in (*FORMULA_AXES, "top_k")]
-    if lacking:
-        raise ValueError(f"ablation axes without a kernel: {', '.join(lacking)} (give each Axis a kernel)")
-    return tuple(a for a in table if a.kernel is not None)
-
-
-def through_kernels(ranked: Sequence[str], values: Sequence[tuple[Axis, Any]], document_of, depth: int) -> list[str]:
-    """``ranked`` (fused chunk ids, best first) through each (kernel axis, value) in turn, ``depth``
-    results read at most (the per-document cap refills them from further down)."""
-    out = list(ranked)
-    for axis, value in values:
-        out = axis.kernel(out, value, document_of, depth)
-    return out
-
-
 def compute_grid(questions: Sequence[Candidates], spec: GridSpec) -> GridResult:
     """Fused chunk and document rankings of every configuration of ``spec`` for every question."""
     configs = spec.configs()
@@ -314,11 +295,11 @@ def compute_grid(questions: Sequence[Candidates], spec: GridSpec) -> GridResult:
     kernels = kernel_axes()
     points = list(itertools.product(*(spec.axis_values(a) for a in kernels)))
     # a kernel off its default (a cap refilling the top-k from further down) needs the whole fused list
-    whole = any(value != a.lab_default() for a in kernels for value in spec.axis_values(a))
+    whole = any(needs_whole_list(list(zip(kernels, point))) for point in points)
     for mode in spec.modes:
         dense, sparse = MODE_LEGS[mode]
         order, doc_of, dense_ranks, sparse_ranks = _rank_matrix(questions, dense, sparse, spec.prefetch,
-                                                                engine_lists=mode == "hybrid")
+                                                                engine_lists=engine_fuses(mode))
         depth = dense_ranks.shape[-1] if whole else max_top
         ranked, count = fused_order(dense_ranks, sparse_ranks, spec.fusion_k, spec.prefetch, spec.weights, depth)
         cells = list(itertools.product(enumerate(spec.fusion_k), enumerate(spec.prefetch), enumerate(spec.weights)))
@@ -331,7 +312,7 @@ def compute_grid(questions: Sequence[Candidates], spec: GridSpec) -> GridResult:
                 n = int(count[qi, pi])
                 fused = [chunk_ids[c] for c in ranked[qi, ki, pi, wi, : min(n, depth)]]
                 for point in points:
-                    best = through_kernels(fused, list(zip(kernels, point)), doc_of.__getitem__, max_top)
+                    best = post_fusion(fused, list(zip(kernels, point)), doc_of.__getitem__, max_top)  # the live step
                     for top in spec.top_k:
                         chunks = tuple(best[:top])
                         cid = ids[ki, pi, wi, point, top]

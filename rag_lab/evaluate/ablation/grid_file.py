@@ -64,7 +64,7 @@ def normalise_axes(data: Mapping[str, Any], where: str = "grid") -> dict[str, An
     for key, value in data.items():
         name = str(key).replace("-", "_")
         if name not in keys:
-            from rag_lab.retrieve.levers import renamed_hint
+            from rag_lab.retrieve.configuration import renamed_hint
 
             hint = renamed_hint(name)
             raise ConfigError(f"{where}: {hint}" if hint else f"{where}: unknown grid axis {key!r}",

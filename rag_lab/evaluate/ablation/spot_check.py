@@ -51,12 +51,10 @@ def check_points(spec: GridSpec, mode: str) -> list[tuple[Config, list[tuple[str
 
 
 def _live_ranking(index, config: Config, query: str) -> list[str]:
-    from rag_lab.retrieve.fusion import FusionRetriever
-    from rag_lab.retrieve.hybrid import HybridRetriever
-    from rag_lab.retrieve.levers import constructor_params
+    from rag_lab.retrieve.configuration import DEFAULTS
+    from rag_lab.retrieve.registry import registry_entry
 
-    cls = HybridRetriever if config.mode == "hybrid" else FusionRetriever
-    retriever = cls(index, **constructor_params(config.levers()))
+    retriever = registry_entry(config.mode).load()(index, DEFAULTS.with_levers(**config.levers()))
     return [r.node.node_id for r in retriever.retrieve(query)]
 
 

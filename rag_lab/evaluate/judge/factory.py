@@ -48,9 +48,9 @@ def judge_id(settings: Settings) -> str:
     from rag_lab.evaluate.plan.answering import model_id
 
     base = model_id(settings)  # identity.llm_name spelling: provider[@endpoint]:model
-    if settings.llm_provider == "local":
+    if settings.llm_is_local:
         base = f"{base}+{JUDGE_DESIGN}@{JUDGE_N_CTX}"
-    design = nli_design(settings, constrained=settings.llm_provider == "local")
+    design = nli_design(settings, constrained=settings.llm_is_local)
     if design == "grounded":  # with its version: a changed prompt is another judge
         from rag_lab.evaluate.judge.grounded import GroundedNLIPrompt
 
@@ -58,18 +58,15 @@ def judge_id(settings: Settings) -> str:
     elif design == "probability":  # with its options: another evidence size or numeric rule is another judge
         from rag_lab.evaluate.judge.probability import ProbabilityNLIPrompt
 
-        design = ProbabilityNLIPrompt.version + f"-e{settings.judge_evidence}-n{settings.judge_numbers}"
-        design += "-neg" * (settings.judge_negation == "code") + "-names" * (settings.judge_names == "code")
-        design += "-verb" * (settings.judge_verbatim == "code") + "-wholefc" * (settings.judge_claims_evidence == "whole")
-        design += "-contrast" * (settings.judge_contrastive == "no-premise") + "-cells" * (settings.judge_cells == "code")
-        design += "-all" * (settings.judge_faithfulness_score == "all")
-        design += "-ctx" * (context_design(settings, constrained=settings.llm_provider == "local") == "probability")
-        from rag_lab.evaluate.judge.versions import digest
+        from rag_lab.evaluate.judge.versions import digest, probability_options
+
+        design = ProbabilityNLIPrompt.version + probability_options(settings)  # the declared verdict settings
+        design += "-ctx" * (context_design(settings, constrained=settings.llm_is_local) == "probability")
 
         design += f"-r{digest()}"  # every rule's version (the cache keys hold those each metric uses)
     if design != "batch":
         base += "+" + design.replace("_", "-")
-    statements = statement_design(settings, constrained=settings.llm_provider == "local")
+    statements = statement_design(settings, constrained=settings.llm_is_local)
     if statements == "by_sentence":
         from rag_lab.evaluate.judge.by_sentence import SentenceStatementPrompt
 
@@ -93,7 +90,7 @@ def splitter_name(settings: Settings) -> str | None:
 def build_judge(settings: Settings) -> Any:
     """The judge's LlamaIndex LLM: the local model with a window for RAGAS's prompts, or the
     configured provider's model (unchanged)."""
-    if settings.llm_provider == "local":
+    if settings.llm_is_local:
         from rag_lab.models.llm.catalog import resolve_model_file
         from rag_lab.models.llm.factory import resolve_model
         from rag_lab.models.llm.local_llm import LocalLLM

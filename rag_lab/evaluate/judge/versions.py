@@ -67,6 +67,33 @@ RULES: tuple[Rule, ...] = (
 )
 BY_NAME = {rule.name: rule for rule in RULES}
 
+# The judge's settings, each declared as changing verdicts or not. Those that do are in the judge's
+# identity (``judge_id``, and through it the manifest and the judged scores' cache keys): the designs
+# chosen (``judge_nli``, ``judge_statements``, ``judge_context``, ``judge_splitter``) and the probability
+# verdicts' options, spelled as below, in this order. A new ``judge_*`` setting must join one list
+# (tests/evaluate/test_judge_rule_versions.py).
+PROBABILITY_OPTIONS: tuple[tuple[str, Any], ...] = (
+    ("judge_evidence", lambda v: f"-e{v}"),
+    ("judge_numbers", lambda v: f"-n{v}"),
+    ("judge_negation", lambda v: "-neg" * (v == "code")),
+    ("judge_names", lambda v: "-names" * (v == "code")),
+    ("judge_verbatim", lambda v: "-verb" * (v == "code")),
+    ("judge_claims_evidence", lambda v: "-wholefc" * (v == "whole")),
+    ("judge_contrastive", lambda v: "-contrast" * (v == "no-premise")),
+    ("judge_cells", lambda v: "-cells" * (v == "code")),
+    ("judge_faithfulness_score", lambda v: "-all" * (v == "all")),
+)
+VERDICT_SETTINGS = ("judge_nli", "judge_statements", "judge_context", "judge_splitter",
+                    *(name for name, _ in PROBABILITY_OPTIONS))
+# Settings of the judge that change no verdict: where its server is (named by the judge's model id
+# instead) and how long a sample's judged metrics may take (a timed-out metric fails, it is not scored).
+OTHER_JUDGE_SETTINGS = ("judge_base_url", "judge_deadline")
+
+
+def probability_options(settings: Any) -> str:
+    """The probability judge's options in its identity (``-e3-ncode-neg-names-verb-cells-all``)."""
+    return "".join(spell(getattr(settings, name)) for name, spell in PROBABILITY_OPTIONS)
+
 
 def version_of(name: str) -> str:
     return BY_NAME[name].version

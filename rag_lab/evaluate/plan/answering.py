@@ -152,8 +152,10 @@ def pending(pairs: list, done: dict[str, dict[str, Any]], retry_failed: bool = F
 def index_fingerprint(mode: str, dataset: Any, settings: Settings, contextual: str | None = None) -> str:
     """What the answer cache keys of ``mode`` name the index by (the built index, or its
     ``contextual`` variant, must exist)."""
-    if mode == "kendra":
-        return f"kendra:{settings.kendra_index_id}"
+    from rag_lab.retrieve.registry import service_index
+
+    if (remote := service_index(mode, settings)) is not None:
+        return remote
     from rag_lab.index import CorpusIndex
 
     return CorpusIndex.open(dataset, settings, contextual).manifest.fingerprint

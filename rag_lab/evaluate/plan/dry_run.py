@@ -62,7 +62,7 @@ def plan_run(plan: RunPlan, out: Path, pairs, *, resume: bool, injected_llm: boo
         if cache is not None:
             cache.close()
     # the generator and the judge as the run's manifest names them
-    seconds = estimate_seconds(settings.llm_provider == "local" and not injected_llm, answers, judging,
+    seconds = estimate_seconds(settings.llm_is_local and not injected_llm, answers, judging,
                                plan.concurrency, judging_seconds)
     # RAG_LAB_LLM_RPM: the calls cannot go faster than the limit; the wait is part of the run's time
     limited = rate_limited_seconds(None if injected_llm else settings, plan.judge_cfg, answers, judging)

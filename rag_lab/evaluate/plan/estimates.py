@@ -9,7 +9,8 @@ import math
 from dataclasses import dataclass
 
 from rag_lab.answer.engine import DEFAULT_TOP_K
-from rag_lab.answer.rerank import DEFAULT_TOP_N, NO_RERANK_MODES
+from rag_lab.answer.rerank import DEFAULT_TOP_N
+from rag_lab.retrieve.registry import is_agent, ranks_itself
 from rag_lab.models.pricing import price_for
 
 TOKENS_PER_WORD = 1.35
@@ -53,10 +54,10 @@ def answer_calls(mode: str, *, rerank: bool, top_n: int, top_k: int, chunk_words
                  context_lines: int | None) -> CallEstimate:
     words = min(chunk_words, 12 * context_lines) if context_lines else chunk_words  # compression: ~12 words a line
     prompt = int(top_n * words * TOKENS_PER_WORD) + ANSWER_OVERHEAD_TOKENS
-    if mode == "agent":
+    if is_agent(mode):
         return CallEstimate(AGENT_CALLS, AGENT_CALLS * prompt, AGENT_CALLS * EXPECTED_ANSWER_TOKENS)
     estimate = CallEstimate(1, prompt, EXPECTED_ANSWER_TOKENS)
-    if rerank and mode not in NO_RERANK_MODES:  # as the engine decides (bm25 is reranked too)
+    if rerank and not ranks_itself(mode):  # as the engine decides (bm25 is reranked too)
         estimate += CallEstimate(1, int(top_k * chunk_words * TOKENS_PER_WORD) + 200, RERANK_COMPLETION_TOKENS)
     return estimate
 
@@ -138,7 +139,7 @@ def rate_limited_seconds(settings, judge_cfg, answers: CallEstimate, judging: Ca
     a judge on the same server share theirs."""
     budgets: dict[str, list[float]] = {}  # endpoint -> [calls, rpm]
     for cfg, estimate in ((settings, answers), (judge_cfg, judging)):
-        if cfg is None or not cfg.llm_rpm or cfg.llm_provider == "local" or not estimate.calls:
+        if cfg is None or not cfg.llm_rpm or cfg.llm_is_local or not estimate.calls:
             continue
         entry = budgets.setdefault(str(cfg.llm_base_url or cfg.llm_provider), [0.0, cfg.llm_rpm])
         entry[0] += estimate.calls
@@ -159,7 +160,7 @@ class SampleCosts:
         self.answer = answer_calls(mode, rerank=rerank, top_n=top_n, top_k=top_k, chunk_words=settings.chunk_words,
                                    context_lines=settings.context_lines)
         self.judging = judge_calls(judge_metrics, top_n=top_n) if judge_cfg is not None else CallEstimate()
-        self.judge_seconds = (judge_seconds(judge_metrics, self.judging, local=judge_cfg.llm_provider == "local")
+        self.judge_seconds = (judge_seconds(judge_metrics, self.judging, local=judge_cfg.llm_is_local)
                               if judge_cfg is not None else 0.0)
         self.answer_cost = cost_of(*answer_model, self.answer)
         self.judge_cost = (cost_of(judge_cfg.llm_provider, judge_cfg.llm_model_name, self.judging)

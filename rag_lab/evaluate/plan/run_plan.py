@@ -22,6 +22,7 @@ from rag_lab.evaluate.plan.cost import price_of
 from rag_lab.evaluate.plan.estimates import SampleCosts
 from rag_lab.models.llm.disk_cache import DiskCache
 from rag_lab.models.pricing import Price
+from rag_lab.retrieve.registry import is_agent, needs_dataset
 
 
 @dataclass(frozen=True)
@@ -58,8 +59,8 @@ class RunPlan:
 
     @property
     def index_fingerprint(self) -> str | None:
-        """The built index's fingerprint (Kendra's remote index does not count)."""
-        return next((p.index for m, p in self.per_mode.items() if m != "kendra"), None)
+        """The built index's fingerprint (a service's remote index does not count)."""
+        return next((p.index for m, p in self.per_mode.items() if needs_dataset(m)), None)
 
     def generator(self, mode: str) -> str:
         """The model the mode's generator is built with (resolved once: the agent may have its own)."""
@@ -100,7 +101,7 @@ def resolve_run(dataset: Dataset, settings: Settings, modes: Sequence[str], *, r
         judge_id = llm_identity(judge_llm)
     # the configured generator(s), resolved once: the agent may have a model of its own
     resolved = {False: resolve_model(settings, for_agent=False)}
-    if "agent" in modes:
+    if any(is_agent(m) for m in modes):
         resolved[True] = resolve_model(settings, for_agent=True)
     window = context_window_input(settings)
     # one fingerprint for every mode over the index this lab builds (Kendra's remote index has its own)
@@ -111,7 +112,7 @@ def resolve_run(dataset: Dataset, settings: Settings, modes: Sequence[str], *, r
                                                     contextual=params.get("contextual"))
     per_mode = {}
     for mode in modes:
-        agent = mode == "agent"
+        agent = is_agent(mode)
         injected = agent_llm if agent else llm
         name = model_id(settings, llm=injected) if injected is not None else configured_name(settings, resolved[agent])
         index = indexes[_index_of(mode)]
@@ -124,14 +125,14 @@ def resolve_run(dataset: Dataset, settings: Settings, modes: Sequence[str], *, r
         return configured_name(settings, resolved[agent])
 
     models = {"llm": manifest_name(llm, False),
-              "agent_llm": manifest_name(agent_llm, True) if "agent" in modes else None,
+              "agent_llm": manifest_name(agent_llm, True) if any(is_agent(m) for m in modes) else None,
               "embedding": embed_model_id(settings), "judge": judge_id}
     return RunPlan(settings, dataset, tuple(modes), rerank, dict(params), metrics, judge_cfg, judge_id,
                    resolve_concurrency(concurrency, settings, judge_cfg, llm), prompt_version(), models, per_mode)
 
 
 def _index_of(mode: str) -> str:
-    return "kendra" if mode == "kendra" else "built"
+    return "built" if needs_dataset(mode) else mode  # a service's remote index is its own
 
 
 def _fingerprint(mode: str, dataset: Dataset, settings: Settings, *, required: bool,

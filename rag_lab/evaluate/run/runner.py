@@ -26,7 +26,7 @@ from typing import Any
 from rag_lab.config import LLM_PROVIDERS, Settings, get_settings
 from rag_lab.datasets import Dataset, QAPair, resolve_dataset
 from rag_lab.errors import ConfigError
-from rag_lab.retrieve.registry import INDEX_MODES, retrieval_modes
+from rag_lab.retrieve.registry import INDEX_MODES, answering_modes, needs_dataset
 from rag_lab.evaluate.plan.answering import pending
 from rag_lab.evaluate.plan.dry_run import budget_for
 from rag_lab.evaluate.plan.run_plan import RunPlan, resolve_run
@@ -44,7 +44,7 @@ DEFAULT_MODES = INDEX_MODES
 
 def eval_modes() -> tuple[str, ...]:
     """Every retrieval mode (:mod:`rag_lab.retrieve.registry`) and the agent."""
-    return (*retrieval_modes(), "agent")
+    return answering_modes()
 
 
 def questions(dataset: Dataset, limit: int | None = None, split: str = "all") -> list[tuple[QAPair, dict[str, int]]]:
@@ -183,7 +183,7 @@ def run_evaluation(
         claim_run_folder(out, RunOwner("eval", dataset.name, dataset_hash(dataset),
                                        eval_summary({"modes": modes, "questions": len(pairs), "split": split})),
                          force=force, resume=resume)
-        if any(m != "kendra" for m in modes):
+        if any(needs_dataset(m) for m in modes):
             from rag_lab.index import build_index
 
             # no-op when up to date; a contextual variant (params["contextual"]) is built as `ir` builds it
@@ -281,13 +281,11 @@ def _write(log: SampleLog, record: dict[str, Any]) -> None:
 
 def _nothing_left(out: Path, resumed: dict[str, Any]) -> None:
     """Say that a resume found every sample finished (it shows the run's tables as they were)."""
-    import warnings
-
-    from rag_lab.errors import RagLabWarning
+    from rag_lab.errors import RagLabWarning, warn_at_caller
 
     kept = sum(resumed["kept_failures"].values())
     failures = f"; {kept} failed sample(s) kept (--retry-failed runs them again)" if kept else ""
-    warnings.warn(RagLabWarning(f"--resume: every sample in {out} is finished, nothing was run{failures}"), stacklevel=3)
+    warn_at_caller(RagLabWarning(f"--resume: every sample in {out} is finished, nothing was run{failures}"))
 
 
 def _count_resumed(resumed: dict[str, Any], mode: str, done: dict[str, dict[str, Any]], todo: list) -> None:
@@ -359,7 +357,7 @@ def configuration_differences(previous: dict, current: dict) -> list[str]:
             continue
         if old != new:
             differences.append(f"{label}: {old!r} → {new!r}")
-    from rag_lab.retrieve.levers import RENAMED
+    from rag_lab.retrieve.configuration import RENAMED
 
     # a manifest may name a lever by a name it had before (rrf_k): the same lever, not a change
     old_params = {RENAMED.get(k, k): v for k, v in ((previous.get("config") or {}).get("params") or {}).items()}

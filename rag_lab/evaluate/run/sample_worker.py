@@ -19,6 +19,7 @@ from rag_lab.evaluate.plan.answering import CachedAnswerer
 from rag_lab.evaluate.plan.cost import priced_cost
 from rag_lab.evaluate.plan.run_plan import RunPlan
 from rag_lab.evaluate.run.scorer import Scorer, citation_summary, timed_score
+from rag_lab.retrieve.registry import is_agent
 from rag_lab.models.llm.disk_cache import DiskCache
 from rag_lab.models.pricing import Price
 
@@ -35,7 +36,7 @@ class _Answerers:
         from rag_lab.answer import make_answerer
         from rag_lab.models.llm import get_llm
 
-        if mode == "agent":
+        if is_agent(mode):
             from rag_lab.answer.adapter import AgentAnswerer
             from rag_lab.answer.agent import RagAgent
 

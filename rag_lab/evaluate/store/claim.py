@@ -16,14 +16,13 @@ results); it hands the differences in as ``label: old → new`` lines.
 from __future__ import annotations
 
 import json
-import warnings
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from datetime import datetime, timezone
 from pathlib import Path
 from typing import Any
 
-from rag_lab.errors import ConfigError, RagLabWarning
+from rag_lab.errors import ConfigError, RagLabWarning, warn_at_caller
 from rag_lab.evaluate.store.run_lock import LOCK_FILE
 from rag_lab.evaluate.store.run_folder import MANIFEST
 
@@ -173,8 +172,7 @@ def claim_run_folder(folder: str | Path, owner: RunOwner, differences: Sequence[
         return None
     if force:
         moved = move_aside(folder)
-        warnings.warn(RagLabWarning(f"--force: moved {old.describe()} from {folder} to {moved} (nothing deleted)"),
-                      stacklevel=2)
+        warn_at_caller(RagLabWarning(f"--force: moved {old.describe()} from {folder} to {moved} (nothing deleted)"))
         return moved
     raise RunFolderTakenError(_message(folder, old, owner, why), _hint(folder, flag, resume))
 

@@ -19,6 +19,7 @@ import numpy as np
 from rag_lab.evaluate.ablation.grid import Config, GridSpec, compute_grid
 from rag_lab.evaluate.ablation.legs import retrieve_legs
 from rag_lab.evaluate.statistics import policy
+from rag_lab.retrieve.registry import engine_fuses
 from rag_lab.evaluate.statistics.significance import bootstrap_ci, paired_p_value
 from rag_lab.evaluate.tune.scores import selection_scores
 
@@ -75,7 +76,7 @@ def confirm_on_rest(index, rest_queries: Mapping[str, str], dev: frozenset[str],
     if seen:
         raise ValueError(f"the confirmation must not see dev questions, got {len(seen)} (e.g. {seen[:3]})")
     modes = tuple(dict.fromkeys([chosen.mode, *(d.mode for d in defaults)]))
-    prefetches = sorted({c.prefetch for c in (chosen, *defaults) if c.mode == "hybrid"})
+    prefetches = sorted({c.prefetch for c in (chosen, *defaults) if engine_fuses(c.mode)})
     questions, _ = retrieve_legs(index, dict(rest_queries), run_dir, modes, depth, progress=progress,
                                  prefetches=prefetches)
     qids = list(rest_queries)

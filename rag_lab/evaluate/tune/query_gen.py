@@ -20,7 +20,10 @@ import json
 from collections.abc import Mapping, Sequence
 from pathlib import Path
 
-from rag_lab.evaluate.ablation.grid import MODE_LEGS, Candidates, Config, kernel_axes, leg_at, through_kernels
+from rag_lab.evaluate.ablation.grid import MODE_LEGS, Candidates, Config, leg_at
+from rag_lab.retrieve.configuration import kernel_axes
+from rag_lab.retrieve.post_fusion import post_fusion
+from rag_lab.retrieve.registry import engine_fuses
 from rag_lab.retrieve.rewrites import RewriteCost, fuse_ranked_lists, generate_rewrites
 
 __all__ = ["RewriteCost", "fuse_queries", "generate_rewrites", "group_rewrites", "rewrite_queries", "rewrite_scores"]
@@ -74,12 +77,12 @@ def rewrite_queries(llm, queries: Mapping[str, str], num_queries: int, run_dir: 
 def fuse_queries(lists: Sequence[Candidates], config: Config, doc_of: Mapping[str, str]) -> tuple[str, ...]:
     """``config``'s fused, capped top-k over the original question's legs and its rewrites' (see the module doc)."""
     dense, sparse = MODE_LEGS[config.mode]
-    engine_lists = config.mode == "hybrid"  # the engine's own list at this prefetch, as the grid fuses it
+    engine_lists = engine_fuses(config.mode)  # the engine's own list at this prefetch, as the grid fuses it
     lists = [tuple([chunk for chunk, _, _ in leg_at(candidates, leg, config.prefetch, engine_lists)[: config.prefetch]]
                    for leg in (dense, sparse))
              for candidates in lists]
     ranked = [chunk for chunk, _ in fuse_ranked_lists(lists, config.k, config.dense_weight, config.sparse_weight)]
-    kept = through_kernels(ranked, [(a, a.value_of(config)) for a in kernel_axes()], doc_of.__getitem__, config.top_k)
+    kept = post_fusion(ranked, [(a, a.value_of(config)) for a in kernel_axes()], doc_of.__getitem__, config.top_k)
     return tuple(kept[: config.top_k])
 
 
@@ -101,7 +104,7 @@ def rewrite_scores(index, llm, queries: Mapping[str, str], questions: Sequence[C
 
     texts, cost = rewrite_queries(llm, queries, num_queries, run_dir)
     modes = tuple(dict.fromkeys(c.mode for c in configs))
-    prefetches = sorted({c.prefetch for c in configs if c.mode == "hybrid"})
+    prefetches = sorted({c.prefetch for c in configs if engine_fuses(c.mode)})
     rewrites, _ = retrieve_legs(index, texts, Path(run_dir) / f"rewrites-{num_queries}", modes, depth,
                                 progress=progress, prefetches=prefetches) if texts else ([], {})
     grouped = group_rewrites(questions, rewrites)

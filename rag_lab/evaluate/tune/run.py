@@ -36,12 +36,13 @@ from rag_lab.evaluate.ablation.spot_check import is_unconfirmed, spot_check, spo
 from rag_lab.evaluate.tune.confirm import Confirmation, confirm_on_rest
 from rag_lab.evaluate.tune.scores import NDCG10, default_metric, selection_scores
 from rag_lab.evaluate.tune.select import Selection, candidates_from, select_one_se
+from rag_lab.retrieve.configuration import tune_grid
 from rag_lab.splits import choose_dev_split, read_dev_split, read_id_file, split_ids, write_dev_split
 from rag_lab.retrieve.tuned_config import TunedConfig, write_tuned_config
 
 # The levers as axes: the grid's values of every axis (RRF k, prefetch, top-k, both modes), with three
 # leg weight pairs and per-document caps none/1/2.
-TUNE_SPEC = GridSpec(weights=((1.0, 1.0), (0.7, 1.3), (1.3, 0.7)), max_per_doc=(0, 1, 2))
+TUNE_SPEC = GridSpec(**tune_grid())  # the lever table's tune values (rag_lab.retrieve.configuration)
 CONFIG_FILE, REPORT_FILE, SPLIT_FILE = "recommended.toml", "tune.json", "dev_split.txt"
 NDCG_CUTOFF = 10  # the list nDCG@10 reads
 ANSWER_SECONDS_LOCAL = 25.0  # a rough per-generation estimate for the local model on 2 CPU cores (printed as ≈)
@@ -337,7 +338,7 @@ def _answer_check(index, settings, dataset, grid, selection, defaults, dev_queri
     configs = answer_configs(selection, defaults, top)
     qids = answer_questions(dev_queries, qrels, n)
     generations = len({(c.id, q) for c in configs for q in qids})
-    local = settings.llm_provider == "local" and llm is None
+    local = settings.llm_is_local and llm is None
     cost = (f"{generations} generations ({len(configs)} configurations × {len(qids)} dev questions; repeated contexts "
             f"are generated once) with {generator}"
             + (f", ≈{generations * ANSWER_SECONDS_LOCAL / 60:.0f} min at ≈{ANSWER_SECONDS_LOCAL:.0f} s each on CPU"

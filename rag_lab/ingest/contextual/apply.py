@@ -143,7 +143,7 @@ class ContextReport:
 
 def document_cap(settings: Settings) -> int:
     """Tokens of document (around the chunk) the LLM reads per chunk."""
-    return LOCAL_MAX_DOCUMENT_TOKENS if settings.llm_provider == "local" else MAX_DOCUMENT_TOKENS
+    return LOCAL_MAX_DOCUMENT_TOKENS if settings.llm_is_local else MAX_DOCUMENT_TOKENS
 
 
 def model_id(settings: Settings) -> str:
@@ -229,4 +229,4 @@ def contextualize(
 def _planning_window(settings: Settings, llm) -> int:
     if isinstance(llm, LLM):
         return llm.metadata.context_window
-    return LOCAL_CONTEXT_WINDOW if settings.llm_provider == "local" else REMOTE_CONTEXT_WINDOW
+    return LOCAL_CONTEXT_WINDOW if settings.llm_is_local else REMOTE_CONTEXT_WINDOW

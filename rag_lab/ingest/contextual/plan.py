@@ -51,7 +51,7 @@ class ContextPlan:
             return f"chunk contexts: all {self.chunks} served from the cache ({self.provider}:{self.model}); no LLM call"
         if self.cost_usd is None:
             cost = "cost unknown (no list price for this model in rag_lab/models/pricing.py)"
-        elif self.provider == "local":
+        elif is_local(self.provider):
             cost = "no cost (local model)"
         else:
             cost = f"≈ ${self.cost_usd:.2f} at list prices"
@@ -59,6 +59,14 @@ class ContextPlan:
         return (f"chunk contexts: {self.chunks} chunks, {self.cached} cached → {self.calls} LLM call(s) to "
                 f"{self.provider}:{self.model} (+ up to {self.calls} retries); ≈ {self.prompt_tokens:,} prompt + "
                 f"{self.completion_tokens:,} completion tokens; ≈ {minutes:.1f} min; {cost}")
+
+
+def is_local(provider: str) -> bool:
+    """The LLM provider's row says it runs here (time, not money)."""
+    from rag_lab.config import LLM_PROVIDERS
+
+    spec = LLM_PROVIDERS.get(provider)
+    return bool(spec and spec.local)
 
 
 def plan_contexts(requests: Sequence[ContextRequest], contextualizer: ChunkContextualizer, provider: str,
@@ -75,7 +83,7 @@ def plan_contexts(requests: Sequence[ContextRequest], contextualizer: ChunkConte
         chars = len(cut_document(request.document, request.chunk, budget)) + len(request.chunk)
         prompt_tokens += int(chars / chars_per_token) + PROMPT_OVERHEAD_TOKENS
     completion = len(todo) * min(EXPECTED_OUTPUT_TOKENS, MAX_OUTPUT_TOKENS)
-    if provider == "local":
+    if is_local(provider):
         seconds = prompt_tokens / LOCAL_PROMPT_TOKENS_PER_S + completion / LOCAL_OUTPUT_TOKENS_PER_S
     else:
         seconds = (len(todo) * REMOTE_SECONDS_PER_CALL + completion / REMOTE_OUTPUT_TOKENS_PER_S) / concurrency

@@ -191,7 +191,8 @@ def run_eval(args) -> int:
             print(f"verdict: {verdict.headline()} — the reasons in the report: rag-lab report {out} --out FILE.html")
         from rag_lab.report.calibration_section import summary_lines
 
-        print("\n".join(summary_lines(run)))  # judged metrics: calibrated by labels, or "not calibrated"
+        for line in summary_lines(run):  # judged metrics: calibrated by labels, or "not calibrated"
+            print(line)
         if int(run.modes["dev_split"].max()) if not run.modes.empty else 0:
             print(f"dev_split: samples of {dataset.name}'s declared dev split (tuning looked at them; rag_lab.splits) "
                   "are marked \"dev_split\": true in samples.jsonl; leave them out for a held-out number")

@@ -255,7 +255,9 @@ _LATENCY_COLUMNS = {"mode": "mode", "samples": "samples", "errors": "errors", "c
                     "latency_p50_s": "total p50 (s)", "latency_p95_s": "total p95 (s)", "retrieve_s": "retrieve (s)",
                     "generate_s": "generate (s)", "score_s": "score (s)"}
 _COST_COLUMNS = {"mode": "mode", "prompt_tokens": "prompt tokens", "completion_tokens": "completion tokens",
-                 "total_tokens": "total tokens", "cost_usd": "cost (USD)", "cites_nothing": "answers citing nothing"}
+                 "total_tokens": "total tokens", "cost_usd": "cost (USD)", "cites_nothing": "answers citing nothing",
+                 "non_answers": "non-answers (quotes only)",
+                 "citations_unverifiable": "citations not checkable (n/a: their sentence states no key fact)"}
 
 
 def missing_figure(column: str, answered: bool) -> str:
@@ -278,7 +280,7 @@ def _eval_latency(modes) -> str:
     for column in latency.columns.drop("mode"):
         latency[column] = shown(column)
     cost = modes[[c for c in _COST_COLUMNS if c in modes.columns]].astype(object)
-    for column, fmt in (("cites_nothing", "{:.0%}"), ("cost_usd", "${:.4f}")):
+    for column, fmt in (("cites_nothing", "{:.0%}"), ("non_answers", "{:.0%}"), ("cost_usd", "${:.4f}")):
         if column in cost.columns:
             cost[column] = shown(column, fmt)
     latency, cost = latency.rename(columns=_LATENCY_COLUMNS), cost.rename(columns=_COST_COLUMNS)

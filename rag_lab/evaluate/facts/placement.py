@@ -11,7 +11,8 @@ $4,106), less the figures the question states. Two checks:
   of 5"); a count written with its noun ("12 meetings") needs a line stating both; the line numbers a
   PDF prints down its margin ("16", "17 Child care …") are no figures.
 - **misplaced** — the context states the figure, but not on a line about what the answer states it
-  for. The lines looked at are those the answer cites (its ``[Doc N: …, lines L-M]``, or all of chunk
+  for (an amount, a percentage, a year, a count with its noun; a bare number says too little of what it
+  is for to be placed). The lines looked at are those the answer cites (its ``[Doc N: …, lines L-M]``, or all of chunk
   N for a bare ``[Doc N]``), or every line of the context for an answer citing none. A line is about
   the same thing when it names no other row, pay period, year or table than the question and the
   statement name: in a table row the question names a column of ("bi-weekly"), the figure must be
@@ -26,6 +27,8 @@ from __future__ import annotations
 import re
 from collections.abc import Sequence
 from dataclasses import dataclass
+
+from bm25s.stopwords import STOPWORDS_EN
 
 from rag_lab.answer.evidence_order import names_row
 from rag_lab.answer.statements import statement_text
@@ -42,7 +45,7 @@ PERIODS = {"annual": "annual", "annually": "annual", "yearly": "annual", "per ye
            "hourly": "hourly", "per hour": "hourly"}
 _PERIOD = re.compile(r"\b(" + "|".join(sorted(PERIODS, key=len, reverse=True)) + r")\b")
 # "2. You have the right …": a list's item number; "6:00 p.m.": a time, read as one figure
-_LIST_ITEM = re.compile(r"(?:^|(?<=[:;.]\s))\d{1,2}\.\s+(?=[A-Z])", re.M)
+_LIST_ITEM = re.compile(r"(?<![\d$€£.,])\b\d{1,2}\.\s+(?=[A-Z])")
 _TIME = re.compile(r"\b(\d{1,2}):(\d{2})\b")
 _FAMILY_SIZE = re.compile(r"\bfamil(?:y|ies)\s+(?:size\s+)?(?:of\s+)?(\d{1,2})\b|\b(\d{1,2})[-\s]person\b", re.I)
 _CITED_LINES = re.compile(r"\[\s*docs?\s+(\d+)\b([^\]]*)\]", re.I)
@@ -50,7 +53,10 @@ _LINE_SPAN = re.compile(r"\blines?\s+(\d+)(?:\s*-\s*(\d+))?")
 _WORDED = re.compile(rf"\b{NUMBER_WORDS}\b(?:\s+(dollars?|percent|per\s+cent))?", re.I)
 _LEADING_NUMBER = re.compile(r"^(\d{1,3})(?:\s+|$)(?=[A-Za-z(]|$)")
 _NOT_NOUNS = {"and", "or", "to", "of", "the", "a", "an", "in", "for", "per", "is", "are", "was", "at", "on", "by",
-              "from", "with", "as", "than", "percent", "dollars", "dollar", "through", "thru", "until", "each", "every"}
+              "from", "with", "as", "than", "percent", "dollars", "dollar", "through", "thru", "until", "each", "every",
+              "been", "being", "which", "what", "who", "whom", "whose", "where", "when", "why", "how", "that", "this",
+              "these", "those", "have", "has", "had", "were", "will", "would", "can", "could", "may", "might", "must",
+              "shall", "should", "not", "also", "more", "less", "other", "such", "and", "but"}
 _WORD = re.compile(r"[a-z]{3,}")
 
 
@@ -90,6 +96,13 @@ def digits_for_words(text: str) -> str:
     return _WORDED.sub(spell, text)
 
 
+def _is_noun(word: str) -> bool:
+    """A word a count may be of ("meetings"): lower case (not a name, "TWC", "KinderConnect"), no stop
+    word ("been", "which"), no ordinal suffix ("5th" reads as 5 and "th")."""
+    return len(word) >= 3 and word.isalpha() and word.islower() and word not in _NOT_NOUNS \
+        and word not in STOPWORDS_EN
+
+
 def _singular(word: str) -> str:
     word = word.lower()
     return word[:-1] if word.endswith("s") and not word.endswith("ss") else word
@@ -117,7 +130,7 @@ def figures_of(text: str, money_cell: bool = False) -> list[Figure]:
                 continue
             following = terms[i + 1] if i + 1 < len(terms) else None
             noun = following.text if following is not None and following.kind == "word" else ""
-            found.append(Figure("number", term.text, "" if noun.lower() in _NOT_NOUNS else _singular(noun)))
+            found.append(Figure("number", term.text, _singular(noun) if _is_noun(noun) else ""))
         else:
             found.append(Figure(term.kind, term.text))
     return found
@@ -255,7 +268,8 @@ def check_figures(answer: str, contexts: Sequence[str], question: str = "") -> F
     for figure in figures:
         if not any(_states([f for f, _ in ln.figures()], ln.words, figure) for ln in lines):
             uncontained.append(figure.name)
-        elif not any(_in_place(figure, ln, named, anchors, caption) for ln in cited):
+        elif (figure.kind != "number" or figure.noun) and \
+                not any(_in_place(figure, ln, named, anchors, caption) for ln in cited):  # a bare count is for nothing said
             misplaced.append(figure.name)
     return FigureCheck([f.name for f in figures], uncontained, misplaced)
 

@@ -6,6 +6,7 @@ share of answers with no uncontained (no misplaced) figure. Defined for answers 
 
 from __future__ import annotations
 
+import functools
 import typing as t
 from dataclasses import dataclass, field
 
@@ -16,8 +17,14 @@ from rag_lab.evaluate.facts.placement import FigureCheck, check_figures
 from rag_lab.evaluate.metrics.base import MetricSpec
 
 
+@functools.lru_cache(maxsize=256)
+def _cached_check(answer: str, contexts: tuple[str, ...], question: str) -> FigureCheck:
+    return check_figures(answer, contexts, question)
+
+
 def _check(sample) -> FigureCheck:
-    return check_figures(sample.response or "", list(sample.retrieved_contexts or []), sample.user_input or "")
+    """One check per sample for both metrics and their ``applies`` (each reads every context line)."""
+    return _cached_check(sample.response or "", tuple(sample.retrieved_contexts or ()), sample.user_input or "")
 
 
 @dataclass

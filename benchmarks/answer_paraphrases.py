@@ -125,12 +125,18 @@ def main() -> None:
     parser.add_argument("--limit", type=int, default=None, help="the first N paraphrases of each group")
     parser.add_argument("--out", type=Path, required=True)
     parser.add_argument("--summarize", action="store_true", help="only print the summary of --out")
+    parser.add_argument("--export", type=Path, default=None,
+                        help="also write each answer of --out with its verdict, without its contexts (a file to commit)")
     args = parser.parse_args()
     items = load_questions([g for g in args.groups.split(",") if g] or None, args.limit)
     if not args.summarize:
         args.out.parent.mkdir(parents=True, exist_ok=True)
         answer_all(items, [m for m in args.modes.split(",") if m], args.out, args.dataset)
-    print(summarize(read(args.out)))
+    records = read(args.out)
+    if args.export:
+        args.export.write_text("".join(json.dumps({k: v for k, v in judged(r).items() if k != "contexts"}) + "\n"
+                                       for r in records))
+    print(summarize(records))
 
 
 if __name__ == "__main__":

@@ -42,7 +42,8 @@ from rag_lab.tokenizer import iter_terms
 PERIODS = {"annual": "annual", "annually": "annual", "yearly": "annual", "per year": "annual", "monthly": "monthly",
            "per month": "monthly", "weekly": "weekly", "per week": "weekly", "biweekly": "biweekly",
            "bimonthly": "bimonthly", "semimonthly": "bimonthly", "daily": "daily", "per day": "daily",
-           "hourly": "hourly", "per hour": "hourly"}
+           "hourly": "hourly", "per hour": "hourly", "every two weeks": "biweekly", "every other week": "biweekly",
+           "twice a month": "bimonthly", "twice monthly": "bimonthly"}
 _PERIOD = re.compile(r"\b(" + "|".join(sorted(PERIODS, key=len, reverse=True)) + r")\b")
 # "2. You have the right …": a list's item number; "6:00 p.m.": a time, read as one figure
 _LIST_ITEM = re.compile(r"(?<![\d$€£.,])\b\d{1,2}\.\s+(?=[A-Z])")
@@ -63,7 +64,7 @@ _WORD = re.compile(r"[a-z]{3,}")
 @dataclass(frozen=True)
 class FigureCheck:
     """The figures an answer's statements state (``stated``), and which are ``uncontained`` or
-    ``misplaced`` (normalised names, e.g. ``dollar_4449``, ``12 meeting``)."""
+    ``misplaced`` (normalised names, e.g. ``money_4449``, ``12 meeting``)."""
 
     stated: list[str]
     uncontained: list[str]

@@ -11,8 +11,8 @@ as the demo runs it) through the answer cache, and judged by its statements
 (:func:`rag_lab.evaluate.facts.expected.check_expected`: every expected figure stated by the answer's
 own sentence, no other figure of its kind; a quoted row holding the right figure does not count).
 Every answer is appended to ``--out`` as it is made: a rerun skips the (mode, id) pairs already there,
-so an interrupted run resumes where it stopped; answers are made paraphrase by paraphrase (the first of
-every group in every mode, then the second, …), so a partial run is balanced over modes and groups. The summary gives the share right per mode (and per
+so an interrupted run resumes where it stopped; answers are made question by question in every mode (the first
+paraphrase of every group, then the second, …), so a partial run has the same questions in every mode. The summary gives the share right per mode (and per
 question group), with the count of non-answers. ``kendra`` needs the AWS service (an index id and
 credentials): pass it in ``--modes`` where one is configured.
 """
@@ -81,8 +81,9 @@ def answer_all(items: list[dict], modes: list[str], out: Path, dataset_name: str
     settings = load_settings()
     dataset = resolve_dataset(dataset_name, settings.datasets_dir)
     done = {(r["mode"], r["id"]) for r in read(out)}
-    # paraphrase 1 of every group in every mode first, then 2, …: a run stopped early is balanced over modes and groups
-    order = sorted(((int(item["id"].split("#")[1]), m, item["group"]), mode, item)
+    # one question in every mode, then the next group's, paraphrase 1 of every group first, then 2, …: a run
+    # stopped early has answered the same questions in every mode, spread over the groups
+    order = sorted(((int(item["id"].split("#")[1]), item["group"], m), mode, item)
                    for m, mode in enumerate(modes) for item in items)
     todo = [(mode, item) for _, mode, item in order if (mode, item["id"]) not in done]
     if not todo:

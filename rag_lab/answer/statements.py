@@ -7,9 +7,9 @@ same way. A quote supports a statement, it does not make one: a row quoted under
 the right figure, and an answer made only of quotes states nothing. Every answer measure reads
 :func:`split_statements`'s ``statements``; an answer with none is a non-answer.
 
-A quote is ``“…”`` (or ``"…"``) followed by a ``[Doc N…]`` citation, or a whole line opened by ``“``
-(closed or cut). Quoted words inside a sentence without a citation ("the “Bi-Weekly” column") stay
-part of the sentence.
+A quote is ``“…”`` (or ``"…"``) of four words or more followed by a ``[Doc N…]`` citation, or a whole
+line opened by ``“`` (closed or cut). Quoted words inside a sentence ("the “Bi-Weekly” column", a
+quoted name before its citation) stay part of the sentence.
 """
 
 from __future__ import annotations
@@ -18,8 +18,11 @@ import re
 from dataclasses import dataclass, field
 
 _CITATION = r"\[\s*docs?\b[^\]]*\]"
-# A cited quote anywhere (its citation kept: it cites the statement the quote supports).
-CITED_QUOTE = re.compile(rf"(?:“[^”\n]*”|\"[^\"\n]{{12,}}\")\s*(?={_CITATION})", re.IGNORECASE)
+# A cited quote anywhere (its citation kept: it cites the statement the quote supports), of four words or
+# more: a quoted name ("Texas Rising Star" [Doc 1]) is part of the sentence.
+_QUOTED_WORDS = r"[^\s\"”]+(?:[^\S\n]+[^\s\"”]+){3,}"
+CITED_QUOTE = re.compile(rf"(?:“(?=[^”\n]*?{_QUOTED_WORDS})[^”\n]*”|\"(?=[^\"\n]*?{_QUOTED_WORDS})[^\"\n]*\")\s*(?={_CITATION})",
+                         re.IGNORECASE)
 # A line that is one quote, closed or cut ("“…0.000% FAMILY SIZE 2:” " or "“… FAMILY SIZE").
 QUOTE_LINE = re.compile(r"^\s*(?:[-*•]\s*)?“(?:[^”\n]*”\s*|[^”\n]*$)", re.MULTILINE)
 _CONTENT = re.compile(r"[^\W_]")  # a letter or digit of its own

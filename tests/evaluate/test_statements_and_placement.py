@@ -47,6 +47,9 @@ def test_statements_are_the_sentence_and_quotes_are_set_apart():
     # a quote cut mid-row (no closing mark) is still a quote; quoted words in a sentence are not
     assert is_non_answer("“Income Eligibility Limits | Family Size 1 | Annual: $46,000 | … 0.000% FAMILY SIZE 2:")
     assert not is_non_answer("The “Bi-Weekly” column gives $4,106.") and not is_non_answer("$4,106")
+    # a quoted name before its citation is part of the sentence; a quoted line of four words or more is not
+    assert statement_text('The program is "Texas Rising Star" [Doc 1].') == 'The program is "Texas Rising Star" [Doc 1].'
+
 
 
 def test_key_facts_read_the_statements_not_the_quote():

@@ -9,8 +9,9 @@ recommended configuration's retriever and the configured generator in the ``evid
 answer is appended to ``--out`` as it is made (a rerun skips the ids already there, so an interrupted
 run resumes). The summary, also printed by ``--summarize`` alone, gives with 95 % percentile-bootstrap
 CIs: the evidence's coverage (the reference's key facts the selected evidence states), key-fact
-recall and precision of the answer (:mod:`rag_lab.evaluate.facts.key_facts`), the share of answers
-stating a figure that no chunk given to the generator states, p50/p95 seconds per answer, and the
+recall and precision of the answer's statements (:mod:`rag_lab.evaluate.facts.key_facts`; the whole
+text beside them for comparison), the shares of non-answers and of answers stating a figure no chunk
+given to the generator states or one from a line about something else (:mod:`rag_lab.evaluate.facts.placement`), p50/p95 seconds per answer, and the
 machine's load average while the answers were made. ``--limit N`` spreads N questions over the
 split's source documents (:func:`rag_lab.splits.spread_by_source`).
 """
@@ -36,20 +37,24 @@ def bootstrap_ci(values: list[float], rounds: int = 2000, seed: int = 0) -> tupl
 
 
 def score(record: dict) -> dict:
-    from rag_lab.evaluate.facts.key_facts import (answer_facts, key_fact_precision, key_fact_recall,
-                                                  stated_values, _is_stated)
+    from rag_lab.answer.statements import statement_text
+    from rag_lab.evaluate.facts.key_facts import key_fact_precision, key_fact_recall
+    from rag_lab.evaluate.facts.placement import check_figures
 
     question, reference, answer = record["question"], record["reference"], record["answer"]
-    context = stated_values("\n".join(record["contexts"]))
-    invented = [name for name, fact in answer_facts(answer, question).items() if not _is_stated(fact, context)]
+    figures = check_figures(answer, list(record["contexts"]), question)
     evidence = "\n".join(item["text"] for item in record["evidence"])
-    sentence = model_sentence(answer)
+    # the whole rendered text (sentence + quoted lines), read as if it all were statements: what the
+    # measures read before they read statements only (kept for comparison with older tables)
+    whole = answer.replace("“", " ").replace("”", " ")
     return {"recall": key_fact_recall(answer, reference, question),
-            "sentence_recall": key_fact_recall(sentence, reference, question),
-            "sentence_precision": key_fact_precision(sentence, reference, question),
+            "whole_recall": key_fact_recall(whole, reference, question),
             "precision": key_fact_precision(answer, reference, question),
+            "whole_precision": key_fact_precision(whole, reference, question),
             "coverage": key_fact_recall(evidence, reference, question),
-            "invented": bool(invented), "invented_facts": invented}
+            "non_answer": not statement_text(answer).strip(),
+            "invented": bool(figures.uncontained), "invented_facts": figures.uncontained,
+            "misplaced": bool(figures.misplaced), "misplaced_facts": figures.misplaced}
 
 
 def summarize(records: list[dict]) -> str:
@@ -62,28 +67,25 @@ def summarize(records: list[dict]) -> str:
 
     lines += ["| measure | mean | 95 % CI | n |", "|---|---|---|---|"]
     row("evidence coverage (key facts in the selected evidence)", [s["coverage"] or 0.0 for s in scores])
-    row("key-fact recall (the whole answer: sentence + quoted lines)", [s["recall"] or 0.0 for s in scores])
-    row("key-fact recall of the model's sentence alone", [s["sentence_recall"] or 0.0 for s in scores])
+    row("key-fact recall (the answer's statements)", [s["recall"] or 0.0 for s in scores])
+    row("key-fact recall of the whole text, quotes read as statements", [s["whole_recall"] or 0.0 for s in scores])
     row("key-fact precision (answers stating a fact)", [s["precision"] for s in scores if s["precision"] is not None])
-    row("key-fact precision of the sentence alone (sentences stating a fact)",
-        [s["sentence_precision"] for s in scores if s["sentence_precision"] is not None])
-    row("answers stating a figure no context states", [float(s["invented"]) for s in scores])
+    row("key-fact precision of the whole text (stating a fact)",
+        [s["whole_precision"] for s in scores if s["whole_precision"] is not None])
+    row("non-answers (quotes only, no statement)", [float(s["non_answer"]) for s in scores])
+    row("answers stating a figure no context states (uncontained)", [float(s["invented"]) for s in scores])
+    row("answers stating a figure from a line about something else (misplaced)", [float(s["misplaced"]) for s in scores])
     row("answers rebuilt from evidence (figure check)", [float(r.get("rebuilt", False)) for r in records])
     seconds = [r["seconds"] for r in records]
     loads = [r["load"] for r in records if "load" in r]
     lines.append(f"seconds per answer: p50 {np.percentile(seconds, 50):.1f}, p95 {np.percentile(seconds, 95):.1f} "
                  f"(mean {np.mean(seconds):.1f}); 1-min load average while answering: median {np.median(loads):.1f}, "
                  f"max {max(loads):.1f} on {os.cpu_count()} cores")
-    invented = [(r["id"], s["invented_facts"]) for r, s in zip(records, scores) if s["invented"]]
-    if invented:
-        lines.append("invented: " + "; ".join(f"{qid.split('/')[-1]} {facts}" for qid, facts in invented))
+    for flaw in ("invented", "misplaced"):
+        found = [(r["id"], s[f"{flaw}_facts"]) for r, s in zip(records, scores) if s[flaw]]
+        if found:
+            lines.append(f"{flaw}: " + "; ".join(f"{qid.split('/')[-1]} {facts}" for qid, facts in found))
     return "\n".join(lines)
-
-
-def model_sentence(answer: str) -> str:
-    """The model's own sentence of a rendered evidence answer: its lines before the quoted ones
-    (:func:`rag_lab.answer.evidence_answer.render` puts each quoted unit on a line starting with “)."""
-    return "\n".join(line for line in answer.splitlines() if not line.startswith("“"))
 
 
 def questions(dataset, split: str, limit: int | None) -> list:

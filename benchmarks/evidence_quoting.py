@@ -22,8 +22,7 @@ import numpy as np
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
-from evidence_answers import model_sentence  # noqa: E402
-
+from rag_lab.answer.statements import statement_text as model_sentence  # noqa: E402
 from rag_lab.evaluate.facts.key_facts import key_fact_precision, key_fact_recall  # noqa: E402
 
 

@@ -47,8 +47,6 @@ WINDOW_AHEAD = 2
 MAX_UNIT_CHARS = 600
 _SENTENCE_END = re.compile(r"[.!?:;)\]\"”]\s*$")
 _DIGIT_TOKEN = re.compile(r"\S*\d\S*")
-# Part of cached answers' keys (rag_lab.evaluate.plan.answering): change it with the selection rule.
-EVIDENCE_RULE = f"rows+header, sentence windows -{WINDOW_BACK}/+{WINDOW_AHEAD}; bm25 ⊕ dense rrf k={EVIDENCE_RRF_K}; {DEFAULT_EVIDENCE_UNITS} units, distinct texts"
 
 
 @dataclass(frozen=True)

@@ -8,9 +8,9 @@ string may write digits, ``$`` and ``%`` only as figures the evidence or the que
 (:func:`rag_lab.answer.figures.check_answer`): an answer stating a figure no evidence states is
 replaced by the evidence it should have copied, quoted.
 
-The answer text is the model's sentence followed by the evidence units stating its figures and those it
-cites (at most :data:`MAX_QUOTED`), each quoted with the line before and the line after it in its chunk
-(:data:`QUOTE_CONTEXT_LINES`; a table row the question names alone) and its ``[Doc N: file, Page X, lines
+The answer text is the model's sentence followed by the evidence units stating its figures (those it
+cites when it states none; at most :data:`MAX_QUOTED`), each quoted with the line before and the line
+after it in its chunk (:data:`QUOTE_CONTEXT_LINES`; a table row alone) and its ``[Doc N: file, Page X, lines
 L-M]`` citation, so that every figure a reader sees sits next to the line it came from, in context; every
 figure also keeps its own line in the answer's ``figure_citations``.
 """
@@ -110,16 +110,16 @@ MAX_QUOTED = 3
 # sentences quoted so stated +0.08 [+0.04, +0.13] of the reference's key facts, precision 0.25 → 0.22
 # (benchmarks/evidence_quoting.py, docs/answering.md).
 QUOTE_CONTEXT_LINES = 1
-# Part of cached answers' keys (rag_lab.evaluate.plan.answering): change it with the rendering.
-QUOTE_RULE = f"sentence + ≤{MAX_QUOTED} units stating its figures or cited, ±{QUOTE_CONTEXT_LINES} line, named rows alone"
 
 
 def _quoted(sentence: str, cited: Sequence[int], evidence: Sequence[Evidence], question: str) -> list[Evidence]:
-    """The units quoted under the answer: those stating the sentence's figures, then those the model
-    cited, at most MAX_QUOTED; the best unit when there are none."""
+    """The units quoted under the answer: the lines its sentence uses — those stating the sentence's
+    figures, or, for a sentence stating none, those the model cited —, at most MAX_QUOTED; the best unit
+    when there are none. A cited line stating none of the sentence's figures is not quoted: it supports
+    nothing the sentence says (a Family Size 1 row beside the Family Size 5 one)."""
     stating = [item for item in evidence if any(c.doc == item.doc and c.first_line == item.first
                                                 for c in cite_figures(sentence, evidence, question))]
-    chosen = stating + [evidence[n - 1] for n in cited if evidence[n - 1] not in stating]
+    chosen = stating or [evidence[n - 1] for n in cited]
     return chosen[:MAX_QUOTED] or list(evidence[:1])
 
 
@@ -135,14 +135,14 @@ class Quote:
 def in_context(quoted: Sequence[Evidence], nodes: Sequence[NodeWithScore], question: str,
                lines: int = QUOTE_CONTEXT_LINES) -> list[Quote]:
     """Each quoted unit with up to ``lines`` lines before and after it in its chunk, never a line another
-    quoted unit holds (or its context took already); a row the question names stays alone (its neighbours
-    are other rows, answering other questions)."""
-    from rag_lab.answer.evidence_order import is_named_row
+    quoted unit holds (or its context took already); a table row stays alone (its neighbours are other
+    rows, answering other questions)."""
+    from rag_lab.ingest.tables import parse_row
 
     taken = {(item.doc, j) for item in quoted for j in range(item.first, item.last + 1)}
     quotes = []
     for item in quoted:
-        if lines <= 0 or is_named_row(question, item.text):
+        if lines <= 0 or parse_row(item.text) is not None:
             quotes.append(Quote(item, [item]))
             continue
         chunk = chunk_lines(nodes[item.doc - 1])  # 1-based line j is chunk[j - 1]

@@ -116,6 +116,16 @@ def _indexed_first(datasets, report_names: list[str], settings) -> list:
 
 
 SAMPLE_QUESTION = "What is the maximum bi-weekly income for a family of 5 in BCY 2026?"
+SAMPLE_EXPECTED = ("$4,106",)  # the Bi-Weekly cell of the Family Size 5 row
+
+
+def sample_check(answer: str) -> str:
+    """The demo's check of an answer to SAMPLE_QUESTION, by its own statements (a quoted row holding
+    $4,106 under a sentence stating $4,449 is wrong): "right", or what is wrong."""
+    from rag_lab.evaluate.facts.expected import check_expected
+
+    check = check_expected(answer, SAMPLE_EXPECTED, SAMPLE_QUESTION)
+    return "right" if check.right else f"WRONG ({check.reason})"
 RECOMMENDED = Path("configs") / "texas_childcare_full.toml"  # written by `rag-lab tune texas_childcare_full`
 
 
@@ -181,6 +191,7 @@ def _ask_every_mode(dataset, settings, modes: list[str], config_path: str | None
     if recommended:  # the tuned configuration beside the defaults
         label, mode, params = recommended
         runs.append((label, mode, {**options, **params}))
+    checks: dict[str, str] = {}
     try:
         for label, mode, params in runs:
             answerer = CachedAnswerer(
@@ -197,5 +208,10 @@ def _ask_every_mode(dataset, settings, modes: list[str], config_path: str | None
                   f"{fields['usage'].get('total_tokens', 0)} tokens")
             print(f"  answer : {text[:400]}{'…' if len(text) > 400 else ''}")
             print(f"  {'cited' if fields['cited_sources'] else 'retrieved (nothing cited)'}: {listed or '—'}")
+            checks[label] = sample_check(fields["answer"])
+            print(f"  check  : {checks[label]} — its own sentence must state {', '.join(SAMPLE_EXPECTED)}")
     finally:
         cache.close()
+    right = [label for label, verdict in checks.items() if verdict == "right"]
+    print(f"\n{len(right)} of {len(checks)} answers state {', '.join(SAMPLE_EXPECTED)} in their own statement"
+          + (f" (wrong: {', '.join(label for label in checks if label not in right)})" if len(right) < len(checks) else ""))

@@ -111,7 +111,8 @@ def render_eval_table(run) -> str:
     if "unjudgeable" in info.columns and info["unjudgeable"].fillna(0).sum() > 0:
         counts.append(("unjudgeable", "{:.0f}"))  # no document-level metrics: source_file names no document
     for column, fmt in [*counts, ("cached", "{:.0f}"),
-                        ("cites_nothing", "{:.0%}"), ("latency_p50_s", "{:.2f}"), ("latency_p95_s", "{:.2f}"),
+                        ("cites_nothing", "{:.0%}"), ("non_answers", "{:.0%}"), ("citations_unverifiable", "{:.0f}"),
+                        ("latency_p50_s", "{:.2f}"), ("latency_p95_s", "{:.2f}"),
                         ("total_tokens", "{:.0f}"), ("cost_usd", "{:.4f}")]:
         rows.append((column, [(missing_figure(column, info.loc[m, "samples"] > info.loc[m, "errors"])
                                if _isnan(info.loc[m, column]) else fmt.format(info.loc[m, column])) for m in modes]))

@@ -40,6 +40,11 @@ def per_query_from_samples(samples, metrics: Sequence[str] | None = None) -> dic
     return per_query
 
 
+# Below this many scored samples no interval is drawn: a bootstrap of a handful of values resamples the
+# same few numbers, and its interval reflects n more than the mean's uncertainty.
+MIN_INTERVAL_N = 10
+
+
 def mode_table(per_query: Mapping[str, Mapping[str, Mapping[str, float]]], baseline: str, *,
                n_resamples: int = DEFAULT_RESAMPLES, n_permutations: int = DEFAULT_PERMUTATIONS,
                seed: int = DEFAULT_SEED, alpha: float = DEFAULT_ALPHA):
@@ -56,6 +61,8 @@ def mode_table(per_query: Mapping[str, Mapping[str, Mapping[str, float]]], basel
     for mode, metrics in per_query.items():
         for metric, scores in metrics.items():
             ci = bootstrap_ci(list(scores.values()), n_resamples=n_resamples, seed=seed)
+            if ci["n"] < MIN_INTERVAL_N:
+                ci = {**ci, "ci_low": float("nan"), "ci_high": float("nan")}
             rows.append({"mode": mode, "metric": metric, "mean": ci["mean"], "ci_low": ci["ci_low"],
                          "ci_high": ci["ci_high"], "n": ci["n"], "n_nan": ci["n_nan"], "baseline": baseline})
     table = pd.DataFrame(rows, columns=TABLE_COLUMNS[:8])

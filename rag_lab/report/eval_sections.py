@@ -12,6 +12,7 @@ from typing import Any
 
 from rag_lab.evaluate.statistics import policy
 from rag_lab.report import figures as F
+from rag_lab.report.comparison import MIN_INTERVAL_N
 from rag_lab.report import tables as T
 from rag_lab.report.manifest_table import kv_table
 from rag_lab.report.sections import figure_html, section, table_html, verdict_section
@@ -63,7 +64,9 @@ def _eval_sections(run, warnings: list) -> list:
 
     baseline = comparison.baseline if comparison else "the first mode"
     body = (f"<p>Questions: {html.escape(split_label(run.manifest))}. "
-            "Means with seeded 95 % bootstrap intervals over the scored samples; ▲/▼ = significant "
+            "Means with seeded 95 % bootstrap intervals over the scored samples (none below "
+            f"{MIN_INTERVAL_N} samples: a bootstrap of a handful of values reflects n, not the mean's uncertainty); "
+            "▲/▼ = significant "
             f"against {html.escape(baseline)} by the lab's paired test ({html.escape(policy.TEST_NAME)}), "
             f"{policy.CORRECTION}-corrected over every mode × metric. <b>failed</b>: samples whose metric failed or came back NaN, out of those "
             "it applies to, left out of the mean (not counted as 0); <b>n/a</b>: no sample could be scored.</p>"
@@ -184,6 +187,7 @@ def _worst_section(run, scored):
     word with "…") and its cited sources named once."""
     import pandas as pd
 
+    from rag_lab.answer.statements import is_non_answer
     from rag_lab.report.answer_text import cited_line, cut_note, readable_answer
 
     main_metric = next((m for m in ("key_fact_recall", "id_context_recall", "rouge_l") if m in set(scored["metric"])),
@@ -205,6 +209,8 @@ def _worst_section(run, scored):
                              "n/a (failed)" if companion in (rec.get("scores") or {}) else "n/a (not applicable)")
                           if companion else "")
             answer = str(rec.get("answer") or "")
+            if is_non_answer(answer):
+                other_text += " · <b>non-answer</b> (quotes only, no statement of its own)"
             body += (f"<div class=\"answer\"><b>{html.escape(mode)}</b> · {html.escape(str(w['sample_id']))} · "
                      f"{html.escape(main_metric)} = {w['value']:.3f}{other_text}<br><b>Q:</b> {html.escape(str(rec.get('question', '')))}"
                      + (f"<br><b>reference:</b> {html.escape(readable_answer(rec['reference']))}" if rec.get("reference") else "")
@@ -253,7 +259,9 @@ _LATENCY_COLUMNS = {"mode": "mode", "samples": "samples", "errors": "errors", "c
                     "latency_p50_s": "total p50 (s)", "latency_p95_s": "total p95 (s)", "retrieve_s": "retrieve (s)",
                     "generate_s": "generate (s)", "score_s": "score (s)"}
 _COST_COLUMNS = {"mode": "mode", "prompt_tokens": "prompt tokens", "completion_tokens": "completion tokens",
-                 "total_tokens": "total tokens", "cost_usd": "cost (USD)", "cites_nothing": "answers citing nothing"}
+                 "total_tokens": "total tokens", "cost_usd": "cost (USD)", "cites_nothing": "answers citing nothing",
+                 "non_answers": "non-answers (quotes only)",
+                 "citations_unverifiable": "citations not checkable (n/a: their sentence states no key fact)"}
 
 
 def missing_figure(column: str, answered: bool) -> str:
@@ -276,7 +284,7 @@ def _eval_latency(modes) -> str:
     for column in latency.columns.drop("mode"):
         latency[column] = shown(column)
     cost = modes[[c for c in _COST_COLUMNS if c in modes.columns]].astype(object)
-    for column, fmt in (("cites_nothing", "{:.0%}"), ("cost_usd", "${:.4f}")):
+    for column, fmt in (("cites_nothing", "{:.0%}"), ("non_answers", "{:.0%}"), ("cost_usd", "${:.4f}")):
         if column in cost.columns:
             cost[column] = shown(column, fmt)
     latency, cost = latency.rename(columns=_LATENCY_COLUMNS), cost.rename(columns=_COST_COLUMNS)

@@ -59,6 +59,10 @@ def diagnose(record: dict[str, Any]) -> str:
         return "no relevance judgement"
     if first_relevant_rank(record, relevant) is None:
         return "retrieval: no relevant document retrieved"
+    from rag_lab.answer.statements import is_non_answer
+
+    if str(record.get("answer") or "").strip() and is_non_answer(record["answer"]):
+        return "generation: non-answer (quotes only, no statement of its own)"
     cited = {str(c.get("doc")) if isinstance(c, dict) else str(c) for c in record.get("cited_sources") or []}
     if not cited:
         return "generation: relevant document retrieved, nothing cited"

@@ -31,6 +31,7 @@ COVERAGE = {
 }
 # metrics that read the chunks given to the LLM; every other registry metric reads the answer alone
 CONTEXT_METRICS = {"id_context_precision", "id_context_recall", "faithfulness", "citation_precision",
+                   "figures_in_context", "figures_in_place",
                    "llm_context_precision_with_reference", "llm_context_recall", "context_key_fact_coverage"}
 
 

@@ -195,11 +195,13 @@ def answers_section(answers):
     import pandas as pd
 
     from rag_lab.evaluate.statistics.significance import bootstrap_ci
+    from rag_lab.report import comparison as C
 
     def numeric(group, column):
         # older runs (before key_fact_precision existed) have no such column: an empty CI, shown "—"
         values = group[column] if column in group else pd.Series(dtype=float)
-        return bootstrap_ci(pd.to_numeric(values, errors="coerce").to_numpy())
+        ci = bootstrap_ci(pd.to_numeric(values, errors="coerce").to_numpy())
+        return ci if ci["n"] >= C.MIN_INTERVAL_N else {**ci, "ci_low": float("nan"), "ci_high": float("nan")}
 
     rows = []
     for config, group in answers.groupby("config", sort=False):
@@ -318,7 +320,8 @@ def ir_sections(data: dict, manifest: dict) -> list:
     from rag_lab.report.verdict import build_verdict
 
     sections = [verdict_section(build_verdict(per_query, table, skip=C.COVERAGE_METRICS))]
-    body = (f"<p>Means with seeded 95 % bootstrap intervals; ▲/▼ = significant against {html.escape(baseline)} "
+    body = (f"<p>Means with seeded 95 % bootstrap intervals (none below {C.MIN_INTERVAL_N} questions: a bootstrap of a "
+            f"handful of values reflects n, not the mean's uncertainty); ▲/▼ = significant against {html.escape(baseline)} "
             f"by the comparison policy ({html.escape(policy.TEST_TEXT)}) after Holm correction over every mode × "
             "metric of the table: family-wise error ≤ 0.05 over every mark; the t and Fisher columns are exploratory. judged@10 is a coverage figure (how much "
             "of what was retrieved carries a judgement), shown but never tested.</p>"

@@ -150,7 +150,7 @@ def test_notebook_executes_without_error_cells(notebook, notebook_env, tmp_path,
         assert f"bm25 {defaults['answer_top_n']} of " in summary  # what the answer's record says it read
         # the README's question, answered from the evidence in every mode the notebook asked
         asked = small_parameters(notebook_env)[notebook.stem]["ask_modes"]
-        assert f"{len(asked)} of {len(asked)} answers state '$4,106'" in summary, summary
+        assert f"{len(asked)} of {len(asked)} answers state '$4,106' in their own statement" in summary, summary
     page = to_html(executed)
     assert check_self_contained(page) == []
     if notebook.stem in ("02_mode_comparison", "03_ablation_fusion_k", "04_ablation_prefetch_topk", "05_explain_hybrid",

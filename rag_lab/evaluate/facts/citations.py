@@ -7,6 +7,10 @@ jointly (each cited chunk must state at least one fact, together all of them). S
 key facts cannot be checked offline: they are counted as ``unverifiable``, never as correct. A
 citation of a document the prompt did not have ("[Doc 7]" of 2 chunks) is wrong whatever its sentence
 states: it is checked and never correct.
+
+Quoted evidence is no sentence of the answer (:mod:`rag_lab.answer.statements`): a quote's citation
+cites the statement the quote stands under, and is checked against that statement's facts. The
+citations of an answer with no statement (quotes only) support nothing: unverifiable, with their count.
 """
 
 from __future__ import annotations
@@ -15,6 +19,7 @@ import re
 from dataclasses import dataclass, field
 
 from rag_lab.answer.prompt import all_cited_numbers, cited_numbers
+from rag_lab.answer.statements import statement_text
 from rag_lab.evaluate.facts.key_facts import CITATION_MARKER, _is_stated, stated_values
 from rag_lab.tokenizer import iter_terms
 
@@ -66,8 +71,9 @@ class CitationCheck:
 
 
 def check_citations(answer: str, chunk_texts: list[str]) -> CitationCheck:
-    """Check each ``[Doc N]`` of ``answer`` against ``chunk_texts[N-1]`` (prompt order)."""
-    raw_claims = split_claims(answer, len(chunk_texts))
+    """Check each ``[Doc N]`` of ``answer`` against ``chunk_texts[N-1]`` (prompt order); the citation
+    of a quote cites the statement above it."""
+    raw_claims = split_claims(statement_text(answer), len(chunk_texts))
     stated = [stated_values(text) for text in chunk_texts]
     for claim in raw_claims:
         if not claim.verifiable:
@@ -100,6 +106,9 @@ def split_claims(answer: str, n_docs: int) -> list[CitedClaim]:
         numbers = all_cited_numbers(raw)
         text = CITATION_MARKER.sub(" ", raw).strip()
         if not re.search(r"\w", text):
+            if numbers and previous is None:  # citations under no statement: nothing they could support
+                claims.append(CitedClaim("", [n for n in numbers if 1 <= n <= n_docs], [],
+                                         missing=[n for n in numbers if not 1 <= n <= n_docs]))
             continue
         facts = sorted({t.text for t in iter_terms(text) if t.is_domain})
         previous = CitedClaim(text, [n for n in numbers if 1 <= n <= n_docs], facts,

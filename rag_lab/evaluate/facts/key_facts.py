@@ -26,6 +26,10 @@ claims $4,106). A pure refusal so earns recall 0 and has no precision (None); a 
 the facts of its other clauses, so a hedged figure ("I cannot confirm it, it may be $287") is a claim
 and counts for precision.
 
+An answer's **quoted evidence** is no claim: the scores read its statements
+(:mod:`rag_lab.answer.statements`), so a wrong figure over a quoted row holding the right one scores as
+the wrong figure, and an answer made only of quotes scores as a non-answer (recall 0, no precision).
+
 Two answer metrics are built on them, both blind to what the question already says (echoing
 "a family of 5 in BCY 2026" back is not an answer) and to citation markers (``[Doc 1: bcy-26….pdf,
 Page 1]`` states neither BCY 26 nor 1):
@@ -44,6 +48,7 @@ from __future__ import annotations
 import functools
 import re
 
+from rag_lab.answer.statements import statement_text
 from rag_lab.evaluate.facts.figures import (NUMBER_LITERAL, PERCENT_SIGN, SCALE_WORD, YEAR, is_year, percent_share,
                                             scaled_number, share)
 from rag_lab.tokenizer import (PROGRAM_YEAR_PHRASES, PROGRAM_YEAR_PREFIXES, Term, amount_of, full_year,
@@ -257,10 +262,16 @@ def _facts_not_asked(text: str, question: str | None) -> dict[str, Term]:
     return distinct_facts({name: term for name, term in _facts(text).items() if not _is_stated(term, asked)})
 
 
+def answer_claims(answer: str) -> str:
+    """What ``answer`` claims: its statements (quoted evidence removed,
+    :func:`rag_lab.answer.statements.statement_text`) less citation markers and refusals."""
+    return claimed_text(statement_text(answer))
+
+
 def answer_facts(text: str, question: str | None = None) -> dict[str, Term]:
-    """The key facts ``text`` claims that ``question`` does not state (citation markers and refusing
-    sentences ignored, :func:`claimed_text`)."""
-    return _facts_not_asked(claimed_text(text), question)
+    """The key facts ``text`` claims that ``question`` does not state (its statements only: quotes,
+    citation markers and refusing sentences ignored, :func:`answer_claims`)."""
+    return _facts_not_asked(answer_claims(text), question)
 
 
 def reference_facts(reference: str, question: str | None = None) -> dict[str, Term]:
@@ -279,7 +290,7 @@ def key_fact_recall(answer: str, reference: str, question: str | None = None) ->
     facts = reference_facts(reference, question)
     if not facts:
         return None
-    stated = stated_values(claimed_text(answer))
+    stated = stated_values(answer_claims(answer))
     return sum(_is_stated(fact, stated) for fact in facts.values()) / len(facts)
 
 
@@ -295,7 +306,7 @@ def key_fact_precision(answer: str, reference: str, question: str | None = None)
 
 def missing_key_facts(answer: str, reference: str, question: str | None = None) -> list[str]:
     """The reference's key facts (less the question's) that ``answer`` does not state (failure analysis)."""
-    stated = stated_values(claimed_text(answer))
+    stated = stated_values(answer_claims(answer))
     return sorted(text for text, fact in reference_facts(reference, question).items() if not _is_stated(fact, stated))
 
 

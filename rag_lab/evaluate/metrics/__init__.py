@@ -8,7 +8,7 @@ from __future__ import annotations
 from rag_lab.evaluate.metrics.base import MetricContext, MetricSpec
 
 _MODULES = (
-    "id_context", "rouge", "string_similarity", "semantic", "key_fact_recall", "citation_precision", "judged",
+    "id_context", "rouge", "string_similarity", "semantic", "key_fact_recall", "figure_placement", "citation_precision", "judged",
 )
 
 

@@ -27,7 +27,9 @@ from ragas.embeddings.base import BaseRagasEmbedding  # noqa: E402
 @dataclass
 class SampleMetric:
     """A ``ragas.metrics.collections`` metric scored from a ``SingleTurnSample``: ``fields`` are the
-    sample fields passed to its ``ascore`` as keyword arguments of the same name."""
+    sample fields passed to its ``ascore`` as keyword arguments of the same name. The ``response`` is
+    read as its statements without citation markers (:mod:`rag_lab.answer.statements`: quoted evidence
+    is no part of what an answer says); an answer with no statement scores 0, as a non-answer."""
 
     metric: Any  # a ragas.metrics.collections.BaseMetric
     fields: tuple[str, ...]
@@ -37,7 +39,16 @@ class SampleMetric:
         return self.metric.name
 
     async def single_turn_ascore(self, sample: Any, callbacks: Any = None) -> float:
-        result = await self.metric.ascore(**{field: getattr(sample, field) for field in self.fields})
+        from rag_lab.answer.statements import split_statements
+        from rag_lab.evaluate.facts.key_facts import strip_citations
+
+        values = {field: getattr(sample, field) for field in self.fields}
+        if "response" in values:
+            said = split_statements(values["response"] or "")
+            if said.is_non_answer:
+                return 0.0
+            values["response"] = " ".join(strip_citations(said.statements).split())
+        result = await self.metric.ascore(**values)
         return float(result.value)
 
 

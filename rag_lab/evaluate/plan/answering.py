@@ -1,13 +1,16 @@
 """Answer one question in one mode, through the shared answer adapter, with a disk cache.
 
-The cache key is the model, the prompt version (the answer, rerank and agent prompts) and every
-input (mode, question, index fingerprint, retrieval/rerank parameters, generation settings):
-re-running an unchanged sample costs nothing, changing any of them recomputes it.
+The cache key is the model, the prompt version (the answer, rerank and agent prompts, and the code of
+the whole answer path, :func:`answer_code_hash`) and every input (mode, question, index fingerprint,
+retrieval/rerank parameters, generation settings): re-running an unchanged sample costs nothing,
+changing any of them recomputes it.
 """
 
 from __future__ import annotations
 
+import functools
 import hashlib
+import importlib
 import json
 import threading
 from dataclasses import asdict
@@ -18,15 +21,36 @@ from rag_lab.config import Settings
 from rag_lab.models.llm.disk_cache import DiskCache, cache_key
 
 
-# Bumped when what an answer depends on changes in code, not in a prompt's text (each bump's reason:
-# docs/CHANGELOG.md).
-ANSWER_PATH_REVISION = "2"
+# Where an answer is made: the code these reach (functions and classes they call, followed through
+# their global names) and every constant of the modules that code lives in shape the answer: evidence
+# selection and its limits (MAX_UNIT_CHARS), quoting, the figure grammar and its check, the answer
+# cap, max_tokens, the prompts, the local model's generation settings.
+ANSWER_CODE = ("rag_lab.answer.adapter:make_answerer", "rag_lab.answer.evidence_answer:answer_from_evidence",
+               "rag_lab.answer.evidence_answer:checked_answer", "rag_lab.models.llm.local_llm:build_local")
+
+
+@functools.lru_cache(maxsize=1)
+def answer_code_hash() -> str:
+    """Sixteen hex digits of the answer path's code: the syntax (docstrings, comments and annotations
+    left out) of every rag_lab function and class :data:`ANSWER_CODE` reaches
+    (:func:`rag_lab.evaluate.judge.versions.code_of`, the judge's walk), the constants they read, and
+    every upper-case constant of the modules they live in (a default argument's value, such as
+    ``QUOTE_CONTEXT_LINES``, is read where the function is defined). Cached per process."""
+    from rag_lab.evaluate.judge.versions import Rule, _stable, code_of
+
+    code = code_of(Rule("answer", "derived", ANSWER_CODE))
+    for module_name in sorted({key.split(":", 1)[0] for key in code}):
+        for name, value in sorted(vars(importlib.import_module(module_name)).items()):
+            if name.isupper() and (text := _stable(value)) is not None:
+                code[f"{module_name}:{name}"] = text
+    text = "\n".join(f"{k}\n{v}" for k, v in sorted(code.items()))
+    return hashlib.sha256(text.encode()).hexdigest()[:16]
 
 
 def prompt_version() -> str:
     """What a cached answer depends on besides the model and the question: every prompt and answer
-    schema (text and JSON forms, the local listwise rerank's), the rule that orders tied fused results, the compression rule and
-    ANSWER_PATH_REVISION."""
+    schema (text and JSON forms, the local listwise rerank's), the rule that orders tied fused results,
+    the compression rule, and the answer path's code (:func:`answer_code_hash`)."""
     from llama_index.core.prompts.default_prompts import DEFAULT_CHOICE_SELECT_PROMPT
 
     from rag_lab.answer.agent_reply import SYSTEM_PROMPT
@@ -38,8 +62,7 @@ def prompt_version() -> str:
 
     text = "\x00".join([ANSWER_PROMPT_TMPL, ANSWER_JSON_PROMPT_TMPL, json.dumps(ANSWER_SCHEMA, sort_keys=True),
                         DEFAULT_CHOICE_SELECT_PROMPT.get_template(), RERANK_PROMPT_VERSION, SYSTEM_PROMPT, TIE_RULE,
-                        COMPRESSION_RULE, YEARS_NOTE_TMPL, YEARS_RULE,
-                        ANSWER_PATH_REVISION])
+                        COMPRESSION_RULE, YEARS_NOTE_TMPL, YEARS_RULE, answer_code_hash()])
     return hashlib.sha256(text.encode()).hexdigest()[:16]
 
 
@@ -118,15 +141,11 @@ def context_window_input(settings: Settings) -> dict[str, int]:
 
 
 def answer_style_input(settings: Settings) -> dict[str, str]:
-    """The answer style when it is the evidence-first path (with its selection rule); empty for free
-    answers, so the keys of free answers cached before the style joined the key stay valid."""
+    """The answer style when it is the evidence-first path; empty for free answers. How evidence is
+    selected, asked for and quoted is in every key already (:func:`answer_code_hash`)."""
     if settings.resolved_answer_style == "free":
         return {}
-    from rag_lab.answer.evidence import EVIDENCE_RULE
-    from rag_lab.answer.evidence_answer import EVIDENCE_PROMPT_TMPL, QUOTE_RULE
-
-    return {"answer_style": settings.resolved_answer_style, "evidence_rule": EVIDENCE_RULE,
-            "evidence_prompt": EVIDENCE_PROMPT_TMPL, "quote_rule": QUOTE_RULE}
+    return {"answer_style": settings.resolved_answer_style}
 
 
 def answer_inputs(settings: Settings, *, rerank: bool, params: dict[str, Any], index: str | None,

@@ -30,7 +30,7 @@ SAMPLE_COLUMNS = ["run", "mode", "kind", "sample_id", "metric", "value"]
 SUMMARY_COLUMNS = ["mode", "metric", "mean", "n", "nan", "applicable"]
 MODE_COLUMNS = ["mode", "samples", "errors", "unjudgeable", "cached", "latency_p50_s", "latency_p95_s", "retrieve_s",
                 "generate_s", "score_s", "prompt_tokens", "completion_tokens", "total_tokens", "cost_usd", "cites_nothing",
-                "dev_split"]
+                "non_answers", "citations_unverifiable", "dev_split"]
 CONVERSATIONS = "conversations"
 
 
@@ -113,6 +113,8 @@ def _quantile(values: list[float], q: float) -> float:
 
 
 def modes_frame(records: dict[str, list[dict[str, Any]]]) -> pd.DataFrame:
+    from rag_lab.answer.statements import is_non_answer
+
     rows = []
     for mode, items in records.items():
         ok = [r for r in items if not r.get("error")]
@@ -139,6 +141,11 @@ def modes_frame(records: dict[str, list[dict[str, Any]]]) -> pd.DataFrame:
             "cost_usd": float(sum(costs)) if costs else float("nan"),
             "cites_nothing": (sum(1 for r in answered if not r["citations"]["cites"]) / len(answered)
                               if answered else float("nan")),
+            # answers with no statement of their own (quotes only): they score as non-answers
+            "non_answers": (sum(1 for r in answered if is_non_answer(r.get("answer") or "")) / len(answered)
+                            if answered else float("nan")),
+            # citations no offline check can verify (their sentence states no key fact): n/a, never precise
+            "citations_unverifiable": sum(int(r["citations"].get("unverifiable", 0)) for r in answered),
             "dev_split": sum(1 for r in items if r.get("dev_split")),  # questions of the dataset's dev split
         })
     return pd.DataFrame(rows, columns=MODE_COLUMNS)

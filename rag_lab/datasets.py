@@ -62,6 +62,8 @@ class Dataset:
     source_urls: dict[str, str] = field(default_factory=dict)
     sample_queries: tuple[str, ...] = ()
     dev_split_file: Path | None = None  # the dev split's ids from another file than the folder's dev_split.txt
+    # Where qa_file's questions come from: "human", "synthetic" or "file" (rag_lab.questions.question_set)
+    question_origin: str = "human"
 
     @property
     def corpus_files(self) -> list[Path]:
@@ -118,7 +120,7 @@ class Dataset:
         if not self.has_qa:
             raise DatasetError(f"Dataset {self.name!r} has no Q&A file",
                                "add qa.jsonl: one JSON object per line with question, and optionally id, "
-                               "reference_answer and source_file")
+                               f"reference_answer and source_file; or make synthetic ones: rag-lab synth {self.name}")
         pairs = []
         resolver = _SourceResolver(self) if self.kind == "folder" else None
         for line_no, record in _read_jsonl(self.qa_file):

@@ -315,9 +315,9 @@ def ir_sections(data: dict, manifest: dict) -> list:
              "split": data["queries"].get("split", "all"), "params": data["params"],
              "models": data["models"], "created": data["created"], "git_commit": manifest.get("git_commit"),
              "packages": manifest.get("packages")}
-    from rag_lab.report.verdict import build_verdict
+    from rag_lab.report.verdict import build_verdict, with_questions
 
-    sections = [verdict_section(build_verdict(per_query, table, skip=C.COVERAGE_METRICS))]
+    sections = [verdict_section(with_questions(build_verdict(per_query, table, skip=C.COVERAGE_METRICS), manifest))]
     body = (f"<p>Means with seeded 95 % bootstrap intervals; ▲/▼ = significant against {html.escape(baseline)} "
             f"by the comparison policy ({html.escape(policy.TEST_TEXT)}) after Holm correction over every mode × "
             "metric of the table: family-wise error ≤ 0.05 over every mark; the t and Fisher columns are exploratory. judged@10 is a coverage figure (how much "

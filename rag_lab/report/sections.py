@@ -170,6 +170,10 @@ def ablation_verdict_section(results, manifest: dict, metric: str) -> Section:
         power = (f"With n = {n} paired questions the tests can tell: the smallest p they can give after Holm's "
                  f"correction over the {family} marked comparisons is {floor:.2g}, below α = {alpha:g}." if tested
                  else "No comparison can be marked in this grid.")
+    from rag_lab.report.verdict import questions_label
+
+    if label := questions_label(manifest):
+        headline += f" — questions: {label}"
     return section("Verdict", f'<p class="verdict">{html.escape(headline)}</p><p>{html.escape(power)}</p>')
 
 

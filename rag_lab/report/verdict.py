@@ -188,12 +188,19 @@ def _decision_p(row) -> float:
     return max(values) if values else math.nan
 
 
+def questions_label(manifest: dict | None) -> str:
+    """The question set a run's manifest records, as the verdict names it (empty when none is):
+    ``synthetic (qa.synthetic.jsonl, 100 questions)``, ``human (236 questions)``."""
+    entry = (manifest or {}).get("question_set") or {}
+    if not entry.get("origin"):
+        return ""
+    where = f"{Path(entry['path']).name}, " if entry.get("path") and entry["origin"] != "human" else ""
+    return f"{entry['origin']} ({where}{entry.get('count', 0)} questions)"
+
+
 def with_questions(verdict: Verdict, manifest: dict | None) -> Verdict:
     """``verdict`` naming the question set its run's manifest records (unchanged when none is)."""
     import dataclasses
 
-    entry = (manifest or {}).get("question_set") or {}
-    if not entry.get("origin"):
-        return verdict
-    where = f"{Path(entry['path']).name}, " if entry.get("path") and entry["origin"] != "human" else ""
-    return dataclasses.replace(verdict, questions=f"{entry['origin']} ({where}{entry.get('count', 0)} questions)")
+    label = questions_label(manifest)
+    return dataclasses.replace(verdict, questions=label) if label else verdict

@@ -117,3 +117,23 @@ def test_the_dry_run_calls_nothing_and_counts_cached_replies(corpus, small_setti
     synth(dataset, small_settings, n=3, llm=llm, progress=False)
     after = synth(dataset, small_settings, n=3, llm=llm, dry_run=True)
     assert after.from_cache == 3 and after.calls == 0
+
+
+def test_the_output_converts_to_a_ragas_testset(corpus, small_settings):
+    from rag_lab.questions.ragas_types import to_testset
+
+    dataset = resolve_dataset(corpus)
+    outcome = synth(dataset, small_settings, n=2, llm=FakeQuestionLLM(), progress=False)
+    texts = {c.chunk_id: c.text for c in corpus_chunks(dataset, small_settings)}
+    testset = to_testset(outcome.records, texts)
+    samples = testset.to_evaluation_dataset().samples
+    assert [s.user_input for s in samples] == [r["question"] for r in outcome.records]
+    assert all(s.reference_contexts == [texts[r["source_chunk"]]] for s, r in zip(samples, outcome.records))
+
+
+def test_the_command_refuses_bad_input_in_one_line_with_rc_2(lab_cli, corpus):
+    code, _, err = lab_cli("synth", str(corpus), "--out", str(corpus / "qa.jsonl"))
+    assert code == 2 and "human question file" in err and "→" in err
+    code, _, err = lab_cli("synth", str(corpus), "--n", "100000")
+    assert code == 2 and "can make" in err and "--n" in err
+    assert not (corpus / "qa.synthetic.jsonl").exists()

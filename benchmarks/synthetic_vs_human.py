@@ -30,73 +30,32 @@ import sys
 import time
 from pathlib import Path
 
-import numpy as np
-
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 from rag_lab.config import load_settings  # noqa: E402
 from rag_lab.datasets import resolve_dataset  # noqa: E402
-from rag_lab.evaluate.ablation.grid import GridResult, GridSpec, compute_grid  # noqa: E402
-from rag_lab.evaluate.ablation.legs import retrieve_legs  # noqa: E402
-from rag_lab.evaluate.statistics.rank_agreement import agreement, split_half  # noqa: E402
-from rag_lab.evaluate.tune.scores import chunk_documents, default_metric, selection_scores  # noqa: E402
+from rag_lab.evaluate.ablation.grid import GridSpec  # noqa: E402
+from rag_lab.evaluate.ablation.question_sets import compare_question_sets  # noqa: E402
 from rag_lab.questions.question_set import with_questions  # noqa: E402
 from rag_lab.questions.records import summary_path  # noqa: E402
 
 DATASETS = ("texas_childcare_full", "scifact")
 RUNS = Path("runs/synthetic_vs_human")
-SINGLE_LEGS = {"dense": "dense", "bm25": "bm25"}  # the modes that are one leg of the fused ones
 LABELS = Path("benchmarks/synthetic_labels.jsonl")
 
 
-def per_config(dataset, index, spec: GridSpec, metric: str, folder: Path) -> dict[str, dict[str, float]]:
-    """``scores[config][qid]`` for every grid configuration and the two single-leg modes."""
-    queries, qrels = dataset.judged_queries()
-    questions, _ = retrieve_legs(index, queries, folder, spec.modes, spec.depth, progress=False,
-                                 prefetches=spec.prefetch)
-    grid = compute_grid(questions, spec)
-    scores = selection_scores(metric, grid, questions, qrels)
-    legs = GridResult(spec, [], {m: {} for m in SINGLE_LEGS}, {m: {} for m in SINGLE_LEGS})
-    for question in questions:
-        for mode, leg in SINGLE_LEGS.items():
-            chunks = question.legs[leg][:10]
-            legs.chunks[mode][question.qid] = tuple(c for c, _, _ in chunks)
-            legs.docs[mode][question.qid] = tuple(dict.fromkeys(d for _, d, _ in chunks))
-    scores.update(selection_scores(metric, legs, questions, qrels))
-    return scores
-
-
-def matrix(scores: dict[str, dict[str, float]], configs: list[str]) -> np.ndarray:
-    qids = sorted(next(iter(scores.values())))
-    return np.array([[scores[c][q] for q in qids] for c in configs], dtype=float)
-
-
 def compare(name: str, settings, spec: GridSpec, do_tune: bool) -> dict:
-    from rag_lab.index import CorpusIndex, build_index
+    from rag_lab.index import build_index
 
     human = resolve_dataset(name, settings.datasets_dir)
     synthetic = with_questions(human, "synthetic")
     build_index(human, settings, progress=False)
-    index = CorpusIndex.open(human, settings)
-    metric = default_metric(human)
-    folder = RUNS / name
-    h = per_config(human, index, spec, metric, folder / "legs-human")
-    s = per_config(synthetic, index, spec, metric, folder / "legs-synthetic")
-    top = 10 if 10 in spec.top_k else max(spec.top_k)
-    modes = {"dense": "dense", "bm25": "bm25", **{m: spec.baseline(m, top).id for m in spec.modes}}
-    grid_ids = [c.id for c in spec.configs()]
-    result = {"dataset": name, "metric": metric, "n_human": len(next(iter(h.values()))),
-              "n_synthetic": len(next(iter(s.values())))}
-    for label, configs in (("modes", list(modes.values())), ("grid", grid_ids)):
-        H, S = matrix(h, configs), matrix(s, configs)
-        result[label] = {"configs": len(configs), "synthetic_vs_human": agreement(S, H).as_dict(),
-                         "human_split_half": split_half(H, S.shape[1]).as_dict()}
-    result["means"] = [{"config": cid, "mode": mode if mode in modes else cid.split("-")[0],
-                        "is_mode": mode in modes, "human": float(np.mean(list(h[cid].values()))),
-                        "synthetic": float(np.mean(list(s[cid].values())))}
-                       for mode, cid in [*modes.items(), *((c, c) for c in grid_ids if c not in modes.values())]]
+    compared = compare_question_sets(human, synthetic, settings, spec, RUNS / name)
+    print(compared.summary())
+    result = {"dataset": name, "metric": compared.metric, "n_human": compared.n[0], "n_synthetic": compared.n[1],
+              **compared.agreement, "means": compared.means.to_dict(orient="records")}
     if do_tune:
-        result["tune"] = tuned_on_synthetic(synthetic, settings, folder / "tune")
+        result["tune"] = tuned_on_synthetic(synthetic, settings, RUNS / name / "tune")
     result["synth"] = synth_summary(synthetic)
     return result
 

@@ -12,11 +12,12 @@ from rag_lab.errors import ProviderError
 
 
 class FakeQuestionLLM:
-    def __init__(self, fail_after: int | None = None, reply=None) -> None:
+    def __init__(self, fail_after: int | None = None, reply=None, failure: type[BaseException] = ProviderError) -> None:
         # private: the LLM's identity (a hash of its public fields) is the same however it behaves
         self._calls = 0
         self._fail_after = fail_after
         self._reply = reply  # prompt -> (question, answer), replacing the default
+        self._failure = failure  # what the call after ``fail_after`` raises (a provider error, or Ctrl-C)
         self.model_name = "fake-question-writer"
 
     @property
@@ -25,7 +26,9 @@ class FakeQuestionLLM:
 
     def complete(self, prompt: str, **kwargs):
         if self._fail_after is not None and self._calls >= self._fail_after:
-            raise ProviderError("Provider fake: HTTP 503 after retries", "try again later")
+            if self._failure is ProviderError:
+                raise ProviderError("Provider fake: HTTP 503 after retries", "try again later")
+            raise self._failure()
         self._calls += 1
         passage = prompt.split('"""')[1]
         question, answer = (self._reply or default_reply)(passage)

@@ -137,3 +137,12 @@ def test_the_command_refuses_bad_input_in_one_line_with_rc_2(lab_cli, corpus):
     code, _, err = lab_cli("synth", str(corpus), "--n", "100000")
     assert code == 2 and "can make" in err and "--n" in err
     assert not (corpus / "qa.synthetic.jsonl").exists()
+
+
+def test_ctrl_c_keeps_what_was_made(corpus, small_settings):
+    dataset = resolve_dataset(corpus)
+    with pytest.raises(SynthStopped, match=r"interrupted \(Ctrl-C\): 3 of 5"):
+        synth(dataset, small_settings, n=5, llm=FakeQuestionLLM(fail_after=3, failure=KeyboardInterrupt), progress=False)
+    assert len((corpus / "qa.synthetic.jsonl").read_text().splitlines()) == 3
+    resumed = FakeQuestionLLM()
+    assert synth(dataset, small_settings, n=5, llm=resumed, progress=False).made == 5 and resumed.calls == 2

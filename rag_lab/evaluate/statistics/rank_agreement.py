@@ -30,9 +30,19 @@ class Agreement:
 
 
 def tau_b(means_a: np.ndarray, means_b: np.ndarray) -> float:
-    """Kendall τ_b of two score vectors (ties in either count as ties); NaN when one is constant."""
-    value = kendalltau(means_a, means_b, variant="b").statistic
-    return float(value) if value == value else float("nan")
+    """Kendall τ_b of two score vectors (ties in either count as ties); NaN when one is constant (no ranking)."""
+    if np.ptp(means_a) == 0 or np.ptp(means_b) == 0:
+        return float("nan")
+    return float(kendalltau(means_a, means_b, variant="b").statistic)
+
+
+def _spread(draws: list[float]) -> tuple[float, float, float]:
+    """Mean, 2.5 % and 97.5 % of the draws that rank anything (NaN when none does)."""
+    finite = np.asarray([d for d in draws if d == d])
+    if finite.size == 0:
+        return float("nan"), float("nan"), float("nan")
+    low, high = np.percentile(finite, [2.5, 97.5])
+    return float(finite.mean()), float(low), float(high)
 
 
 def agreement(scores_a: np.ndarray, scores_b: np.ndarray, n_resamples: int = DEFAULT_RESAMPLES,
@@ -46,8 +56,8 @@ def agreement(scores_a: np.ndarray, scores_b: np.ndarray, n_resamples: int = DEF
         a = scores_a[:, rng.integers(0, scores_a.shape[1], scores_a.shape[1])].mean(axis=1)
         b = scores_b[:, rng.integers(0, scores_b.shape[1], scores_b.shape[1])].mean(axis=1)
         draws.append(tau_b(a, b))
-    low, high = np.nanpercentile(draws, [2.5, 97.5])
-    return Agreement(point, float(low), float(high), scores_a.shape[1], scores_b.shape[1])
+    _, low, high = _spread(draws)
+    return Agreement(point, low, high, scores_a.shape[1], scores_b.shape[1])
 
 
 def split_half(scores: np.ndarray, n: int, repeats: int = 200, seed: int = DEFAULT_SEED) -> Agreement:
@@ -59,5 +69,5 @@ def split_half(scores: np.ndarray, n: int, repeats: int = 200, seed: int = DEFAU
     for _ in range(repeats):
         order = rng.permutation(scores.shape[1])
         draws.append(tau_b(scores[:, order[:size]].mean(axis=1), scores[:, order[size:2 * size]].mean(axis=1)))
-    low, high = np.nanpercentile(draws, [2.5, 97.5])
-    return Agreement(float(np.nanmean(draws)), float(low), float(high), size, size)
+    mean, low, high = _spread(draws)
+    return Agreement(mean, low, high, size, size)

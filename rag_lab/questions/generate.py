@@ -13,18 +13,16 @@ import random
 import time
 from collections import Counter
 from dataclasses import dataclass, field
-from pathlib import Path
 from typing import Any
 
 from rag_lab.config import Settings
 from rag_lab.datasets import Dataset
-from rag_lab.errors import ProviderError, RagLabError
+from rag_lab.errors import ProviderError
 from rag_lab.models.llm.disk_cache import DiskCache, cache_key
 from rag_lab.progress import progress_bar, progress_note
 from rag_lab.questions.calibration import overlap_bound
 from rag_lab.questions.checks import LLM_FAILED, check, tokens
-from rag_lab.questions.kinds import (KINDS, PROMPT_VERSION, REPLY_MAX_TOKENS, QuestionReply, choose_kind, prompt,
-                                     window)
+from rag_lab.questions.kinds import PROMPT_VERSION, REPLY_MAX_TOKENS, QuestionReply, choose_kind, prompt, window
 from rag_lab.questions.records import SynthOutcome, question_record
 from rag_lab.questions.sampling import SourceChunk
 
@@ -137,7 +135,7 @@ def generate(dataset: Dataset, settings: Settings, chunks: list[SourceChunk], n:
             key = cand.key(generator)
             reply = cache.get(key)
             if reply is None:
-                if max_cost is not None and price is not None and spent + price.cost(len(cand.text) // 3, REPLY_MAX_TOKENS) > max_cost:
+                if _over_budget(max_cost, price, spent, cand.text):
                     stopped = f"stopped before the cost would pass --max-cost ${max_cost:.4f} (≈ ${spent:.4f} spent)"
                     break
                 try:
@@ -166,5 +164,13 @@ def generate(dataset: Dataset, settings: Settings, chunks: list[SourceChunk], n:
         cache.close()
     return SynthOutcome(records=state.records, requested=n, candidates=sum(state.kinds_asked.values()),
                         rejected=dict(state.rejected), calls=state.calls, cached=state.cached,
-                        seconds=round(state.seconds, 1), cached_seconds=round(state.cached_seconds, 1), overlaps=state.overlaps, bound=bound,
-                        kinds=dict(state.kinds_asked), generator=generator, stopped=stopped, spent=round(spent, 6))
+                        seconds=round(state.seconds, 1), cached_seconds=round(state.cached_seconds, 1),
+                        overlaps=state.overlaps, bound=bound, kinds=dict(state.kinds_asked), generator=generator,
+                        stopped=stopped, spent=round(spent, 6))
+
+
+def _over_budget(max_cost: float | None, price: Any, spent: float, prompt_text: str) -> bool:
+    """Would the next call (its prompt at ≈ 3 characters a token, a full reply) pass ``max_cost``?"""
+    if max_cost is None or price is None:
+        return False
+    return spent + price.cost(len(prompt_text) // 3, REPLY_MAX_TOKENS) > max_cost

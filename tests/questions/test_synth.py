@@ -146,3 +146,16 @@ def test_ctrl_c_keeps_what_was_made(corpus, small_settings):
     assert len((corpus / "qa.synthetic.jsonl").read_text().splitlines()) == 3
     resumed = FakeQuestionLLM()
     assert synth(dataset, small_settings, n=5, llm=resumed, progress=False).made == 5 and resumed.calls == 2
+
+
+def test_max_cost_stops_before_the_budget_and_keeps_what_was_made(corpus, small_settings, monkeypatch):
+    import sys
+    from types import SimpleNamespace
+
+    per_call = SimpleNamespace(cost=lambda prompt_tokens, completion_tokens: 0.01)  # a priced provider: 1 cent a call
+    monkeypatch.setattr(sys.modules["rag_lab.questions.synth"], "_generator",
+                        lambda settings, given, dry_run: ("fake:priced", per_call, given))
+    llm = FakeQuestionLLM()
+    with pytest.raises(SynthStopped, match=r"--max-cost \$0\.0250.*2 of 5"):
+        synth(resolve_dataset(corpus), small_settings, n=5, llm=llm, progress=False, max_cost=0.025)
+    assert llm.calls == 2 and len((corpus / "qa.synthetic.jsonl").read_text().splitlines()) == 2

@@ -25,6 +25,10 @@ from rag_lab.ingest.loaders import SUPPORTED_SUFFIXES, ParseMany, iter_document_
 from rag_lab.ingest.parse_cache import ParseCache
 
 
+# The synthetic questions `rag-lab synth` writes beside a dataset's files (rag_lab.questions), and their summary.
+SYNTHETIC_QA, SYNTHETIC_SUMMARY = "qa.synthetic.jsonl", "qa.synthetic.summary.json"
+
+
 @dataclass(frozen=True)
 class QAPair:
     """One line of ``qa.jsonl``: ``question`` (required), ``id`` (default ``line-N``),
@@ -82,7 +86,8 @@ class Dataset:
         they sit among them (a folder indexed whole)."""
         from rag_lab.splits import dev_split_path
 
-        return [p for p in (self.qa_file, self.root / "dataset.json", dev_split_path(self.root)) if p is not None]
+        return [p for p in (self.qa_file, self.root / "qa.jsonl", self.root / SYNTHETIC_QA, self.root / SYNTHETIC_SUMMARY,
+                            self.root / "dataset.json", dev_split_path(self.root)) if p is not None]
 
     def document_key(self, path: Path) -> str:
         """The one document key: the path relative to the documents folder (``sub/file.pdf``);

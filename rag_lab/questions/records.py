@@ -10,11 +10,12 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from rag_lab.datasets import SYNTHETIC_QA
 from rag_lab.questions.calibration import OverlapBound, quantiles
 from rag_lab.questions.kinds import PROMPT_VERSION
 from rag_lab.questions.sampling import SourceChunk
 
-SYNTHETIC_FILE = "qa.synthetic.jsonl"
+SYNTHETIC_FILE = SYNTHETIC_QA
 ORIGIN = "synthetic"
 
 

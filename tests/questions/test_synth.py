@@ -158,3 +158,10 @@ def test_max_cost_stops_before_the_budget_and_keeps_what_was_made(corpus, small_
     with pytest.raises(SynthStopped, match=r"--max-cost \$0\.0250.*2 of 5"):
         synth(resolve_dataset(corpus), small_settings, n=5, llm=llm, progress=False, max_cost=0.025)
     assert llm.calls == 2 and len((corpus / "qa.synthetic.jsonl").read_text().splitlines()) == 2
+
+
+def test_the_synthetic_files_are_never_read_as_documents(corpus, small_settings):
+    dataset = resolve_dataset(corpus)
+    synth(dataset, small_settings, n=1, llm=FakeQuestionLLM(), progress=False)
+    assert {p.name for p in resolve_dataset(corpus).corpus_files} == {f"guide{i}.txt" for i in range(4)}
+    assert resolve_dataset(corpus).load_documents()[1].to_dict()["skipped"] == []

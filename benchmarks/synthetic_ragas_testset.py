@@ -88,7 +88,7 @@ def run_synth(dataset_name: str, k: int) -> dict:
 
     settings, dataset, chunks = _chunks(dataset_name, k)
     from rag_lab.questions.kinds import default_kinds
-    from rag_lab.questions.synth import _human_questions
+    from rag_lab.questions.make import _human_questions
 
     llm = get_llm(settings)
     started = time.perf_counter()

@@ -107,9 +107,10 @@ def add_split_option(p) -> None:
 
 def add_questions_option(p) -> None:
     """``--questions human|synthetic|FILE``: the question set a command scores with (:mod:`rag_lab.questions.question_set`)."""
-    from rag_lab.questions.question_set import QUESTIONS_HELP
-
-    p.add_argument("--questions", default=None, metavar="human|synthetic|FILE", help=QUESTIONS_HELP)
+    p.add_argument("--questions", default=None, metavar="human|synthetic|FILE",
+                   help="the questions to score with: human (qa.jsonl, or a BEIR dataset's queries), synthetic "
+                        "(qa.synthetic.jsonl, made by rag-lab synth) or a FILE of qa.jsonl lines (default: human when "
+                        "the dataset has them, else synthetic)")
 
 
 def with_questions_arg(dataset, args):

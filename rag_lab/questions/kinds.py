@@ -12,8 +12,6 @@ from dataclasses import dataclass
 
 from pydantic import BaseModel, Field
 
-from rag_lab.answer.figures import figures
-
 # Part of every cached reply's key: bump it when the prompt, the window or the reply's shape changes.
 PROMPT_VERSION = "synth-v2"
 # Words of the chunk shown to the model: a window, not the whole chunk (prompt reading dominates a
@@ -61,6 +59,8 @@ def default_kinds(human_questions: list[str]) -> tuple[str, ...]:
 def window(text: str, rng: random.Random, kind: QuestionKind) -> str:
     """Up to ``WINDOW_WORDS`` words of ``text`` on line boundaries; for a figure kind, lines around one
     that states a figure."""
+    from rag_lab.answer.figures import figures
+
     lines = [line for line in text.splitlines() if line.strip()] or [text]
     anchor = 0
     if kind.needs_figure:
@@ -83,6 +83,8 @@ def window(text: str, rng: random.Random, kind: QuestionKind) -> str:
 
 def choose_kind(kinds: tuple[str, ...], text: str, rng: random.Random) -> QuestionKind:
     """A kind for this chunk, seeded: a figure kind only for a chunk that states a figure."""
+    from rag_lab.answer.figures import figures
+
     usable = [KINDS[k] for k in kinds if not KINDS[k].needs_figure or figures(text)]
     return rng.choice(usable or [KINDS[k] for k in kinds if not KINDS[k].needs_figure] or [KINDS["definition"]])
 

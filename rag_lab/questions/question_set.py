@@ -22,10 +22,6 @@ from rag_lab.errors import DatasetError
 from rag_lab.questions.records import ORIGIN, SYNTHETIC_FILE
 
 HUMAN, SYNTHETIC = "human", "synthetic"
-QUESTION_CHOICES = (HUMAN, SYNTHETIC)
-QUESTIONS_HELP = ("the questions to score with: human (qa.jsonl, or a BEIR dataset's queries), synthetic "
-                  f"({SYNTHETIC_FILE}, made by rag-lab synth) or a FILE of qa.jsonl lines (default: human when "
-                  "the dataset has them, else synthetic)")
 
 
 def has_human_questions(dataset: Dataset) -> bool:

@@ -152,7 +152,7 @@ def test_max_cost_stops_before_the_budget_and_keeps_what_was_made(corpus, small_
     from types import SimpleNamespace
 
     per_call = SimpleNamespace(cost=lambda prompt_tokens, completion_tokens: 0.01)  # a priced provider: 1 cent a call
-    monkeypatch.setattr(sys.modules["rag_lab.questions.synth"], "_generator",
+    monkeypatch.setattr(sys.modules["rag_lab.questions.make"], "_generator",
                         lambda settings, given, dry_run: ("fake:priced", per_call, given))
     llm = FakeQuestionLLM()
     with pytest.raises(SynthStopped, match=r"--max-cost \$0\.0250.*2 of 5"):

@@ -60,6 +60,14 @@ def load_dataset(name_or_path: Any, settings=None):
     return resolve_dataset(name_or_path, (settings or load_settings()).datasets_dir)
 
 
+def _with_questions(dataset, questions: str | Path | None):
+    """``questions=`` as ``--questions``: ``"human"``, ``"synthetic"`` or a file (None: human when the
+    dataset has them, else its synthetic questions, said once)."""
+    from rag_lab.questions.question_set import with_questions
+
+    return with_questions(dataset, questions)
+
+
 def _names(value: Any, what: str) -> list[str] | None:
     """``modes`` / ``metrics`` as a list: a string is the command's comma-separated form ("bm25,hybrid"),
     not a sequence of one-letter names."""
@@ -220,7 +228,7 @@ def evaluate(dataset: Any, modes=None, out: str | Path | None = None, *, limit: 
              metrics: list[str] | None = None, rerank: bool | None = None, conversations: bool = False,
              top_k: int | None = None, top_n: int | None = None, contextual: str = "none", config: Any = None,
              concurrency: int | None = None, max_cost: float | None = None, dry_run: bool = False, force: bool = False,
-             answer_style: str | None = None, dev_split: str | Path | None = None,
+             answer_style: str | None = None, dev_split: str | Path | None = None, questions: str | Path | None = None,
              progress: bool = False, settings=None, llm=None, agent_llm=None, judge_llm=None, executor=None,
              **levers: Any):
     """``rag-lab eval DATASET``: answer and score the questions in each mode; returns the loaded run
@@ -237,7 +245,7 @@ def evaluate(dataset: Any, modes=None, out: str | Path | None = None, *, limit: 
     from rag_lab.datasets import with_dev_split_file
 
     s = with_answer_style(settings or load_settings(), answer_style)
-    ds = with_dev_split_file(load_dataset(dataset, s), dev_split)
+    ds = _with_questions(with_dev_split_file(load_dataset(dataset, s), dev_split), questions)
     tuned = _config_and_mode(config, None)[0]
     _check_config(tuned, config, ds)
     modes, metrics = _names(modes, "modes"), _names(metrics, "metrics")
@@ -252,7 +260,8 @@ def evaluate(dataset: Any, modes=None, out: str | Path | None = None, *, limit: 
 
 @_strict
 def ir(dataset: Any, modes=None, *, limit: int | None = None, split: str = "all", contextual: str = "none",
-       resume: bool = True, config: Any = None, dev_split: str | Path | None = None, settings=None, **levers: Any):
+       resume: bool = True, config: Any = None, dev_split: str | Path | None = None,
+       questions: str | Path | None = None, settings=None, **levers: Any):
     """``rag-lab ir DATASET``: ranx metrics per mode (an ``IRReport``: ``.results``, ``.per_query``).
     ``modes`` None: the config's mode, else dense, bm25, fusion, hybrid; ``config`` and the levers as
     :func:`search`."""
@@ -261,7 +270,7 @@ def ir(dataset: Any, modes=None, *, limit: int | None = None, split: str = "all"
     s = settings or load_settings()
     from rag_lab.datasets import with_dev_split_file
 
-    ds = with_dev_split_file(load_dataset(dataset, s), dev_split)
+    ds = _with_questions(with_dev_split_file(load_dataset(dataset, s), dev_split), questions)
     tuned = _config_and_mode(config, None)[0]
     _check_config(tuned, config, ds)
     modes = _names(modes, "modes")
@@ -278,7 +287,8 @@ def ablate(dataset: Any, out: str | Path | None = None, *, grid: str | Path | di
            modes=None, config: Any = None,
            limit: int | None = None, seed: int = 42, split: str = "all", answer_configs: str | None = None,
            answer_limit: int = 5, concurrency: int | None = None, force: bool = False,
-           dev_split: str | Path | None = None, settings=None, **axis_values: Any):
+           dev_split: str | Path | None = None, questions: str | Path | None = None, settings=None,
+           **axis_values: Any):
     """``rag-lab ablate DATASET``: the retrieval grid (an ``AblationResult``; ``results.csv`` in ``out``,
     default ``runs/ablation-<dataset>``). The grid: ``grid`` (a YAML/TOML file or a dict, as
     ``--grid``) and the axes (lists, as the flags); ``config`` (as ``--config``) gives each axis that
@@ -293,7 +303,7 @@ def ablate(dataset: Any, out: str | Path | None = None, *, grid: str | Path | di
     s = settings or load_settings()
     from rag_lab.datasets import with_dev_split_file
 
-    ds = with_dev_split_file(load_dataset(dataset, s), dev_split)
+    ds = _with_questions(with_dev_split_file(load_dataset(dataset, s), dev_split), questions)
     tuned = _config_and_mode(config, None)[0]
     _check_config(tuned, config, ds)
     index(ds, settings=s)
@@ -303,6 +313,19 @@ def ablate(dataset: Any, out: str | Path | None = None, *, grid: str | Path | di
     return run_ablation(ds, s, spec, Path(out) if out else Path(f"runs/ablation-{ds.name}"), limit=limit,
                         progress=False, seed=seed, answer_configs=answered, answer_limit=answer_limit,
                         split=split, concurrency=concurrency, force=force)
+
+
+@_strict
+def synth(dataset: Any, *, n: int = 100, seed: int = 0, out: str | Path | None = None, kinds=None,
+          dry_run: bool = False, max_cost: float | None = None, progress: bool = False, settings=None, llm=None):
+    """``rag-lab synth DATASET``: ``n`` checked questions made from the dataset's chunks, written to
+    ``qa.synthetic.jsonl`` beside its files (or ``out``; never ``qa.jsonl``). Returns the outcome
+    (``.records``, ``.summary()``), or with ``dry_run`` the estimate; ``llm`` replaces the configured LLM."""
+    from rag_lab.questions import synth as make
+
+    s = settings or load_settings()
+    return make(load_dataset(dataset, s), s, n=n, seed=seed, out=out, kinds=tuple(_names(kinds, "kinds") or ()) or None,
+                dry_run=dry_run, max_cost=max_cost, llm=llm, progress=progress)
 
 
 @_strict

@@ -25,6 +25,10 @@ from rag_lab.ingest.loaders import SUPPORTED_SUFFIXES, ParseMany, iter_document_
 from rag_lab.ingest.parse_cache import ParseCache
 
 
+# The synthetic questions `rag-lab synth` writes beside a dataset's files (rag_lab.questions), and their summary.
+SYNTHETIC_QA, SYNTHETIC_SUMMARY = "qa.synthetic.jsonl", "qa.synthetic.summary.json"
+
+
 @dataclass(frozen=True)
 class QAPair:
     """One line of ``qa.jsonl``: ``question`` (required), ``id`` (default ``line-N``),
@@ -62,6 +66,8 @@ class Dataset:
     source_urls: dict[str, str] = field(default_factory=dict)
     sample_queries: tuple[str, ...] = ()
     dev_split_file: Path | None = None  # the dev split's ids from another file than the folder's dev_split.txt
+    # Where qa_file's questions come from: "human", "synthetic" or "file" (rag_lab.questions.question_set)
+    question_origin: str = "human"
 
     @property
     def corpus_files(self) -> list[Path]:
@@ -80,7 +86,8 @@ class Dataset:
         they sit among them (a folder indexed whole)."""
         from rag_lab.splits import dev_split_path
 
-        return [p for p in (self.qa_file, self.root / "dataset.json", dev_split_path(self.root)) if p is not None]
+        return [p for p in (self.qa_file, self.root / "qa.jsonl", self.root / SYNTHETIC_QA, self.root / SYNTHETIC_SUMMARY,
+                            self.root / "dataset.json", dev_split_path(self.root)) if p is not None]
 
     def document_key(self, path: Path) -> str:
         """The one document key: the path relative to the documents folder (``sub/file.pdf``);
@@ -118,7 +125,7 @@ class Dataset:
         if not self.has_qa:
             raise DatasetError(f"Dataset {self.name!r} has no Q&A file",
                                "add qa.jsonl: one JSON object per line with question, and optionally id, "
-                               "reference_answer and source_file")
+                               f"reference_answer and source_file; or make synthetic ones: rag-lab synth {self.name}")
         pairs = []
         resolver = _SourceResolver(self) if self.kind == "folder" else None
         for line_no, record in _read_jsonl(self.qa_file):

@@ -43,6 +43,9 @@ def add_ablate(sub, common) -> None:
                    help="LLM calls in flight at once: answers (--answer-configs) and chunk contexts (--contextual "
                         "llm|both) (default 1 for the local model, 8 for remote providers)")
     add_split_option(p)
+    from rag_lab.cli.options import add_questions_option
+
+    add_questions_option(p)
     common(p)
     p.set_defaults(handler=run_ablate)
 
@@ -69,9 +72,9 @@ def run_ablate(args) -> int:
     spec = grid_from_args(args)
     if args.limit is not None and args.limit < 1:
         raise ConfigError(f"--limit must be ≥ 1, got {args.limit}", "drop --limit to use every question")
-    from rag_lab.cli.options import with_dev_split
+    from rag_lab.cli.options import with_dev_split, with_questions_arg
 
-    dataset = with_dev_split(resolve_dataset(args.dataset, settings.datasets_dir), args)
+    dataset = with_questions_arg(with_dev_split(resolve_dataset(args.dataset, settings.datasets_dir), args), args)
     from rag_lab.cli.settings import announce_config
 
     announce_config(args, dataset.name)

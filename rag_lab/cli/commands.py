@@ -101,9 +101,10 @@ def add_ir(sub, common) -> None:
                         "with --config: the file's mode)")
     add_fusion_options(p)
     p.add_argument("--limit", type=positive_int, default=None, help="N queries spread over the relevant documents (round-robin; default: every query)")
-    from rag_lab.cli.options import add_split_option
+    from rag_lab.cli.options import add_questions_option, add_split_option
 
     add_split_option(p)
+    add_questions_option(p)
     p.add_argument("--no-resume", action="store_true", help="ignore checkpointed runs")
     add_json_option(p, "the metrics table")
     p.add_argument("--out", metavar="DIR", default=None,
@@ -133,10 +134,10 @@ def parse_modes(text: str) -> list[str]:
 
 
 def run_ir(args) -> int:
-    from rag_lab.cli.options import with_dev_split
+    from rag_lab.cli.options import with_dev_split, with_questions_arg
 
     settings = get_settings()
-    dataset = with_dev_split(_dataset(args.dataset), args)
+    dataset = with_questions_arg(with_dev_split(_dataset(args.dataset), args), args)
     announce_config(args, dataset.name)
     modes = parse_modes(args.modes) if args.modes is not None else configured_modes(args, IR_MODES)
     # Queries and qrels first: a dataset without them fails in a second, not after an index build.
@@ -216,3 +217,4 @@ from rag_lab.cli.split import add_split; REGISTRY.append(add_split)  # noqa: E40
 from rag_lab.cli.tune import add_tune; REGISTRY.append(add_tune)  # noqa: E402,E702  (rag-lab tune)
 from rag_lab.cli.compare import add_compare, add_runs; REGISTRY += [add_compare, add_runs]  # noqa: E402,E702
 from rag_lab.cli.label import add_label; REGISTRY.append(add_label)  # noqa: E402,E702  (rag-lab label)
+from rag_lab.cli.synth import add_synth; REGISTRY.append(add_synth)  # noqa: E402,E702  (rag-lab synth)

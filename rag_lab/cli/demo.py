@@ -3,7 +3,8 @@
 1. index every dataset the demo uses (idempotent; parsed PDFs and embeddings cached);
 2. one sample search per available retrieval mode, with hybrid's explanation;
 3. the IR table on SciFact beside the published anchors;
-4. one sample question answered in every configured mode (engines and the agent; answers cached);
+4. one sample question answered in every configured mode (engines and the agent; answers cached), then a
+   handful of synthetic questions made from texas_childcare (rag-lab synth; cached);
 5. mode comparison, retrieval ablation grid and HTML reports under reports/ (rag_lab/cli/demo_reports.py).
 """
 
@@ -29,6 +30,8 @@ def add_demo(sub, common) -> None:
     p.add_argument("--skip-ask", action="store_true", help="skip step 4, the sample question answered in every mode")
     p.add_argument("--skip-reports", action="store_true",
                    help="skip step 5, the mode comparison, ablation grid and HTML reports")
+    p.add_argument("--skip-synth", action="store_true",
+                   help="skip the synthetic-question step (rag-lab synth texas_childcare --n 3, after step 4)")
     p.add_argument("--report-datasets", default="texas_childcare_full,scifact",
                    help="datasets of the mode comparison + ablation grid + HTML reports step (default %(default)s)")
     p.add_argument("--answer-limit", type=int, default=3, help="questions answered per mode in the report step (default %(default)s)")
@@ -91,6 +94,10 @@ def run_demo(args) -> int:
     qa = [d for d in datasets if d.qa_file is not None and d.kind == "folder"]
     if qa and not args.skip_ask:
         _ask_every_mode(qa[0], settings, modes, args.config)
+    if not args.skip_synth:
+        from rag_lab.cli.demo_synth import run_synth_step
+
+        run_synth_step(settings, _banner)
     if not args.skip_reports:
         from rag_lab.cli.demo_reports import run_reports
 

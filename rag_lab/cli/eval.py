@@ -32,9 +32,10 @@ def add_eval(sub, common) -> None:
     p.add_argument("--metrics", default=None, metavar="M1,M2",
                    help="comma-separated metrics to compute, judged and not (default all; judged ones need --judge), "
                         "e.g. faithfulness,factual_correctness,rouge_l,ndcg@10")
-    from rag_lab.cli.options import add_split_option
+    from rag_lab.cli.options import add_questions_option, add_split_option
 
     add_split_option(p)
+    add_questions_option(p)
     p.add_argument("--judge", default=None, metavar="PROVIDER[:MODEL]",
                    help="LLM judge for the judged RAGAS metrics: local[:MODEL] (the offline GGUF model, every "
                         "call constrained to RAGAS's JSON schema) or e.g. openai:gpt-5-mini")
@@ -143,9 +144,9 @@ def run_eval(args) -> int:
     from rag_lab.evaluate import run_evaluation
 
     settings = with_answer_style(get_settings(), args.answer_style)
-    from rag_lab.cli.options import with_dev_split
+    from rag_lab.cli.options import with_dev_split, with_questions_arg
 
-    dataset = with_dev_split(resolve_dataset(args.dataset, settings.datasets_dir), args)
+    dataset = with_questions_arg(with_dev_split(resolve_dataset(args.dataset, settings.datasets_dir), args), args)
     from rag_lab.api import EVAL_MODES
     from rag_lab.cli.levers import answer_params
     from rag_lab.cli.settings import announce_config, configured_modes

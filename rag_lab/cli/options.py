@@ -105,6 +105,21 @@ def add_split_option(p) -> None:
                         "tune` drew into its run folder) (default: the dataset folder's dev_split.txt)")
 
 
+def add_questions_option(p) -> None:
+    """``--questions human|synthetic|FILE``: the question set a command scores with (:mod:`rag_lab.questions.question_set`)."""
+    p.add_argument("--questions", default=None, metavar="human|synthetic|FILE",
+                   help="the questions to score with: human (qa.jsonl, or a BEIR dataset's queries), synthetic "
+                        "(qa.synthetic.jsonl, made by rag-lab synth) or a FILE of qa.jsonl lines (default: human when "
+                        "the dataset has them, else synthetic)")
+
+
+def with_questions_arg(dataset, args):
+    """``dataset`` reading the questions ``--questions`` chooses (the default rule without the flag)."""
+    from rag_lab.questions.question_set import with_questions
+
+    return with_questions(dataset, getattr(args, "questions", None))
+
+
 def with_dev_split(dataset, args):
     """``dataset`` with ``--dev-split FILE`` as its dev split (unchanged without the flag)."""
     from rag_lab.datasets import with_dev_split_file

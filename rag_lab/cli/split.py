@@ -16,6 +16,9 @@ def add_split(sub, common) -> None:
     p.add_argument("--seed", type=int, default=0, help="random seed of the draw (default 0)")
     p.add_argument("--include", type=Path, default=None, metavar="FILE",
                    help="a file of ids (one a line) that must be in the dev split")
+    from rag_lab.cli.options import add_questions_option
+
+    add_questions_option(p)
     common(p)
     p.set_defaults(handler=run_split)
 
@@ -23,7 +26,11 @@ def add_split(sub, common) -> None:
 def run_split(args) -> int:
     from rag_lab.splits import choose_dev_split, read_id_file, write_dev_split
 
-    dataset = resolve_dataset_arg(args.dataset)
+    from rag_lab.cli.options import with_questions_arg
+    from rag_lab.questions.question_set import refuse_second_split
+
+    dataset = with_questions_arg(resolve_dataset_arg(args.dataset), args)
+    refuse_second_split(dataset)
     pairs = [p for p in dataset.load_qa() if p.source_files]
     include = read_id_file(args.include) if args.include else frozenset()
     ids = choose_dev_split({p.id: p.source_files[0] for p in pairs}, fraction=args.fraction, seed=args.seed,

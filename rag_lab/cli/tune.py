@@ -49,6 +49,9 @@ def add_tune(sub, common) -> None:
     p.add_argument("--write-split", action="store_true",
                    help="when a dev split is drawn, also write it into the dataset folder (dev_split.txt)")
     p.add_argument("--seed", type=int, default=42, help="seed of the bootstrap intervals (default %(default)s)")
+    from rag_lab.cli.options import add_questions_option
+
+    add_questions_option(p)
     common(p)
     p.set_defaults(handler=run_tune)
 
@@ -70,7 +73,9 @@ def run_tune(args) -> int:
                        **axis_flags(args, empty_is_default=True))
     except ValueError as exc:
         raise ConfigError(str(exc), "fix the grid options (see rag-lab tune --help)") from None
-    dataset = resolve_dataset(args.dataset, settings.datasets_dir)
+    from rag_lab.cli.options import with_questions_arg
+
+    dataset = with_questions_arg(resolve_dataset(args.dataset, settings.datasets_dir), args)
     build_index(dataset, settings)  # no-op when up to date
     out = Path(args.out or f"runs/tune-{dataset.name}")
     result = tune(dataset, settings, out, spec, metric=args.metric, answers=args.answers, answer_top=args.answer_top,

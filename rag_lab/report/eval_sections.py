@@ -52,7 +52,7 @@ def _eval_sections(run, warnings: list) -> list:
     if scored.empty and failed.empty:
         return warnings
     comparison = _comparison(run, scored)
-    sections = [verdict_section(comparison.verdict) if comparison else
+    sections = [verdict_section(run_verdict(run)) if comparison else
                 section("Verdict", "<p class=\"verdict\">nothing could be scored: every metric failed "
                                    "(see “Failed metrics” below)</p>")]
     from rag_lab.report.calibration_section import calibration_sections
@@ -93,7 +93,11 @@ def _eval_sections(run, warnings: list) -> list:
 def run_verdict(run):
     """The verdict of an evaluation run (:class:`rag_lab.report.verdict.Verdict`), None when nothing was scored."""
     comparison = _comparison(run, run.samples.dropna(subset=["value"]))
-    return comparison.verdict if comparison else None
+    if comparison is None:
+        return None
+    from rag_lab.report.verdict import with_questions
+
+    return with_questions(comparison.verdict, run.manifest)
 
 
 @dataclass(frozen=True)

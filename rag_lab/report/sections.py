@@ -170,6 +170,10 @@ def ablation_verdict_section(results, manifest: dict, metric: str) -> Section:
         power = (f"With n = {n} paired questions the tests can tell: the smallest p they can give after Holm's "
                  f"correction over the {family} marked comparisons is {floor:.2g}, below α = {alpha:g}." if tested
                  else "No comparison can be marked in this grid.")
+    from rag_lab.report.verdict import questions_label
+
+    if label := questions_label(manifest):
+        headline += f" — questions: {label}"
     return section("Verdict", f'<p class="verdict">{html.escape(headline)}</p><p>{html.escape(power)}</p>')
 
 
@@ -317,9 +321,9 @@ def ir_sections(data: dict, manifest: dict) -> list:
              "split": data["queries"].get("split", "all"), "params": data["params"],
              "models": data["models"], "created": data["created"], "git_commit": manifest.get("git_commit"),
              "packages": manifest.get("packages")}
-    from rag_lab.report.verdict import build_verdict
+    from rag_lab.report.verdict import build_verdict, with_questions
 
-    sections = [verdict_section(build_verdict(per_query, table, skip=C.COVERAGE_METRICS))]
+    sections = [verdict_section(with_questions(build_verdict(per_query, table, skip=C.COVERAGE_METRICS), manifest))]
     body = (f"<p>Means with seeded 95 % bootstrap intervals (none below {C.MIN_INTERVAL_N} questions: a bootstrap of a "
             f"handful of values reflects n, not the mean's uncertainty); ▲/▼ = significant against {html.escape(baseline)} "
             f"by the comparison policy ({html.escape(policy.TEST_TEXT)}) after Holm correction over every mode × "

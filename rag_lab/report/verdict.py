@@ -15,6 +15,7 @@ from __future__ import annotations
 import math
 from collections.abc import Mapping
 from dataclasses import dataclass, field
+from pathlib import Path
 
 from rag_lab.evaluate.statistics.significance import DEFAULT_ALPHA, DEFAULT_PERMUTATIONS, EXACT_MAX_N
 
@@ -79,13 +80,17 @@ class Verdict:
     alpha: float
     floor: float  # the smallest Holm-adjusted p this design can give
     metrics: list[MetricVerdict]
+    questions: str = ""  # the question set scored with (run manifest's question_set), named in the headline
+
+    def headline(self) -> str:
+        """The report's first sentence, naming the question set it rests on."""
+        return self._headline() + (f" — questions: {self.questions}" if self.questions else "")
 
     @property
     def powered(self) -> bool:
         return self.comparisons > 0 and self.floor < self.alpha
 
-    def headline(self) -> str:
-        """The report's first sentence."""
+    def _headline(self) -> str:
         if len(self.modes) < 2:
             return f"one mode ({', '.join(self.modes) or '—'}): nothing to compare"
         if not self.powered:
@@ -181,3 +186,21 @@ def _decision_p(row) -> float:
     values = [row.get("p_student_holm"), row.get("p_fisher_holm")]
     values = [float(v) for v in values if v is not None and v == v]
     return max(values) if values else math.nan
+
+
+def questions_label(manifest: dict | None) -> str:
+    """The question set a run's manifest records, as the verdict names it (empty when none is):
+    ``synthetic (qa.synthetic.jsonl, 100 questions)``, ``human (236 questions)``."""
+    entry = (manifest or {}).get("question_set") or {}
+    if not entry.get("origin"):
+        return ""
+    where = f"{Path(entry['path']).name}, " if entry.get("path") and entry["origin"] != "human" else ""
+    return f"{entry['origin']} ({where}{entry.get('count', 0)} questions)"
+
+
+def with_questions(verdict: Verdict, manifest: dict | None) -> Verdict:
+    """``verdict`` naming the question set its run's manifest records (unchanged when none is)."""
+    import dataclasses
+
+    label = questions_label(manifest)
+    return dataclasses.replace(verdict, questions=label) if label else verdict

@@ -28,7 +28,21 @@ def small_parameters(tmp: Path) -> dict[str, dict]:
         "06_failure_analysis": {"dataset": "texas_childcare", "modes": ["bm25", "hybrid"], "limit": 1, "worst_n": 1,
                                 "run_dir": str(tmp / "runs" / "nb-failures")},
         "07_contextual_retrieval": {"dataset": "texas_childcare", "modes": ["bm25", "dense"], "resamples": 200},
+        "08_synthetic_questions": {"dataset": "texas_childcare", "questions": str(question_file(tmp)), "results": "",
+                                   "resamples": 100, "run_dir": str(tmp / "runs" / "nb-synthetic")},
     }
+
+
+def question_file(tmp: Path) -> Path:
+    """A FILE of synthetic-origin questions over texas_childcare's documents (its first 12 human ones, reworded)."""
+    path = tmp / "texas_childcare.qa.synthetic.jsonl"
+    if not path.exists():
+        tmp.mkdir(parents=True, exist_ok=True)
+        human = [json.loads(x) for x in (REPO / "datasets/texas_childcare/qa.jsonl").read_text().splitlines() if x][:12]
+        path.write_text("".join(json.dumps({"id": f"synthetic-{i}", "question": f"Tell me: {h['question']}",
+                                            "source_file": h["source_file"], "origin": "synthetic"}) + "\n"
+                                for i, h in enumerate(human)))
+    return path
 
 
 def test_notebooks_are_committed_clean_and_parameterised():

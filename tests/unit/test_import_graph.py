@@ -22,6 +22,7 @@ FLOORS = [
     {"index"},
     {"retrieve"},
     {"answer"},
+    {"questions"},
     {"evaluate"},
     {"report", "label"},
     {"distributed"},

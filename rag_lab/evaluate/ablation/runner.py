@@ -95,7 +95,7 @@ def run_ablation(dataset: Dataset, settings: Settings, spec: GridSpec, out_dir: 
 # What an ablation's results depend on besides its dataset (manifest key → label shown when it differs).
 # Answers are not among them: they are added to (or left out of) the same grid, from the folder's answer cache.
 ABLATION_LABELS = {"grid": "grid", "n_queries": "questions", "split": "--split", "contextual": "--contextual",
-                   "index_fingerprint": "index", "seed": "--seed"}
+                   "index_fingerprint": "index", "seed": "--seed", "question_set": "--questions"}
 
 
 def ablation_identity(manifest: dict) -> dict:
@@ -132,9 +132,12 @@ def _run_ablation(dataset: Dataset, settings: Settings, spec: GridSpec, out_dir:
     queries, qrels, references = load_questions(dataset, limit, split)
     answering = bool(answer_configs and dataset.has_qa and answer_limit > 0)
     plan = resolve_study(index, settings, answering=answering, llm=llm)  # once: the models below are these
+    from rag_lab.questions.question_set import question_set
+
+    question_set_entry = question_set(dataset).as_dict()
     claim_ablation_folder(out_dir, dataset, spec, {
         "grid": spec.to_dict(), "n_queries": len(queries), "split": split, "contextual": contextual,
-        "index_fingerprint": plan.index_fingerprint, "seed": seed}, force=force)
+        "index_fingerprint": plan.index_fingerprint, "seed": seed, "question_set": question_set_entry}, force=force)
     timing: dict[str, float] = {}
 
     started = time.perf_counter()
@@ -159,7 +162,8 @@ def _run_ablation(dataset: Dataset, settings: Settings, spec: GridSpec, out_dir:
         "kind": "ablation", "dataset": dataset.name, "dataset_root": str(dataset.root),
         "index_fingerprint": plan.index_fingerprint, "embed_model": plan.embedding, "models": plan.models,
         "contextual": contextual,
-        "n_queries": len(queries), "split": split, "n_configs": len(grid.configs), "grid": spec.to_dict(),
+        "n_queries": len(queries), "split": split, "question_set": question_set_entry,
+        "n_configs": len(grid.configs), "grid": spec.to_dict(),
         "baseline": (f"each mode at {spec.baseline_text()}, at each top-k; "
                      f"other modes' baselines against {spec.modes[0]}'s"),
         "rrf": "1/(k + rank/weight), ranks from 1 (rag_lab.fusion.rrf)",

@@ -13,6 +13,7 @@ from typing import Any
 
 from rag_lab.config import Settings
 from rag_lab.datasets import Dataset
+from rag_lab.questions.question_set import question_set
 
 PACKAGES = ("rag-lab", "llama-index-core", "ragas", "ranx", "qdrant-client", "qdrant-edge-py", "bm25s", "xllamacpp",
             "sentence-transformers", "torch", "openai", "boto3", "pandas")
@@ -67,6 +68,7 @@ def build_manifest(*, dataset: Dataset, settings: Settings, config: dict[str, An
     return {
         "created_at": datetime.now(timezone.utc).isoformat(timespec="seconds"),
         "dataset": {"name": dataset.name, "kind": dataset.kind, "root": str(dataset.root), "hash": dataset_hash(dataset)},
+        "question_set": question_set(dataset).as_dict(),
         "config": config,
         "settings": settings_record(settings),
         "models": models,

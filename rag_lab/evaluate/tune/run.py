@@ -99,13 +99,6 @@ def dev_ids_for(dataset: Dataset, run_dir: Path, seed: int = 0, write_to_dataset
     return frozenset(ids), f"a dev split DRAWN now ({dataset.name} declares none): {len(ids)} questions, written to {where}"
 
 
-def split_questions(dataset: Dataset, dev: frozenset[str]):
-    """(dev queries, rest queries, qrels) over the judged questions."""
-    queries, qrels = dataset.judged_queries()
-    dev_ids, rest_ids = split_ids(list(queries), dev)
-    return {q: queries[q] for q in dev_ids}, {q: queries[q] for q in rest_ids}, qrels
-
-
 def confirmed_scores(scores: dict, configs: list[Config], check: dict) -> tuple[dict, int]:
     """``scores`` without the configurations holding an axis value whose live check differed from the
     grid (what the formula computes there is not what the engine returns), and how many were left out."""
@@ -160,7 +153,8 @@ def tune(dataset: Dataset, settings: Settings, out_dir: Path | str, spec: GridSp
 
 
 # What a tune's recommendation depends on besides its dataset (tune.json key → label shown when it differs).
-TUNE_LABELS = {"metric": "--metric", "grid": "grid", "seed": "--seed", "num_queries": "--num-queries"}
+TUNE_LABELS = {"metric": "--metric", "grid": "grid", "seed": "--seed", "num_queries": "--num-queries",
+               "questions": "--questions"}
 
 
 def claim_tune_folder(out: Path, dataset: Dataset, identity: dict, *, force: bool) -> Path | None:
@@ -185,13 +179,18 @@ def _tune(dataset: Dataset, settings: Settings, out: Path, spec: GridSpec, *, me
     say = on_step or (lambda message: None)
     metric = metric or default_metric(dataset)
     spec = ranking_top_k(spec, metric, say)
-    identity = {"metric": metric, "grid": spec.to_dict(), "seed": seed, "num_queries": num_queries}
+    from rag_lab.questions.question_set import question_set
+
+    identity = {"metric": metric, "grid": spec.to_dict(), "seed": seed, "num_queries": num_queries,
+                "questions": question_set(dataset).as_dict()}
     claim_tune_folder(out, dataset, identity, force=force)
     timing: dict[str, float] = {}
 
     started = time.perf_counter()
-    dev, split_note = dev_ids_for(dataset, out, split_seed, write_split)
-    dev_queries, rest_queries, qrels = split_questions(dataset, dev)
+    from rag_lab.evaluate.tune.questions import tuning_questions
+
+    dev_queries, rest_queries, qrels, dev, split_note = tuning_questions(dataset, dev_ids_for, out, split_seed,
+                                                                         write_split)
     if not dev_queries or not rest_queries:
         raise ValueError(f"{dataset.name}: the dev split leaves {len(dev_queries)} dev and {len(rest_queries)} rest "
                          "questions; tuning needs both")

@@ -9,7 +9,6 @@ again resumes at the first answer this labeller has not labelled.
 
 from __future__ import annotations
 
-import fcntl
 import os
 from collections.abc import Iterator
 from contextlib import contextmanager
@@ -21,6 +20,7 @@ from urllib.parse import parse_qs
 from rag_lab.errors import ConfigError
 from rag_lab.evaluate.store.labels import (LABEL_METRICS, Label, answer_digest, append_labels, latest, parse_value,
                                           read_labels)
+from rag_lab.evaluate.store.run_lock import exclusive_lock
 from rag_lab.label.page import render_done, render_item
 from rag_lab.label.queue import Item
 
@@ -34,24 +34,12 @@ class LabellingBusyError(ConfigError):
 
 @contextmanager
 def labelling_lock(run: Path, labeller: str) -> Iterator[None]:
-    path = Path(run) / LABEL_LOCK
-    fd = os.open(path, os.O_RDWR | os.O_CREAT, 0o644)
-    try:
-        try:
-            fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
-        except BlockingIOError:
-            holder = os.pread(fd, 200, 0).decode("utf-8", "replace").strip() or "unknown"
-            raise LabellingBusyError(f"{run} is being labelled by another `rag-lab label` process ({holder})",
-                                     "label in that page, or stop that process first") from None
-        os.ftruncate(fd, 0)
-        os.pwrite(fd, f"PID {os.getpid()}, labeller {labeller}\n".encode(), 0)
-        try:
-            yield
-        finally:
-            os.ftruncate(fd, 0)
-            fcntl.flock(fd, fcntl.LOCK_UN)
-    finally:
-        os.close(fd)
+    def busy(holder: str) -> LabellingBusyError:
+        return LabellingBusyError(f"{run} is being labelled by another `rag-lab label` process ({holder})",
+                                  "label in that page, or stop that process first")
+
+    with exclusive_lock(Path(run) / LABEL_LOCK, f"PID {os.getpid()}, labeller {labeller}", busy):
+        yield
 
 
 class Session:

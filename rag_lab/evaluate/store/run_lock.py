@@ -27,29 +27,38 @@ class RunFolderBusyError(ConfigError):
 
 
 @contextmanager
-def run_lock(folder: str | Path) -> Iterator[Path]:
-    """Hold the exclusive lock on ``folder`` (created if missing) for the ``with`` block."""
-    folder = Path(folder)
-    folder.mkdir(parents=True, exist_ok=True)
-    path = folder / LOCK_FILE
+def exclusive_lock(path: Path, stamp: str, busy) -> Iterator[Path]:
+    """Hold the kernel's exclusive lock on the file ``path`` for the ``with`` block, with ``stamp``
+    written in it while held; another holder → ``busy(its stamp)`` is raised at once."""
     fd = os.open(path, os.O_RDWR | os.O_CREAT, 0o644)
     try:
         try:
             fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
         except BlockingIOError:
-            holder = os.pread(fd, 64, 0).decode("ascii", "replace").strip() or "unknown"
-            raise RunFolderBusyError(
-                f"{folder} is in use by another rag-lab process (PID {holder})",
-                "wait for it to finish (or stop it), or write to another --out folder") from None
+            raise busy(os.pread(fd, 200, 0).decode("utf-8", "replace").strip() or "unknown") from None
         os.ftruncate(fd, 0)
-        os.pwrite(fd, f"{os.getpid()}\n".encode(), 0)
+        os.pwrite(fd, f"{stamp}\n".encode(), 0)
         try:
-            yield folder
+            yield path
         finally:
-            os.ftruncate(fd, 0)  # the PID is only meaningful while held
+            os.ftruncate(fd, 0)  # the stamp is only meaningful while held
             fcntl.flock(fd, fcntl.LOCK_UN)
     finally:
         os.close(fd)
+
+
+@contextmanager
+def run_lock(folder: str | Path) -> Iterator[Path]:
+    """Hold the exclusive lock on ``folder`` (created if missing) for the ``with`` block."""
+    folder = Path(folder)
+    folder.mkdir(parents=True, exist_ok=True)
+
+    def busy(holder: str) -> RunFolderBusyError:
+        return RunFolderBusyError(f"{folder} is in use by another rag-lab process (PID {holder})",
+                                  "wait for it to finish (or stop it), or write to another --out folder")
+
+    with exclusive_lock(folder / LOCK_FILE, str(os.getpid()), busy):
+        yield folder
 
 
 def lock_holder(folder: str | Path) -> str | None:

@@ -48,6 +48,11 @@ def run_label(args) -> int:
     from rag_lab.label.queue import answered, draw_budget, interleaved
     from rag_lab.label.server import Session, labelling_lock, serve
 
+    from rag_lab.evaluate.calibration import METRIC_LABELS, NO_JUDGED_METRIC
+
+    if not set(METRIC_LABELS) & set(run.samples["metric"] if not run.samples.empty else ()):
+        print(f"warning: {run.path}: {NO_JUDGED_METRIC}; the verdicts are kept for when it is judged",
+              file=sys.stderr)
     labeller = (args.labeller or os.environ.get("USER") or "labeller").strip()
     items = answered(run)
     known = run_answers(run.records)

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import argparse
 import logging
+import os
 import sys
 import warnings
 
@@ -156,6 +157,12 @@ def main(argv: list[str] | None = None) -> int:
     except KeyboardInterrupt:
         print("interrupted", file=sys.stderr)
         return 130
+    except BrokenPipeError:  # the reader (`| head`) closed early: the shell's code for it, not a traceback or a gate's 1
+        try:
+            os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())  # the flush at exit must not raise again
+        except (OSError, ValueError):  # stdout is no file (captured, replaced)
+            pass
+        return 141
     except Exception as exc:  # an unreachable Qdrant server: one line, not qdrant-client's traceback
         store = sys.modules.get("rag_lab.index.store")
         message = store.unreachable_server_message(exc) if store is not None and not debug else None

@@ -27,6 +27,9 @@ from rag_lab.evaluate.statistics.calibrate import Calibration, calibrate
 from rag_lab.evaluate.store.labels import LABEL_METRICS, latest, read_label_sample, read_labels, run_answers
 
 NOT_CALIBRATED = "not calibrated — `rag-lab label RUN`"
+NO_PERSON_VERDICT = "not calibrated — no person's verdict measures it (the page asks faithful and correct)"
+NO_JUDGED_METRIC = ("no judged metric with a label field (faithfulness, factual_correctness): "
+                    "run eval with --judge for labels to calibrate anything")
 METRIC_LABELS = {metric: label for label, metric in LABEL_METRICS.items()}
 
 
@@ -46,6 +49,8 @@ class MetricCalibration:
         return any(c.n_labelled for c in self.by_mode.values())
 
     def verdict(self) -> str:
+        if self.label is None:
+            return f"{self.metric}: {NO_PERSON_VERDICT}"
         if not self.calibrated:
             return f"{self.metric}: {NOT_CALIBRATED}"
         parts = [f"{mode} {c.estimate:.3f} [{c.ci[0]:.3f}, {c.ci[1]:.3f}]" if c.n_labelled >= 2

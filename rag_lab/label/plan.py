@@ -3,7 +3,7 @@ of each calibrated metric to a target width."""
 
 from __future__ import annotations
 
-from rag_lab.evaluate.calibration import METRIC_LABELS, calibrated_judged
+from rag_lab.evaluate.calibration import METRIC_LABELS, NO_JUDGED_METRIC, calibrated_judged
 from rag_lab.evaluate.statistics.calibrate import labels_for_width
 
 DEFAULT_TARGET_WIDTH = 0.10
@@ -14,17 +14,20 @@ def plan_lines(run, target_width: float = DEFAULT_TARGET_WIDTH) -> list[str]:
     lines = [f"labels needed for a 95 % interval of width {target_width:g} (PPI++; widths fall as 1/√labels):"]
     labelled_metrics = [m for m in result if m in METRIC_LABELS]
     if not labelled_metrics:
-        return [f"{run}: no judged metric with a label field (faithfulness, factual_correctness): nothing to plan"]
+        return [f"{run.path}: {NO_JUDGED_METRIC}: nothing to plan"]
     for metric in labelled_metrics:
         entry = result[metric]
         if not entry.by_mode:
-            lines.append(f"  {metric}: no labels yet — about {labels_for_width_unlabelled(target_width)} per mode "
-                         "(worst case, before the judge's agreement is known)")
+            most = max((len(items) for items in run.records.values()), default=0)
+            needed = labels_for_width_unlabelled(target_width)
+            cap = f"; more than the run's {most} answers a mode: label them all" if needed > most else ""
+            lines.append(f"  {metric}: no labels yet — about {needed} per mode "
+                         f"(worst case, before the judge's agreement is known){cap}")
             continue
         for mode, c in entry.by_mode.items():
             more = labels_for_width(c, target_width, available=c.n - c.n_labelled)
             width = f"width {c.width:.3f}" if c.n_labelled >= 2 else "no interval yet"
-            if c.n_labelled >= c.n and c.width > target_width:
+            if c.n_labelled >= c.n and not c.width <= target_width:
                 advice = "every answer is labelled: only more questions (`eval --limit`) narrow it further"
             elif more and c.n_labelled + more >= c.n:
                 advice = f"{more} more (every answer of the mode; the width may stay above the target)"

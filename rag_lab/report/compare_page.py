@@ -10,6 +10,7 @@ from pathlib import Path
 import pandas as pd
 
 from rag_lab.evaluate.compare import Comparison
+from rag_lab.evaluate.compare.facets import short_value
 from rag_lab.evaluate.compare.flips import Flip
 from rag_lab.report.answer_text import readable_answer
 from rag_lab.report.html import render_document
@@ -61,7 +62,7 @@ def flips_html(title: str, items: list[Flip]) -> str:
 def changes_html(result: Comparison) -> str:
     if not result.changes:
         return "<p>The manifests agree on every facet: dataset, questions, index, retrieval, generator, judge, code.</p>"
-    frame = pd.DataFrame([{"facet": c.label, "field": path, "A": str(a), "B": str(b)}
+    frame = pd.DataFrame([{"facet": c.label, "field": path, "A": short_value(a), "B": short_value(b)}
                           for c in result.changes for path, a, b in c.fields])
     return table_html(frame)
 

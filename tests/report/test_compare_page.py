@@ -28,7 +28,7 @@ def test_the_page_opens_with_the_verdict_and_holds_the_flips(page):
     text = page.read_text(encoding="utf-8")
     assert re.findall(r'<section id="([^"]+)"', text) == ORDER
     verdict = re.search(r'<p class="verdict">(.*?)</p>', text).group(1)
-    assert verdict.startswith("B differs from A in: embedding model; bm25 ndcg@10 -0.400")
+    assert verdict.startswith("B differs from A in: embedding model (models.embedding: local:minilm → local:bge); bm25 ndcg@10 -0.400")
     assert "the old &lt;answer&gt;" in text and "the new answer" in text  # both answers, escaped
     assert "top source: hybrid-q3.pdf p. 2" in text
     assert "<script" not in text and "http" not in text.split("</nav>")[1].split("run-manifests")[0]

@@ -50,7 +50,8 @@ class Comparison:
     def changed_text(self) -> str:
         if not self.changes:
             return "B does not differ from A in set-up"
-        return "B differs from A in: " + "; ".join(c.label for c in self.changes)
+        return "B differs from A in: " + "; ".join(c.brief() if c.label != "code commit" else c.label
+                                                   for c in self.changes)
 
     def verdict(self) -> str:
         """The one line: what changed, then the significant differences (the flip metric's first, at

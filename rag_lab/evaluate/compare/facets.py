@@ -60,8 +60,12 @@ class Change:
     fields: tuple[tuple[str, Any, Any], ...]
     judge: bool = False
 
+    def brief(self, most: int = 2) -> str:
+        """The label, with its fields when there are few (``retrieval configuration (config.params.top_k: — → 1)``)."""
+        return f"{self.label} ({self.text()})" if len(self.fields) <= most else self.label
+
     def text(self) -> str:
-        return "; ".join(f"{path}: {_short(a)} → {_short(b)}" for path, a, b in self.fields)
+        return "; ".join(f"{path}: {short_value(a)} → {short_value(b)}" for path, a, b in self.fields)
 
 
 def flatten(value: Any, prefix: str = "") -> Iterator[tuple[str, Any]]:
@@ -112,6 +116,7 @@ def _canonical(value: Any) -> str:
     return json.dumps(value, sort_keys=True, default=str)
 
 
-def _short(value: Any, limit: int = 60) -> str:
+def short_value(value: Any, limit: int = 60) -> str:
+    """A manifest value as the page and the terminal show it (None: —)."""
     text = "—" if value is None else value if isinstance(value, str) else json.dumps(value, default=str)
     return text if len(text) <= limit else text[:limit - 1] + "…"

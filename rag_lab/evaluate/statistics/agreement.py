@@ -14,8 +14,8 @@ CUT = 0.5
 
 
 def cohen_kappa(first, second) -> float:
-    """Cohen's κ of two binary raters on the same items (NaN for no item; 1.0 when both are
-    constant and equal, where chance agreement is 1 and κ is otherwise undefined)."""
+    """Cohen's κ of two binary raters on the same items (NaN for no item, and where chance agreement
+    is 1 — both raters constant, one class only — κ is undefined: NaN)."""
     a, b = np.asarray(first, dtype=int), np.asarray(second, dtype=int)
     if a.size == 0:
         return float("nan")
@@ -23,7 +23,7 @@ def cohen_kappa(first, second) -> float:
     p_a, p_b = a.mean(), b.mean()
     chance = float(p_a * p_b + (1 - p_a) * (1 - p_b))
     if chance >= 1.0:
-        return 1.0 if observed == 1.0 else float("nan")
+        return float("nan")
     return (observed - chance) / (1.0 - chance)
 
 

@@ -48,7 +48,8 @@ def test_a_worse_run_is_named_by_its_lever_and_marked(runs):
     assert row["delta"] == pytest.approx(-0.3) and row["ci_high"] < 0 and row["significant"]
     assert row["mean_a"] == pytest.approx(sum(base(i) for i in range(N)) / N)
     verdict = result.verdict()
-    assert verdict.startswith("B differs from A in: retrieval configuration; bm25 ndcg@10 -0.300 [-0.300, -0.300], "
+    assert verdict.startswith("B differs from A in: retrieval configuration (config.params.top_k: — → 1); "
+                              "bm25 ndcg@10 -0.300 [-0.300, -0.300], "
                               "significant (p <0.001, n 24); hybrid ndcg@10 -0.300")
     assert "rouge_l" in verdict  # four rows at most, the flip metric's first
 

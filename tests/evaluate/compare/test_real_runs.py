@@ -35,7 +35,7 @@ def test_top_k_1_is_named_and_fails_the_gate(lab_cli, real_runs, tmp_path):
     code, out, _ = lab_cli("compare", str(default), str(top1), "--fail-on-regression",
                            "--out", str(tmp_path / "c.html"))
     assert code == 1, out
-    assert out.startswith("B differs from A in: retrieval configuration;")
+    assert out.startswith("B differs from A in: retrieval configuration (config.params.top_k: — → 1);")
     assert "REGRESSION hybrid context_key_fact_coverage" in out
     assert (tmp_path / "c.html").read_text(encoding="utf-8").count("<section") == 5
 

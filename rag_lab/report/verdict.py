@@ -190,12 +190,13 @@ def _decision_p(row) -> float:
 
 def questions_label(manifest: dict | None) -> str:
     """The question set a run's manifest records, as the verdict names it (empty when none is):
-    ``synthetic (qa.synthetic.jsonl, 100 questions)``, ``human (236 questions)``."""
+    ``synthetic (qa.synthetic.jsonl, a set of 100)``, ``human (a set of 236)`` — the set, of which a
+    run may ask fewer (``--limit``, ``--split``)."""
     entry = (manifest or {}).get("question_set") or {}
     if not entry.get("origin"):
         return ""
     where = f"{Path(entry['path']).name}, " if entry.get("path") and entry["origin"] != "human" else ""
-    return f"{entry['origin']} ({where}{entry.get('count', 0)} questions)"
+    return f"{entry['origin']} ({where}a set of {entry.get('count', 0)})"
 
 
 def with_questions(verdict: Verdict, manifest: dict | None) -> Verdict:

@@ -80,7 +80,7 @@ def test_the_manifest_and_the_verdict_name_the_question_set(texas, question_file
     entry = manifest["question_set"]
     assert entry["origin"] == "synthetic" and entry["count"] == N_FILE and len(entry["sha256"]) == 64
     verdict = verdict_with_questions(Verdict("bm25", ["bm25", "dense"], 12, 2, 0.05, 0.001, []), manifest)
-    assert verdict.headline().endswith(f"— questions: synthetic (mine.jsonl, {N_FILE} questions)")
+    assert verdict.headline().endswith(f"— questions: synthetic (mine.jsonl, a set of {N_FILE})")
 
 
 def test_ir_scores_the_chosen_questions(lab_cli, question_file, texas):

@@ -72,15 +72,22 @@ class Comparison:
             text += f" ({self.pairing.text()})"
         return text
 
+    @property
+    def too_few_questions(self) -> bool:
+        """No row can be significant: the smallest exact sign-flip p at the largest n, times the family."""
+        largest = int(self.table["n"].max()) if self.family else 0
+        return bool(self.family) and min(1.0, self.family * 2.0 ** (1 - largest)) >= policy.ALPHA
+
     def notes(self) -> list[str]:
         out = [f"{self.pairing.text()}; modes {', '.join(self.pairing.modes)}",
                policy.family_text(self.family, "every mode × metric compared")]
         out += [f"A {note}" for note in self.run_a.notes] + [f"B {note}" for note in self.run_b.notes]  # cut-off lines
-        largest = int(self.table["n"].max()) if self.family else 0
-        if self.family and min(1.0, self.family * 2.0 ** (1 - largest)) >= policy.ALPHA:
-            out.append(f"too few questions to tell: with n = {largest} paired questions no paired test gives p below "
-                       f"2/2^{largest}, and Holm over {self.family} comparisons keeps every one above "
-                       f"{policy.ALPHA:g}; compare runs of more questions")
+        if self.too_few_questions:
+            largest = int(self.table["n"].max())
+            out.append(f"too few questions to tell: with n = {largest} paired questions the smallest p a paired test "
+                       f"can give is {2.0 ** (1 - largest):.3g}, and Holm over {self.family} comparisons keeps every "
+                       f"one above {policy.ALPHA:g} — no difference can be significant and the regression gate "
+                       "cannot fail; compare runs of more questions")
         if self.judge_changed:
             out.append("the judge differs between the runs: "
                        + ("judged metrics compared anyway (--allow-judge-change)" if self.allow_judge_change

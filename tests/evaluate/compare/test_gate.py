@@ -108,3 +108,14 @@ def test_a_ci_suite_using_the_fixture_fails_on_a_regression(runs, tmp_path):
                           capture_output=True, text=True, cwd=suite, env=env, timeout=600)
     assert done.returncode == 1, done.stdout[-2000:]
     assert "1 failed, 1 passed" in done.stdout and "REGRESSION hybrid ndcg@10" in done.stdout
+
+
+def test_a_gate_that_cannot_fail_says_so(lab_cli, tmp_path):
+    """Three questions: the smallest paired p is 0.25, so nothing can be significant — the gate passes
+    and says it could not have failed."""
+    a = write_run(tmp_path / "a3", scores(3, lambda i: 0.9))
+    b = write_run(tmp_path / "b3", scores(3, lambda i: 0.1), manifest(**{"config.params": {"top_k": 1}}))
+    code, out, _ = lab_cli("compare", str(a), str(b), "--fail-on-regression")
+    assert code == 0
+    assert "the smallest p a paired test can give is 0.25" in out
+    assert "regression gate: passed (it could not fail: too few questions to tell, see the notes)" in out

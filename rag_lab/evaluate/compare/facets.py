@@ -107,8 +107,13 @@ def differences(a: Mapping[str, Any], b: Mapping[str, Any], facets: tuple[Facet,
         if _canonical(left.get(path)) == _canonical(right.get(path)) or ignored(path):
             continue
         facet = owner(path, facets)
-        grouped.setdefault(facet.label if facet else path, []).append((path, left.get(path), right.get(path)))
-    order = [f.label for f in facets] + sorted(k for k in grouped if k not in {f.label for f in facets})
+        label = facet.label if facet else path
+        top = path.split(".", 1)[0]
+        if top not in a or top not in b:  # a manifest written before the field existed: unknown, not changed
+            label = f"{label} (not recorded in {'A' if top not in a else 'B'})"
+        grouped.setdefault(label, []).append((path, left.get(path), right.get(path)))
+    named = [f.label for f in facets]
+    order = named + sorted(k for k in grouped if k not in set(named))
     return [Change(label, tuple(grouped[label]), label in judge_labels) for label in order if label in grouped]
 
 

@@ -17,6 +17,7 @@ BASE_MANIFEST = {
     "models": {"llm": "local:qwen", "agent_llm": None, "embedding": "local:minilm", "judge": None},
     "packages": {"rag-lab": "0.1.0"},
     "git_commit": "c1",
+    "question_set": {"origin": "human", "path": "/data/texas_childcare/qa.jsonl", "sha256": "q1", "count": 44},
 }
 
 

@@ -54,3 +54,13 @@ def test_several_levers_are_listed_in_the_declared_order():
     changes = differences(manifest(), manifest(**{"git_commit": "c2", "models.embedding": "local:bge"}))
     assert [c.label for c in changes] == ["embedding model", "code commit"]
     assert changes[0].text() == "models.embedding: local:minilm → local:bge"
+
+
+def test_a_section_an_older_manifest_lacks_is_said_unrecorded_not_changed():
+    from rag_lab.evaluate.compare.facets import differences
+    from tests.evaluate.compare.builders import manifest
+
+    old, new = manifest(), manifest(**{"question_set": {"origin": "human", "count": 44}})
+    del old["question_set"]
+    labels = [c.label for c in differences(old, new)]
+    assert labels == ["question set (not recorded in A)"]

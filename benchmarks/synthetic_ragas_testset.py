@@ -29,7 +29,7 @@ os.environ.setdefault("RAGAS_DO_NOT_TRACK", "true")
 def _chunks(dataset_name: str, k: int):
     from rag_lab.config import load_settings
     from rag_lab.datasets import resolve_dataset
-    from rag_lab.questions.sampling import corpus_chunks, spread_order
+    from rag_lab.evaluate.questions.sampling import corpus_chunks, spread_order
 
     settings = load_settings()
     dataset = resolve_dataset(dataset_name)
@@ -84,11 +84,11 @@ def run_ragas(dataset_name: str, k: int, budget: float) -> dict:
 def run_synth(dataset_name: str, k: int) -> dict:
     from rag_lab.models.llm.factory import get_llm
     from rag_lab.models.llm.identity import llm_identity
-    from rag_lab.questions.generate import generate
+    from rag_lab.evaluate.questions.generate import generate
 
     settings, dataset, chunks = _chunks(dataset_name, k)
-    from rag_lab.questions.kinds import default_kinds
-    from rag_lab.questions.make import _human_questions
+    from rag_lab.evaluate.questions.kinds import default_kinds
+    from rag_lab.evaluate.questions.make import _human_questions
 
     llm = get_llm(settings)
     started = time.perf_counter()
@@ -104,8 +104,8 @@ def run_synth(dataset_name: str, k: int) -> dict:
 
 def checked(rows: list[dict], chunks) -> dict:
     """``synth``'s checks on RAGAS's questions (each against the chunks it names, else all given)."""
-    from rag_lab.questions.calibration import DEFAULT_MAX_OVERLAP
-    from rag_lab.questions.checks import check
+    from rag_lab.evaluate.questions.calibration import DEFAULT_MAX_OVERLAP
+    from rag_lab.evaluate.questions.checks import check
 
     reasons: dict[str, int] = {}
     for row in rows:

@@ -36,8 +36,8 @@ from rag_lab.config import load_settings  # noqa: E402
 from rag_lab.datasets import resolve_dataset  # noqa: E402
 from rag_lab.evaluate.ablation.grid import GridSpec  # noqa: E402
 from rag_lab.evaluate.ablation.question_sets import compare_question_sets  # noqa: E402
-from rag_lab.questions.question_set import with_questions  # noqa: E402
-from rag_lab.questions.records import summary_path  # noqa: E402
+from rag_lab.evaluate.questions.question_set import with_questions  # noqa: E402
+from rag_lab.evaluate.questions.records import summary_path  # noqa: E402
 
 DATASETS = ("texas_childcare_full", "scifact")
 RUNS = Path("runs/synthetic_vs_human")
@@ -97,7 +97,7 @@ def minilm_chunks_per_second(settings, n: int = 64) -> float:
 
 def label_sample(k: int, settings) -> list[dict]:
     """Up to ``k`` accepted synthetic questions, seeded, half from each dataset, with their source chunk."""
-    from rag_lab.questions.sampling import corpus_chunks
+    from rag_lab.evaluate.questions.sampling import corpus_chunks
 
     picked = []
     for name in DATASETS:
@@ -144,7 +144,7 @@ def main() -> int:
     results = {"machine": {"minilm_chunks_per_s": minilm_chunks_per_second(settings)}, "datasets": []}
     for name in [d.strip() for d in args.datasets.split(",") if d.strip()]:
         if args.make:
-            from rag_lab.questions import synth
+            from rag_lab.evaluate.questions import synth
 
             synth(resolve_dataset(name, settings.datasets_dir), settings, n=args.make)
         results["datasets"].append(compare(name, settings, GridSpec(), not args.no_tune))

@@ -63,7 +63,7 @@ def load_dataset(name_or_path: Any, settings=None):
 def _with_questions(dataset, questions: str | Path | None):
     """``questions=`` as ``--questions``: ``"human"``, ``"synthetic"`` or a file (None: human when the
     dataset has them, else its synthetic questions, said once)."""
-    from rag_lab.questions.question_set import with_questions
+    from rag_lab.evaluate.questions.question_set import with_questions
 
     return with_questions(dataset, questions)
 
@@ -321,7 +321,7 @@ def synth(dataset: Any, *, n: int = 100, seed: int = 0, out: str | Path | None =
     """``rag-lab synth DATASET``: ``n`` checked questions made from the dataset's chunks, written to
     ``qa.synthetic.jsonl`` beside its files (or ``out``; never ``qa.jsonl``). Returns the outcome
     (``.records``, ``.summary()``), or with ``dry_run`` the estimate; ``llm`` replaces the configured LLM."""
-    from rag_lab.questions import synth as make
+    from rag_lab.evaluate.questions import synth as make
 
     s = settings or load_settings()
     return make(load_dataset(dataset, s), s, n=n, seed=seed, out=out, kinds=tuple(_names(kinds, "kinds") or ()) or None,

@@ -25,7 +25,7 @@ from rag_lab.ingest.loaders import SUPPORTED_SUFFIXES, ParseMany, iter_document_
 from rag_lab.ingest.parse_cache import ParseCache
 
 
-# The synthetic questions `rag-lab synth` writes beside a dataset's files (rag_lab.questions), and their summary.
+# The synthetic questions `rag-lab synth` writes beside a dataset's files (rag_lab.evaluate.questions), and their summary.
 SYNTHETIC_QA, SYNTHETIC_SUMMARY = "qa.synthetic.jsonl", "qa.synthetic.summary.json"
 
 
@@ -66,7 +66,7 @@ class Dataset:
     source_urls: dict[str, str] = field(default_factory=dict)
     sample_queries: tuple[str, ...] = ()
     dev_split_file: Path | None = None  # the dev split's ids from another file than the folder's dev_split.txt
-    # Where qa_file's questions come from: "human", "synthetic" or "file" (rag_lab.questions.question_set)
+    # Where qa_file's questions come from: "human", "synthetic" or "file" (rag_lab.evaluate.questions.question_set)
     question_origin: str = "human"
 
     @property

@@ -13,8 +13,8 @@ DEMO_OUT = Path("reports") / "texas_childcare.qa.synthetic.jsonl"
 def run_synth_step(settings, banner) -> None:
     from rag_lab.datasets import resolve_dataset
     from rag_lab.errors import RagLabError
-    from rag_lab.questions import synth
-    from rag_lab.questions.records import summary_path
+    from rag_lab.evaluate.questions import synth
+    from rag_lab.evaluate.questions.records import summary_path
 
     banner(f"Synthetic questions: rag-lab synth {DEMO_DATASET} --n {DEMO_QUESTIONS} --out {DEMO_OUT} "
            "(the lab for a corpus without questions; replies cached: a rerun calls no LLM)")

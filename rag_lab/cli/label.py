@@ -7,8 +7,8 @@ import sys
 
 
 def add_label(sub, common) -> None:
-    from rag_lab.label.plan import DEFAULT_TARGET_WIDTH
-    from rag_lab.label.server import DEFAULT_PORT
+    from rag_lab.report.label.plan import DEFAULT_TARGET_WIDTH
+    from rag_lab.report.label.server import DEFAULT_PORT
 
     p = sub.add_parser("label", help="label a run's answers blind in a local web page (faithful / correct), "
                                      "so its judged numbers get calibrated intervals")
@@ -40,13 +40,13 @@ def run_label(args) -> int:
         raise ConfigError(f"--target-width must be between 0 and 1, got {args.target_width:g}", "e.g. --target-width 0.1")
     run = load_run(Path(args.run))
     if args.plan:
-        from rag_lab.label.plan import plan_lines
+        from rag_lab.report.label.plan import plan_lines
 
         print("\n".join(plan_lines(run, args.target_width)))
         return 0
     from rag_lab.evaluate.store.labels import read_labels, run_answers
-    from rag_lab.label.queue import answered, draw_budget, interleaved
-    from rag_lab.label.server import Session, labelling_lock, serve
+    from rag_lab.report.label.queue import answered, draw_budget, interleaved
+    from rag_lab.report.label.server import Session, labelling_lock, serve
 
     from rag_lab.evaluate.calibration import METRIC_LABELS, NO_JUDGED_METRIC
 

@@ -106,7 +106,7 @@ def add_split_option(p) -> None:
 
 
 def add_questions_option(p) -> None:
-    """``--questions human|synthetic|FILE``: the question set a command scores with (:mod:`rag_lab.questions.question_set`)."""
+    """``--questions human|synthetic|FILE``: the question set a command scores with (:mod:`rag_lab.evaluate.questions.question_set`)."""
     p.add_argument("--questions", default=None, metavar="human|synthetic|FILE",
                    help="the questions to score with: human (qa.jsonl, or a BEIR dataset's queries), synthetic "
                         "(qa.synthetic.jsonl, made by rag-lab synth) or a FILE of qa.jsonl lines (default: human when "
@@ -115,7 +115,7 @@ def add_questions_option(p) -> None:
 
 def with_questions_arg(dataset, args):
     """``dataset`` reading the questions ``--questions`` chooses (the default rule without the flag)."""
-    from rag_lab.questions.question_set import with_questions
+    from rag_lab.evaluate.questions.question_set import with_questions
 
     return with_questions(dataset, getattr(args, "questions", None))
 

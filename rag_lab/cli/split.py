@@ -27,7 +27,7 @@ def run_split(args) -> int:
     from rag_lab.splits import choose_dev_split, read_id_file, write_dev_split
 
     from rag_lab.cli.options import with_questions_arg
-    from rag_lab.questions.question_set import refuse_second_split
+    from rag_lab.evaluate.questions.question_set import refuse_second_split
 
     dataset = with_questions_arg(resolve_dataset_arg(args.dataset), args)
     refuse_second_split(dataset)

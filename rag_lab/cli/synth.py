@@ -1,5 +1,5 @@
 """`rag-lab synth DATASET [--n 100] [--seed 0] [--out FILE]`: questions made from a dataset's chunks
-(:mod:`rag_lab.questions`), for a corpus that comes without any."""
+(:mod:`rag_lab.evaluate.questions`), for a corpus that comes without any."""
 
 from __future__ import annotations
 
@@ -8,7 +8,7 @@ from rag_lab.cli.settings import get_settings, positive_int
 
 
 def add_synth(sub, common) -> None:
-    from rag_lab.questions.kinds import KINDS
+    from rag_lab.evaluate.questions.kinds import KINDS
 
     p = sub.add_parser("synth", help="make checked questions from a dataset's chunks (qa.synthetic.jsonl), "
                                      "for ir/eval/ablate/tune --questions synthetic")
@@ -28,7 +28,7 @@ def add_synth(sub, common) -> None:
 
 
 def run_synth(args) -> int:
-    from rag_lab.questions import synth
+    from rag_lab.evaluate.questions import synth
 
     kinds = tuple(k.strip() for k in args.kinds.split(",") if k.strip()) if args.kinds is not None else None
     result = synth(resolve_dataset_arg(args.dataset), get_settings(), n=args.n, seed=args.seed, out=args.out,
@@ -36,7 +36,7 @@ def run_synth(args) -> int:
     if args.dry_run:
         print(result.summary())
         return 0
-    from rag_lab.questions.records import summary_path
+    from rag_lab.evaluate.questions.records import summary_path
 
     print(f"{result.line()}\nwrote {result.out} (summary: {summary_path(result.out)})")
     print(f"use them: rag-lab ir {args.dataset} --questions {'synthetic' if args.out is None else result.out}")

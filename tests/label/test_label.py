@@ -17,8 +17,8 @@ from rag_lab.cli.main import main
 from rag_lab.evaluate.calibration import NOT_CALIBRATED, calibrated_judged
 from rag_lab.evaluate.store.frames import load_run
 from rag_lab.evaluate.store.labels import LABELS, Label, append_labels, read_labels, run_answers
-from rag_lab.label.queue import answered, draw_budget, interleaved
-from rag_lab.label.server import Session, labelling_lock, make_handler
+from rag_lab.report.label.queue import answered, draw_budget, interleaved
+from rag_lab.report.label.server import Session, labelling_lock, make_handler
 
 
 def _session(run, labeller="ana", queue=None):

@@ -60,5 +60,5 @@ def test_broken_pipe_exits_with_the_shells_code_not_a_gates(monkeypatch, tmp_pat
     def closed_reader(*args, **kwargs):
         raise BrokenPipeError
 
-    monkeypatch.setattr("rag_lab.label.plan.plan_lines", lambda *a, **k: closed_reader())
+    monkeypatch.setattr("rag_lab.report.label.plan.plan_lines", lambda *a, **k: closed_reader())
     assert main(["label", str(run), "--plan"]) == 141

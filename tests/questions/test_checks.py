@@ -2,8 +2,8 @@
 
 from __future__ import annotations
 
-from rag_lab.questions import checks
-from rag_lab.questions.checks import check
+from rag_lab.evaluate.questions import checks
+from rag_lab.evaluate.questions.checks import check
 
 CHUNK = ("Child care providers in Harris County receive a daily rate of $42.50 for infants and $38.00 for "
          "toddlers under the Board's 2025 payment schedule. Providers must submit attendance records every "

@@ -10,7 +10,7 @@ import pytest
 
 from rag_lab.datasets import resolve_dataset
 from rag_lab.errors import DatasetError
-from rag_lab.questions.question_set import question_set, with_questions
+from rag_lab.evaluate.questions.question_set import question_set, with_questions
 
 N_FILE = 12
 

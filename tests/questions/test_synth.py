@@ -10,9 +10,9 @@ import pytest
 
 from rag_lab.datasets import resolve_dataset
 from rag_lab.errors import ConfigError, DatasetError
-from rag_lab.questions import SynthStopped, synth
-from rag_lab.questions.records import summary_path
-from rag_lab.questions.sampling import SourceChunk, corpus_chunks, spread_order
+from rag_lab.evaluate.questions import SynthStopped, synth
+from rag_lab.evaluate.questions.records import summary_path
+from rag_lab.evaluate.questions.sampling import SourceChunk, corpus_chunks, spread_order
 from tests.questions.fakes import FakeQuestionLLM
 
 
@@ -51,7 +51,7 @@ def test_synth_writes_qa_lines_with_their_source_origin_and_generator(corpus, sm
     assert summary["made"] == 4 and summary["candidates"] == 4 + sum(summary["rejected"].values())
     assert (corpus / "qa.jsonl").read_bytes() == human_before  # the human file is never written
     # the synthetic lines load as any question file, with document-level relevance
-    from rag_lab.questions.question_set import with_questions
+    from rag_lab.evaluate.questions.question_set import with_questions
 
     queries, qrels = with_questions(dataset, "synthetic").judged_queries()
     assert len(queries) == 4 and all(len(judged) == 1 for judged in qrels.values())
@@ -119,7 +119,7 @@ def test_the_dry_run_calls_nothing_and_counts_cached_replies(corpus, small_setti
 
 
 def test_the_output_converts_to_a_ragas_testset(corpus, small_settings):
-    from rag_lab.questions.ragas_types import to_testset
+    from rag_lab.evaluate.questions.ragas_types import to_testset
 
     dataset = resolve_dataset(corpus)
     outcome = synth(dataset, small_settings, n=2, llm=FakeQuestionLLM(), progress=False)
@@ -152,7 +152,7 @@ def test_max_cost_stops_before_the_budget_and_keeps_what_was_made(corpus, small_
     from types import SimpleNamespace
 
     per_call = SimpleNamespace(cost=lambda prompt_tokens, completion_tokens: 0.01)  # a priced provider: 1 cent a call
-    monkeypatch.setattr(sys.modules["rag_lab.questions.make"], "_generator",
+    monkeypatch.setattr(sys.modules["rag_lab.evaluate.questions.make"], "_generator",
                         lambda settings, given, dry_run: ("fake:priced", per_call, given))
     llm = FakeQuestionLLM()
     with pytest.raises(SynthStopped, match=r"--max-cost \$0\.0250.*2 of 5"):

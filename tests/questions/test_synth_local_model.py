@@ -6,7 +6,7 @@ from __future__ import annotations
 import pytest
 
 from rag_lab.datasets import resolve_dataset
-from rag_lab.questions import synth
+from rag_lab.evaluate.questions import synth
 
 pytestmark = pytest.mark.slow
 

@@ -22,9 +22,8 @@ FLOORS = [
     {"index"},
     {"retrieve"},
     {"answer"},
-    {"questions"},
     {"evaluate"},
-    {"report", "label"},
+    {"report"},
     {"distributed"},
     {"cli", "warmup", "__main__", "api", "testing", "__init__"},
 ]

@@ -132,7 +132,7 @@ def _run_ablation(dataset: Dataset, settings: Settings, spec: GridSpec, out_dir:
     queries, qrels, references = load_questions(dataset, limit, split)
     answering = bool(answer_configs and dataset.has_qa and answer_limit > 0)
     plan = resolve_study(index, settings, answering=answering, llm=llm)  # once: the models below are these
-    from rag_lab.questions.question_set import question_set
+    from rag_lab.evaluate.questions.question_set import question_set
 
     question_set_entry = question_set(dataset).as_dict()
     claim_ablation_folder(out_dir, dataset, spec, {

@@ -1,7 +1,7 @@
 """A person's verdicts on a run's answers: ``RUN/labels.jsonl``, one line per (sample, metric) verdict.
 
     {"sample_id": "…#Q1", "mode": "bm25", "metric": "faithful", "value": 1, "labeller": "ana",
-     "time": "2026-12-06T15:40:02Z", "note": "…"}
+     "time": "<ISO 8601, UTC>", "note": "…"}
 
 ``metric`` is ``faithful`` or ``correct`` (the judged metrics they measure: faithfulness, factual
 correctness), ``value`` 1, 0 or ``"na"``. Lines are appended whole and fsynced (one ``write`` of a

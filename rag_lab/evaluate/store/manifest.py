@@ -13,7 +13,7 @@ from typing import Any
 
 from rag_lab.config import Settings
 from rag_lab.datasets import Dataset
-from rag_lab.questions.question_set import question_set
+from rag_lab.evaluate.questions.question_set import question_set
 
 PACKAGES = ("rag-lab", "llama-index-core", "ragas", "ranx", "qdrant-client", "qdrant-edge-py", "bm25s", "xllamacpp",
             "sentence-transformers", "torch", "openai", "boto3", "pandas")

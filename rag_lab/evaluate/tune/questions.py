@@ -8,7 +8,7 @@ from __future__ import annotations
 from pathlib import Path
 
 from rag_lab.datasets import Dataset
-from rag_lab.questions.question_set import HUMAN, human_questions_of
+from rag_lab.evaluate.questions.question_set import HUMAN, human_questions_of
 from rag_lab.splits import split_ids
 
 

@@ -179,7 +179,7 @@ def _tune(dataset: Dataset, settings: Settings, out: Path, spec: GridSpec, *, me
     say = on_step or (lambda message: None)
     metric = metric or default_metric(dataset)
     spec = ranking_top_k(spec, metric, say)
-    from rag_lab.questions.question_set import question_set
+    from rag_lab.evaluate.questions.question_set import question_set
 
     identity = {"metric": metric, "grid": spec.to_dict(), "seed": seed, "num_queries": num_queries,
                 "questions": question_set(dataset).as_dict()}

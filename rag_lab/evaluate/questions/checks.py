@@ -11,7 +11,7 @@ from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 
 from rag_lab.answer.figures import figures, is_stated, stated_values
-from rag_lab.questions.kinds import QuestionReply
+from rag_lab.evaluate.questions.kinds import QuestionReply
 from rag_lab.tokenizer import DomainTokenizer
 
 # Rejection reasons, in the order the checks run (the first failing one is the candidate's reason).

@@ -12,9 +12,9 @@ from dataclasses import dataclass
 from typing import Any
 
 from rag_lab.models.llm.disk_cache import DiskCache
-from rag_lab.questions.checks import check, tokens
-from rag_lab.questions.generate import candidate
-from rag_lab.questions.kinds import REPLY_MAX_TOKENS
+from rag_lab.evaluate.questions.checks import check, tokens
+from rag_lab.evaluate.questions.generate import candidate
+from rag_lab.evaluate.questions.kinds import REPLY_MAX_TOKENS
 
 # Measured with the 1.5B local model on 2 cores (docs/synthetic-questions.md); refined by the cache.
 LOCAL_SECONDS_PER_CALL = 15.0

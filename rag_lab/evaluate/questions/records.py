@@ -11,9 +11,9 @@ from pathlib import Path
 from typing import Any
 
 from rag_lab.datasets import SYNTHETIC_QA
-from rag_lab.questions.calibration import OverlapBound, quantiles
-from rag_lab.questions.kinds import PROMPT_VERSION
-from rag_lab.questions.sampling import SourceChunk
+from rag_lab.evaluate.questions.calibration import OverlapBound, quantiles
+from rag_lab.evaluate.questions.kinds import PROMPT_VERSION
+from rag_lab.evaluate.questions.sampling import SourceChunk
 
 SYNTHETIC_FILE = SYNTHETIC_QA
 ORIGIN = "synthetic"

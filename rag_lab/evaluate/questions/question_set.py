@@ -19,7 +19,7 @@ from typing import Any
 
 from rag_lab.datasets import Dataset
 from rag_lab.errors import DatasetError
-from rag_lab.questions.records import ORIGIN, SYNTHETIC_FILE
+from rag_lab.evaluate.questions.records import ORIGIN, SYNTHETIC_FILE
 
 HUMAN, SYNTHETIC = "human", "synthetic"
 

@@ -21,8 +21,8 @@ from rag_lab.errors import ConfigError
 from rag_lab.evaluate.store.labels import (LABEL_METRICS, Label, answer_digest, append_labels, latest, parse_value,
                                           read_labels)
 from rag_lab.evaluate.store.run_lock import exclusive_lock
-from rag_lab.label.page import render_done, render_item
-from rag_lab.label.queue import Item
+from rag_lab.report.label.page import render_done, render_item
+from rag_lab.report.label.queue import Item
 
 LABEL_LOCK = ".label.lock"
 DEFAULT_PORT = 8758

@@ -12,12 +12,12 @@ from typing import Any
 from rag_lab.config import Settings
 from rag_lab.datasets import Dataset
 from rag_lab.errors import ConfigError, DatasetError, RagLabError
-from rag_lab.questions.calibration import overlap_bound
-from rag_lab.questions.estimate import SynthEstimate, estimate
-from rag_lab.questions.generate import generate
-from rag_lab.questions.kinds import KINDS, default_kinds
-from rag_lab.questions.records import SYNTHETIC_FILE, SynthOutcome, write_outcome
-from rag_lab.questions.sampling import corpus_chunks, spread_order
+from rag_lab.evaluate.questions.calibration import overlap_bound
+from rag_lab.evaluate.questions.estimate import SynthEstimate, estimate
+from rag_lab.evaluate.questions.generate import generate
+from rag_lab.evaluate.questions.kinds import KINDS, default_kinds
+from rag_lab.evaluate.questions.records import SYNTHETIC_FILE, SynthOutcome, write_outcome
+from rag_lab.evaluate.questions.sampling import corpus_chunks, spread_order
 
 
 class SynthStopped(RagLabError):

@@ -6,7 +6,7 @@ from __future__ import annotations
 
 from html import escape
 
-from rag_lab.label.queue import Item
+from rag_lab.report.label.queue import Item
 
 STYLE = """body{font:15px/1.45 system-ui,sans-serif;max-width:60rem;margin:1.5rem auto;padding:0 1rem;color:#222}
 .answer,.reference{background:#f6f6f2;padding:.6rem .8rem;border-left:4px solid #888;white-space:pre-wrap}

@@ -1,7 +1,7 @@
 """How lexical human questions are: the bound synthetic questions are kept within.
 
 A human question's overlap is the share of its content tokens stated by the best-matching chunk of
-its relevant document(s) (:func:`rag_lab.questions.checks.lexical_overlap`); a synthetic one's, by its
+its relevant document(s) (:func:`rag_lab.evaluate.questions.checks.lexical_overlap`); a synthetic one's, by its
 own source chunk. Synthetic questions above the human questions' ``HUMAN_QUANTILE`` are refused
 (``too_lexical``): they would flatter BM25. A corpus without human questions uses
 ``DEFAULT_MAX_OVERLAP``, the human quantile measured on this repository's two human sets
@@ -17,8 +17,8 @@ import numpy as np
 
 from rag_lab.config import Settings
 from rag_lab.datasets import Dataset
-from rag_lab.questions.checks import tokens
-from rag_lab.questions.sampling import SourceChunk
+from rag_lab.evaluate.questions.checks import tokens
+from rag_lab.evaluate.questions.sampling import SourceChunk
 
 HUMAN_QUANTILE = 0.9
 # texas_childcare_full's 0.9 quantile is 0.882 (236 questions) and SciFact's 0.875 (300), as `synth` writes

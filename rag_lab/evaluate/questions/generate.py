@@ -20,11 +20,11 @@ from rag_lab.datasets import Dataset
 from rag_lab.errors import ProviderError
 from rag_lab.models.llm.disk_cache import DiskCache, cache_key
 from rag_lab.progress import progress_bar, progress_note
-from rag_lab.questions.calibration import overlap_bound
-from rag_lab.questions.checks import LLM_FAILED, check, tokens
-from rag_lab.questions.kinds import PROMPT_VERSION, REPLY_MAX_TOKENS, QuestionReply, choose_kind, prompt, window
-from rag_lab.questions.records import SynthOutcome, question_record
-from rag_lab.questions.sampling import SourceChunk
+from rag_lab.evaluate.questions.calibration import overlap_bound
+from rag_lab.evaluate.questions.checks import LLM_FAILED, check, tokens
+from rag_lab.evaluate.questions.kinds import PROMPT_VERSION, REPLY_MAX_TOKENS, QuestionReply, choose_kind, prompt, window
+from rag_lab.evaluate.questions.records import SynthOutcome, question_record
+from rag_lab.evaluate.questions.sampling import SourceChunk
 
 
 @dataclass
